@@ -1,0 +1,110 @@
+// Package console is the terminal chat adapter: it renders Replies as plain text lines on a writer
+// (the `bot chat` command's stdout). Its platform name is "console". Everything it prints is
+// stripped of terminal control characters, so neither a user nor a workflow's output can drive the
+// terminal (move the cursor, retitle the window, hide text).
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"threadflow/conversation"
+)
+
+// Platform is the platform name of console addresses and user ids ("console:alice").
+const Platform = "console"
+
+// Errors returned by the Outbox.
+var (
+	ErrWrongPlatform  = errors.New("console: address is not a console address")
+	ErrUnknownMessage = errors.New("console: no such message")
+)
+
+// Outbox prints replies to a writer. It implements conversation.Outbox and is safe for concurrent
+// use: each reply is written whole, with one Write, so concurrent runs never interleave lines.
+type Outbox struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last int // the id of the last message posted; ids are 1, 2, 3...
+}
+
+// NewOutbox returns an Outbox printing to w.
+func NewOutbox(w io.Writer) *Outbox { return &Outbox{w: w} }
+
+var _ conversation.Outbox = (*Outbox)(nil)
+
+// Platform returns "console".
+func (o *Outbox) Platform() string { return Platform }
+
+// Post prints r, prefixed with its thread ("[thread 3] ...") when to is a thread, and its buttons
+// as the commands they run.
+func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
+	if err := check(ctx, to); err != nil {
+		return conversation.Ref{}, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.last++
+	ref := conversation.Ref{Address: to, MessageID: strconv.Itoa(o.last)}
+	if err := o.print(to, "", r); err != nil {
+		return conversation.Ref{}, err
+	}
+	return ref, nil
+}
+
+// Edit prints the new content of a posted message as "(edited <id>) ...": a terminal cannot change
+// what it already showed.
+func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.Reply) error {
+	if err := check(ctx, ref.Address); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n, err := strconv.Atoi(ref.MessageID); err != nil || n < 1 || n > o.last {
+		return fmt.Errorf("%w: edit of message %q", ErrUnknownMessage, ref.MessageID)
+	}
+	return o.print(ref.Address, "(edited "+ref.MessageID+") ", r)
+}
+
+// StartThread prints r and returns in itself: a terminal has no threads, so a run reports in the
+// conversation it was started from, and answers typed there (such as "lgtm") reach its gate.
+func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
+	ref, err := o.Post(ctx, in, r)
+	if err != nil {
+		return conversation.Address{}, conversation.Ref{}, err
+	}
+	return in, ref, nil
+}
+
+func check(ctx context.Context, to conversation.Address) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	if to.Platform != Platform {
+		return fmt.Errorf("%w: platform %q", ErrWrongPlatform, to.Platform)
+	}
+	return nil
+}
+
+// print writes one reply in a single Write; the caller holds o.mu.
+func (o *Outbox) print(to conversation.Address, note string, r conversation.Reply) error {
+	var b strings.Builder
+	if to.ThreadID != "" {
+		b.WriteString("[thread " + sanitize(to.ThreadID) + "] ")
+	}
+	b.WriteString(note)
+	b.WriteString(Render(r.Text))
+	b.WriteString("\n")
+	for _, btn := range r.Buttons {
+		b.WriteString("  [" + sanitize(btn.Label) + "] " + sanitize(btn.Command) + "\n")
+	}
+	if _, err := io.WriteString(o.w, b.String()); err != nil {
+		return fmt.Errorf("console: write reply: %w", err)
+	}
+	return nil
+}

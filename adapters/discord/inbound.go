@@ -1,0 +1,195 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+	"go.uber.org/zap"
+
+	"threadflow/conversation"
+)
+
+// onMessage routes a message that is meant for the bot: one that mentions it, a DM, or any message
+// in a thread (the orchestrator decides whether the thread is a run's). Everything else, and every
+// message written by a bot, including this one, is ignored without claiming it.
+func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
+	if m.Author == nil || m.Author.Bot || m.Author.ID == a.botID {
+		a.log.Debug("discord.message_ignored", zap.String("reason", "bot"), zap.String("channel", m.ChannelID))
+		return
+	}
+	direct := m.GuildID == ""
+	text, mentioned := stripMention(m.Content, a.botID)
+	addr, err := a.resolve(ctx, m.ChannelID, direct)
+	if err != nil {
+		a.log.Warn("discord.channel_lookup_failed", zap.String("channel", m.ChannelID), errField(err))
+		return
+	}
+	if !mentioned && !direct && addr.ThreadID == "" {
+		a.log.Debug("discord.message_ignored", zap.String("reason", "not_addressed"), zap.String("channel", m.ChannelID))
+		return
+	}
+	if !a.claim(ctx, m.ID) {
+		return
+	}
+	a.handler.Handle(ctx, conversation.Message{
+		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: m.Author.Username,
+		Text: text, EventID: m.ID, Mentioned: mentioned, Direct: direct,
+	})
+}
+
+// stripMention removes the bot's mentions (<@id> and the legacy <@!id>) from content and reports
+// whether there was one.
+func stripMention(content, botID string) (string, bool) {
+	out := content
+	for _, tag := range []string{"<@" + botID + ">", "<@!" + botID + ">"} {
+		out = strings.ReplaceAll(out, tag, "")
+	}
+	return strings.TrimSpace(out), out != content
+}
+
+// resolve returns the Address of a channel: a thread is addressed as its parent channel with
+// ThreadID set, so a run's thread and the channel it started in share the parent conversation.
+func (a *Adapter) resolve(ctx context.Context, channelID string, direct bool) (conversation.Address, error) {
+	addr := conversation.Address{Platform: Platform, ChannelID: channelID}
+	if direct {
+		return addr, nil
+	}
+	info, err := a.channel(ctx, channelID)
+	if err != nil {
+		return addr, err
+	}
+	if info.parentID != "" {
+		addr.ChannelID, addr.ThreadID = info.parentID, channelID
+	}
+	return addr, nil
+}
+
+// channel returns what the adapter knows of a channel, asking Discord once per channel.
+func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
+	if info, ok := a.channels.get(id); ok {
+		return info, nil
+	}
+	c, err := a.session.Channel(id, discordgo.WithContext(ctx))
+	if err != nil {
+		return channelInfo{}, fmt.Errorf("discord: look up channel %s: %w", id, err)
+	}
+	info := channelInfo{direct: c.Type == discordgo.ChannelTypeDM || c.Type == discordgo.ChannelTypeGroupDM}
+	if c.IsThread() {
+		info.parentID = c.ParentID
+	}
+	a.channels.put(id, info)
+	return info, nil
+}
+
+// onInteraction claims an interaction and hands it to its kind's handler; only the claimant
+// answers, so the others do nothing at all, not even the acknowledgement.
+func (a *Adapter) onInteraction(ctx context.Context, in *discordgo.Interaction) {
+	var handle func(context.Context, *discordgo.Interaction)
+	switch in.Type {
+	case discordgo.InteractionApplicationCommand:
+		handle = a.onCommand
+	case discordgo.InteractionApplicationCommandAutocomplete:
+		handle = a.onAutocomplete
+	case discordgo.InteractionMessageComponent:
+		handle = a.onClick
+	default:
+		return
+	}
+	if a.claim(ctx, in.ID) {
+		handle(ctx, in)
+	}
+}
+
+// interactionUser returns the id and name of whoever triggered the interaction: a member in a
+// guild, a user in a DM.
+func interactionUser(in *discordgo.Interaction) (id, name string) {
+	switch {
+	case in.Member != nil && in.Member.User != nil:
+		return in.Member.User.ID, in.Member.User.Username
+	case in.User != nil:
+		return in.User.ID, in.User.Username
+	}
+	return "", ""
+}
+
+// respond sends the interaction's one callback. Discord allows 3 s for it, hence no retry.
+func (a *Adapter) respond(ctx context.Context, in *discordgo.Interaction, r *discordgo.InteractionResponse) bool {
+	if err := a.session.InteractionRespond(in, r, discordgo.WithContext(ctx)); err != nil {
+		a.log.Error("discord.interaction_respond_failed", zap.String("interaction", in.ID), errField(err))
+		return false
+	}
+	return true
+}
+
+// onCommand defers the answer at once, hands the equivalent text command to the handler, then
+// replaces the "thinking" placeholder with the command that ran. The handler's replies are posted
+// in the channel or thread through the Outbox.
+func (a *Adapter) onCommand(ctx context.Context, in *discordgo.Interaction) {
+	received := a.now()
+	if !a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}) {
+		return
+	}
+	text, err := commandText(in.ApplicationCommandData())
+	if err != nil {
+		a.finish(ctx, in, conversation.T(conversation.P(err.Error())))
+		return
+	}
+	addr, err := a.resolve(ctx, in.ChannelID, in.GuildID == "")
+	if err != nil {
+		a.log.Warn("discord.channel_lookup_failed", zap.String("channel", in.ChannelID), errField(err))
+		a.finish(ctx, in, conversation.T(conversation.P("Sorry, I could not read this channel; check my View Channels permission.")))
+		return
+	}
+	userID, name := interactionUser(in)
+	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
+	a.handler.Handle(ctx, conversation.Message{
+		Address: addr, UserID: Platform + ":" + userID, UserName: name, Text: text,
+		EventID: in.ID, Mentioned: true, Direct: in.GuildID == "",
+	})
+	if a.now().Sub(received) < tokenLifetime {
+		a.finish(ctx, in, conversation.T(conversation.C(text)))
+	}
+}
+
+// finish edits the deferred response so Discord stops showing "thinking".
+func (a *Adapter) finish(ctx context.Context, in *discordgo.Interaction, t conversation.Text) {
+	content := Render(t)
+	edit := &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()}
+	if _, err := a.session.InteractionResponseEdit(in, edit, discordgo.WithContext(ctx)); err != nil {
+		a.log.Warn("discord.interaction_finish_failed", zap.String("interaction", in.ID), errField(err))
+	}
+}
+
+// onClick turns a button click into the button's command, acknowledged with a deferred update so
+// the message stays as it is until the handler edits it.
+func (a *Adapter) onClick(ctx context.Context, in *discordgo.Interaction) {
+	cmd, ok := a.buttons.command(in.MessageComponentData().CustomID)
+	if !ok || in.Message == nil {
+		a.respond(ctx, in, ephemeral("This button has expired. Type the command shown in the message instead."))
+		return
+	}
+	if !a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}) {
+		return
+	}
+	addr, err := a.resolve(ctx, in.ChannelID, in.GuildID == "")
+	if err != nil {
+		a.log.Warn("discord.channel_lookup_failed", zap.String("channel", in.ChannelID), errField(err))
+		return
+	}
+	userID, name := interactionUser(in)
+	a.handler.Handle(ctx, conversation.Message{
+		Address: addr, UserID: Platform + ":" + userID, UserName: name, Text: cmd, EventID: in.ID,
+		Direct: in.GuildID == "", Action: &conversation.Action{Ref: conversation.Ref{Address: addr, MessageID: in.Message.ID}},
+	})
+}
+
+func ephemeral(text string) *discordgo.InteractionResponse {
+	return &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{
+			Content: text, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+		},
+	}
+}

@@ -1,0 +1,207 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"threadflow/conversation"
+)
+
+// maxContent stays below Discord's 2,000-character limit with room for a user prefix.
+const maxContent = 1900
+
+// threadArchiveMinutes is how long a quiet thread stays open: a day, the longest every guild has.
+const threadArchiveMinutes = 1440
+
+// Outbox errors.
+var (
+	ErrWrongPlatform = errors.New("discord: address is not a Discord one")
+	ErrNotEditable   = errors.New("discord: message cannot be edited (ephemeral replies have no channel message)")
+)
+
+// outbox is the Adapter's conversation.Outbox.
+type outbox struct{ a *Adapter }
+
+// Outbox returns the adapter's outbound side. It uses REST only and works before Run.
+func (a *Adapter) Outbox() conversation.Outbox { return outbox{a} }
+
+func (o outbox) Platform() string { return Platform }
+
+// noMentions is sent with every message and edit: an empty parse list lets nothing ping.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+func target(to conversation.Address) string {
+	if to.ThreadID != "" {
+		return to.ThreadID // threads are channels
+	}
+	return to.ChannelID
+}
+
+// Post sends r in chunks below the length limit, buttons on the last, and returns the last chunk's
+// ref (the one a click refers to). An ephemeral reply is an ephemeral followup while the user's
+// interaction token lives, else a normal message addressed to the user (which does not ping).
+func (o outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
+	if to.Platform != Platform {
+		return conversation.Ref{}, fmt.Errorf("%w: %q", ErrWrongPlatform, to.Platform)
+	}
+	if r.Ephemeral {
+		if tok, ok := o.a.tokens.live(to, r.ToUser, o.a.now()); ok {
+			return conversation.Ref{Address: to}, o.a.followup(ctx, tok, to, r)
+		}
+	}
+	chunks := o.a.chunks(r)
+	var last *discordgo.Message
+	for i, c := range chunks {
+		send := &discordgo.MessageSend{Content: c, AllowedMentions: noMentions()}
+		if i == len(chunks)-1 {
+			send.Components = o.a.components(r.Buttons)
+		}
+		m, err := o.a.send(ctx, target(to), send)
+		if err != nil {
+			return conversation.Ref{}, err
+		}
+		last = m
+	}
+	return conversation.Ref{Address: to, MessageID: last.ID}, nil
+}
+
+// chunks renders r, addressed to its user when it is an ephemeral reply sent openly, and splits
+// it; there is always at least one chunk, so buttons have a message to sit on.
+func (a *Adapter) chunks(r conversation.Reply) []string {
+	content := Render(r.Text)
+	if user, ok := strings.CutPrefix(r.ToUser, Platform+":"); ok && r.Ephemeral && isSnowflake(user) {
+		content = "<@" + user + "> " + content
+	}
+	chunks := conversation.Split(content, maxContent)
+	if len(chunks) == 0 {
+		chunks = []string{""}
+	}
+	return chunks
+}
+
+// followup sends an ephemeral reply through the interaction's webhook.
+func (a *Adapter) followup(ctx context.Context, tok interactionToken, to conversation.Address, r conversation.Reply) error {
+	in := &discordgo.Interaction{AppID: tok.appID, Token: tok.token}
+	for _, c := range a.chunks(conversation.Reply{Text: r.Text}) {
+		params := &discordgo.WebhookParams{Content: c, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}
+		err := a.withRetry(ctx, "followup", target(to), func() error {
+			_, err := a.session.FollowupMessageCreate(in, true, params, discordgo.WithContext(ctx))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Adapter) send(ctx context.Context, channelID string, m *discordgo.MessageSend) (*discordgo.Message, error) {
+	var out *discordgo.Message
+	err := a.withRetry(ctx, "send", channelID, func() error {
+		var err error
+		out, err = a.session.ChannelMessageSendComplex(channelID, m, discordgo.WithContext(ctx))
+		return err
+	})
+	return out, err
+}
+
+// components lays buttons out in action rows of at most five.
+func (a *Adapter) components(buttons []conversation.Button) []discordgo.MessageComponent {
+	const perRow = 5
+	var rows []discordgo.MessageComponent
+	for start := 0; start < len(buttons); start += perRow {
+		var row discordgo.ActionsRow
+		for _, b := range buttons[start:min(start+perRow, len(buttons))] {
+			row.Components = append(row.Components, discordgo.Button{
+				Label: b.Label, Style: buttonStyle(b.Style), CustomID: a.buttons.customID(b.Command),
+			})
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func buttonStyle(s conversation.ButtonStyle) discordgo.ButtonStyle {
+	switch s {
+	case conversation.StylePrimary:
+		return discordgo.PrimaryButton
+	case conversation.StyleDanger:
+		return discordgo.DangerButton
+	}
+	return discordgo.SecondaryButton
+}
+
+// Edit replaces a posted message; buttons not in r are removed. Content past one message is cut
+// at the first chunk, marked as cut.
+func (o outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.Reply) error {
+	if ref.Platform != Platform {
+		return fmt.Errorf("%w: %q", ErrWrongPlatform, ref.Platform)
+	}
+	if ref.MessageID == "" {
+		return ErrNotEditable
+	}
+	chunks := o.a.chunks(conversation.Reply{Text: r.Text})
+	content := chunks[0]
+	if len(chunks) > 1 {
+		content += "\n…"
+	}
+	comps := o.a.components(r.Buttons)
+	if comps == nil {
+		comps = []discordgo.MessageComponent{} // an empty list clears the old buttons
+	}
+	edit := &discordgo.MessageEdit{
+		ID: ref.MessageID, Channel: target(ref.Address), Content: &content,
+		Components: &comps, AllowedMentions: noMentions(),
+	}
+	return o.a.withRetry(ctx, "edit", edit.Channel, func() error {
+		_, err := o.a.session.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx))
+		return err
+	})
+}
+
+// StartThread posts r in the channel of in and opens a thread on it. In a DM, where Discord has no
+// threads, it posts there and returns in.
+func (o outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
+	if in.Platform != Platform {
+		return in, conversation.Ref{}, fmt.Errorf("%w: %q", ErrWrongPlatform, in.Platform)
+	}
+	info, err := o.a.channel(ctx, in.ChannelID)
+	if err != nil {
+		return in, conversation.Ref{}, err
+	}
+	ref, err := o.Post(ctx, in.Channel(), r)
+	if err != nil || info.direct {
+		return in, ref, err
+	}
+	var th *discordgo.Channel
+	err = o.a.withRetry(ctx, "thread_start", in.ChannelID, func() error {
+		var err error
+		th, err = o.a.session.MessageThreadStartComplex(in.ChannelID, ref.MessageID,
+			&discordgo.ThreadStart{Name: threadName(r.Text), AutoArchiveDuration: threadArchiveMinutes}, discordgo.WithContext(ctx))
+		return err
+	})
+	if err != nil {
+		return in, ref, err
+	}
+	o.a.channels.put(th.ID, channelInfo{parentID: in.ChannelID})
+	return conversation.Address{Platform: Platform, ChannelID: in.ChannelID, ThreadID: th.ID}, ref, nil
+}
+
+// threadName is the first line of the text, within Discord's 100-character limit.
+func threadName(t conversation.Text) string {
+	name, _, _ := strings.Cut(strings.TrimSpace(t.String()), "\n")
+	name = strings.TrimSpace(name)
+	if r := []rune(name); len(r) > 100 {
+		name = string(r[:99]) + "…"
+	}
+	if name == "" {
+		name = "workflow run"
+	}
+	return name
+}

@@ -1,0 +1,121 @@
+// Package slack is the Slack adapter: Socket Mode inbound, Web API outbound, mrkdwn rendering and
+// Block Kit buttons. It turns slash commands, mentions, thread replies, direct messages and button
+// clicks into conversation.Messages for a conversation.Handler, and implements conversation.Outbox
+// with chat.postMessage, chat.update and chat.postEphemeral, paced per channel and retried on
+// rate limits and transient failures.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/zap"
+
+	"threadflow/conversation"
+)
+
+// Platform is the platform name in conversation Addresses and database keys.
+const Platform = "slack"
+
+// ErrConfig reports a configuration the adapter cannot start with.
+var ErrConfig = errors.New("slack: invalid configuration")
+
+// Config holds what the adapter needs to reach Slack.
+type Config struct {
+	BotToken string      // xoxb-: Web API calls (OAuth & Permissions > Bot User OAuth Token)
+	AppToken string      // xapp-: Socket Mode (Basic Information > App-Level Tokens, connections:write)
+	APIURL   string      // Web API base URL; "" means Slack's own. Tests point it at slackfake.
+	Log      *zap.Logger // nil logs nothing
+}
+
+// Adapter connects one Slack app to a conversation.Handler.
+type Adapter struct {
+	api *slackapi.Client
+	h   conversation.Handler
+	log *zap.Logger
+	out *outbox
+}
+
+// New checks cfg and builds an adapter; it does no I/O (Run does).
+func New(cfg Config, h conversation.Handler) (*Adapter, error) {
+	if !strings.HasPrefix(cfg.BotToken, "xoxb-") {
+		return nil, fmt.Errorf("%w: the bot token must start with xoxb- (copy the Bot User OAuth Token "+
+			"from OAuth & Permissions into SLACK_BOT_TOKEN)", ErrConfig)
+	}
+	if !strings.HasPrefix(cfg.AppToken, "xapp-") {
+		return nil, fmt.Errorf("%w: the app token must start with xapp- (create an App-Level Token with the "+
+			"connections:write scope under Basic Information and put it in SLACK_APP_TOKEN)", ErrConfig)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%w: no message handler", ErrConfig)
+	}
+	lg := cfg.Log
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	opts := []slackapi.Option{
+		slackapi.OptionAppLevelToken(cfg.AppToken),
+		slackapi.OptionLog(log.New(io.Discard, "", 0)), // errors reach zap through our own wrapping
+	}
+	if cfg.APIURL != "" {
+		opts = append(opts, slackapi.OptionAPIURL(strings.TrimSuffix(cfg.APIURL, "/")+"/"))
+	}
+	api := slackapi.New(cfg.BotToken, opts...)
+	return &Adapter{api: api, h: h, log: lg, out: newOutbox(api, lg)}, nil
+}
+
+// Outbox returns the adapter's conversation.Outbox. It may be used before and while Run runs.
+func (a *Adapter) Outbox() conversation.Outbox { return a.out }
+
+// Run checks the bot token with auth.test, connects Socket Mode and hands every inbound event to
+// the handler, in arrival order, each acked first. It reconnects whenever the connection drops and
+// returns nil when ctx ends, or an error when Slack rejects the tokens.
+func (a *Adapter) Run(ctx context.Context) error {
+	auth, err := a.api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("slack: checking the bot token with auth.test: %w", err)
+	}
+	a.log.Info("slack.auth_checked", zap.String("team_id", auth.TeamID), zap.String("bot_user_id", auth.UserID))
+	in := newInbound(auth.UserID)
+	sm := socketmode.New(a.api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.stayConnected(ctx, sm) }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case ev := <-sm.Events:
+			a.dispatch(ctx, sm, in, ev)
+		}
+	}
+}
+
+// dispatch acks an envelope, then translates and hands it over. The ack comes first because Slack
+// redelivers anything not acked within 3 seconds, and handling may take longer than that.
+func (a *Adapter) dispatch(ctx context.Context, sm *socketmode.Client, in inbound, ev socketmode.Event) {
+	switch ev.Type {
+	case socketmode.EventTypeConnected:
+		a.log.Info("slack.connection_opened")
+	case socketmode.EventTypeConnectionError:
+		a.log.Warn("slack.connection_failed", zap.Any("detail", ev.Data))
+	case socketmode.EventTypeSlashCommand, socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive:
+		if ev.Request == nil {
+			return
+		}
+		if err := sm.AckCtx(ctx, ev.Request.EnvelopeID, nil); err != nil {
+			a.log.Warn("slack.ack_failed", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))
+		}
+		if m, ok := in.translate(ev); ok {
+			a.h.Handle(ctx, m)
+		}
+	}
+}

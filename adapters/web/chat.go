@@ -1,0 +1,112 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"threadflow/conversation"
+)
+
+// The web user: a self-declared name kept in a cookie. It is who the orchestrator sees (web:NAME)
+// for authorization (ALLOWED_USER_IDS, ADMIN_USER_IDS); the dashboard itself is protected by
+// DASHBOARD_TOKEN.
+const (
+	userCookie  = "threadflow_user"
+	defaultName = "local"
+	maxText     = 4000 // longest chat message accepted, in characters
+)
+
+// namePattern keeps names usable as user ids and conversation keys: no ':' and no spaces.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+
+// refPattern matches the Outbox's message ids.
+var refPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
+
+func userName(r *http.Request) string {
+	if c, err := r.Cookie(userCookie); err == nil && namePattern.MatchString(c.Value) {
+		return c.Value
+	}
+	return defaultName
+}
+
+func userID(name string) string { return Platform + ":" + name }
+
+// chatAddress is a user's chat conversation: one per name, so the bot's replies to a person's
+// commands and buttons appear on that person's chat page.
+func chatAddress(name string) conversation.Address {
+	return conversation.Address{Platform: Platform, ChannelID: name}
+}
+
+type chatPageData struct {
+	Name     string
+	User     string
+	Messages []ChatMessage
+	Error    string
+}
+
+func (s *Server) chatPage(w http.ResponseWriter, r *http.Request) {
+	name := userName(r)
+	msgs, _ := s.outbox.Messages(chatAddress(name).ConversationID(), userID(name))
+	s.render(w, "chat.html", chatPageData{Name: name, User: userID(name), Messages: msgs})
+}
+
+// chatSend hands a typed message, or a clicked button's command, to the bot as the web user.
+func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
+	text := strings.TrimSpace(r.PostFormValue("text"))
+	ref := r.PostFormValue("ref")
+	switch {
+	case text == "":
+		http.Error(w, "Type a message, such as /workflow run hello world.", http.StatusBadRequest)
+		return
+	case utf8.RuneCountInString(text) > maxText || !utf8.ValidString(text):
+		http.Error(w, "The message is too long or not valid text; keep it under 4000 characters.", http.StatusBadRequest)
+		return
+	case ref != "" && !refPattern.MatchString(ref):
+		http.Error(w, "That button belongs to no message; reload the chat page.", http.StatusBadRequest)
+		return
+	}
+	name := userName(r)
+	m := conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name, Text: text, Direct: true}
+	if ref != "" {
+		m.Action = &conversation.Action{Ref: conversation.Ref{Address: m.Address, MessageID: ref}}
+	}
+	if m.Action == nil {
+		s.outbox.Said(m.Address, m.UserID, text)
+	}
+	s.cfg.Handler.Handle(r.Context(), m)
+	if r.Header.Get("X-Requested-With") == "threadflow" { // the page's script: no navigation needed
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	http.Redirect(w, r, "/chat", http.StatusSeeOther)
+}
+
+// chatName sets the name the browser talks as.
+func (s *Server) chatName(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if !namePattern.MatchString(name) {
+		http.Error(w, "Use 1 to 64 letters, digits, '.', '_', '@' or '-' for your name (it becomes the user id web:NAME).", http.StatusBadRequest)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: userCookie, Value: name, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: r.TLS != nil, MaxAge: int((365 * 24 * time.Hour).Seconds())})
+	http.Redirect(w, r, "/chat", http.StatusSeeOther)
+}
+
+// liveChat streams the user's conversation whenever the Outbox changes.
+func (s *Server) liveChat(w http.ResponseWriter, r *http.Request) {
+	name := userName(r)
+	conv, user := chatAddress(name).ConversationID(), userID(name)
+	now := make(chan struct{})
+	close(now)
+	var changed <-chan struct{} = now // send the current messages at once
+	s.stream(w, r, func() <-chan struct{} { return changed }, func(context.Context) (string, error) {
+		var msgs []ChatMessage
+		msgs, changed = s.outbox.Messages(conv, user)
+		return s.fragment("chat-log", msgs)
+	})
+}

@@ -1,0 +1,247 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator"
+)
+
+// listLimit bounds the runs list; narrower filters find older runs.
+const listLimit = 100
+
+// runIDPattern accepts run ids (and the prefixes chat accepts) and nothing that could smuggle
+// another argument into the command a button sends.
+var runIDPattern = regexp.MustCompile(`^[0-9a-z]{6,32}$`)
+
+// buttonCommands maps a dashboard button to the chat command it sends.
+var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon"}
+
+// listFilter is the runs list's query: ?state=&workflow=&conversation=.
+type listFilter struct {
+	State, Workflow, Conversation string
+}
+
+func parseFilter(q url.Values) listFilter {
+	f := listFilter{Workflow: strings.TrimSpace(q.Get("workflow")), Conversation: strings.TrimSpace(q.Get("conversation"))}
+	if st := db.Status(q.Get("state")); st.Valid() {
+		f.State = string(st)
+	}
+	return f
+}
+
+// query is the filter as a URL query, for the live view's address and the poller's key.
+func (f listFilter) query() string {
+	v := url.Values{}
+	for k, s := range map[string]string{"state": f.State, "workflow": f.Workflow, "conversation": f.Conversation} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	return v.Encode()
+}
+
+// runRow is one line of the runs list.
+type runRow struct {
+	Run   db.Run
+	State string
+}
+
+type runsPageData struct {
+	Filter   listFilter
+	Statuses []db.Status
+	Rows     []runRow
+	LiveURL  string
+	User     string
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	f := parseFilter(r.URL.Query())
+	rows, err := s.listRuns(r.Context(), f)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, "runs.html", runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows,
+		LiveURL: "/live/runs?" + f.query(), User: userID(userName(r))})
+}
+
+// listRuns reads the runs the filter selects, newest first. A conversation matches runs started in
+// it and runs reporting in it (a thread the run opened).
+func (s *Server) listRuns(ctx context.Context, f listFilter) ([]runRow, error) {
+	base := db.RunFilter{Workflow: f.Workflow, Limit: listLimit}
+	if f.State != "" {
+		base.Statuses = []db.Status{db.Status(f.State)}
+	}
+	filters := []db.RunFilter{base}
+	if f.Conversation != "" {
+		started, inThread := base, base
+		started.ParentConversationID, inThread.ConversationID = f.Conversation, f.Conversation
+		filters = []db.RunFilter{started, inThread}
+	}
+	seen := map[string]bool{}
+	var runs []db.Run
+	for _, rf := range filters {
+		found, err := s.cfg.Store.ListRuns(ctx, rf)
+		if err != nil {
+			return nil, fmt.Errorf("web: list runs: %w", err)
+		}
+		for _, run := range found {
+			if !seen[run.ID] {
+				seen[run.ID] = true
+				runs = append(runs, run)
+			}
+		}
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAt.After(runs[j].CreatedAt) })
+	now := s.cfg.Now()
+	rows := make([]runRow, 0, min(len(runs), listLimit))
+	for _, run := range runs[:min(len(runs), listLimit)] {
+		rows = append(rows, runRow{Run: run, State: orchestrator.DisplayState(run, now)})
+	}
+	return rows, nil
+}
+
+type runPageData struct {
+	runView
+	Sent    string // the command a button just sent, shown once after the redirect
+	LiveURL string
+	User    string
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	v, err := s.readRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	data := runPageData{runView: v, LiveURL: "/live/runs/" + v.Run.ID, User: userID(userName(r))}
+	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
+		data.Sent = "/workflow " + a + " " + v.Run.ID
+	}
+	s.render(w, "run.html", data)
+}
+
+func (s *Server) readRun(ctx context.Context, id string) (runView, error) {
+	if !runIDPattern.MatchString(id) {
+		return runView{}, db.ErrNotFound
+	}
+	run, err := s.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return runView{}, fmt.Errorf("web: read run %s: %w", id, err)
+	}
+	events, err := s.cfg.Store.Events(ctx, id)
+	if err != nil {
+		return runView{}, fmt.Errorf("web: read events of run %s: %w", id, err)
+	}
+	return foldRun(run, events, s.cfg.Now()), nil
+}
+
+// runAction sends the chat command a button stands for, as the web user, through the same Handler
+// as typed chat: the orchestrator authorizes it and answers in the user's chat conversation.
+func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	cmd, ok := buttonCommands[action]
+	if !ok || !runIDPattern.MatchString(id) {
+		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume and abandon.", http.StatusNotFound)
+		return
+	}
+	name := userName(r)
+	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name,
+		Text: "/workflow " + cmd + " " + id, Direct: true})
+	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
+}
+
+// fingerprint summarises a live view's key ("run:ID" or "list:QUERY") for the poller.
+func (s *Server) fingerprint(ctx context.Context, key string) (string, error) {
+	kind, arg, _ := strings.Cut(key, ":")
+	if kind == "run" {
+		run, err := s.cfg.Store.GetRun(ctx, arg)
+		if err != nil {
+			return "", fmt.Errorf("web: read run %s: %w", arg, err)
+		}
+		events, err := s.cfg.Store.Events(ctx, arg)
+		if err != nil {
+			return "", fmt.Errorf("web: read events of run %s: %w", arg, err)
+		}
+		// Events are append-only, so their count and the displayed state say whether anything
+		// the page shows changed.
+		return fmt.Sprintf("%s|%d", orchestrator.DisplayState(run, s.cfg.Now()), len(events)), nil
+	}
+	q, _ := url.ParseQuery(arg)
+	rows, err := s.listRuns(ctx, parseFilter(q))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		b.WriteString(row.Run.ID + "=" + row.State + ";")
+	}
+	return b.String(), nil
+}
+
+func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
+	f := parseFilter(r.URL.Query())
+	sub := s.watch.subscribe("list:" + f.query())
+	defer s.watch.unsubscribe(sub)
+	s.stream(w, r, func() <-chan struct{} { return sub.changed }, func(ctx context.Context) (string, error) {
+		rows, err := s.listRuns(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		return s.fragment("runs-table", rows)
+	})
+}
+
+func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !runIDPattern.MatchString(id) {
+		http.NotFound(w, r)
+		return
+	}
+	sub := s.watch.subscribe("run:" + id)
+	defer s.watch.unsubscribe(sub)
+	s.stream(w, r, func() <-chan struct{} { return sub.changed }, func(ctx context.Context) (string, error) {
+		v, err := s.readRun(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return s.fragment("run-body", runPageData{runView: v})
+	})
+}
+
+// fragment renders a named template block to a string for a live update.
+func (s *Server) fragment(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("web: render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// since is how long ago t was, for people.
+func since(now, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return roundDuration(now.Sub(t)) + " ago"
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,186 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"threadflow/db"
+)
+
+func TestGatedRunFromChatToApproval(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	b.say("/workflow run gated v1.2")
+	run := r.waitRun("gated", db.StatusPaused)
+
+	if _, chat := b.get("/chat"); !strings.Contains(chat, "Ship it?") || !strings.Contains(chat, `value="/workflow approve `+run.ID+`"`) {
+		t.Errorf("chat page lacks the gate prompt with an Approve button:\n%s", chat)
+	}
+	if _, list := b.get("/?state=paused&workflow=gated"); !strings.Contains(list, `href="/runs/`+run.ID+`"`) {
+		t.Errorf("runs list filtered to paused gated runs lacks %s:\n%s", run.ID, list)
+	}
+	if _, list := b.get("/?state=completed"); strings.Contains(list, run.ID) {
+		t.Errorf("runs list filtered to completed shows the paused run %s", run.ID)
+	}
+	code, page := b.get("/runs/" + run.ID)
+	for _, want := range []string{"Waiting for a person at <code>ship</code>", "built v1.2", `action="/runs/` + run.ID + `/approve"`, "paused"} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("run page (%d) lacks %q:\n%s", code, want, page)
+		}
+	}
+
+	if code, _ := b.post("/runs/"+run.ID+"/approve", nil); code != 200 {
+		t.Fatalf("approve button answered %d", code)
+	}
+	r.waitRun("gated", db.StatusCompleted)
+	_, page = b.get("/runs/" + run.ID)
+	for _, want := range []string{"completed", "<strong>approve</strong> by web:local", "deployed"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("completed run page lacks %q:\n%s", want, page)
+		}
+	}
+}
+
+func TestButtonsGoThroughAuthorization(t *testing.T) {
+	r := newRig(t, rigOptions{allowed: []string{"web:alice"}})
+	alice, mallory := r.browser("alice"), r.browser("mallory")
+	alice.say("/workflow run gated")
+	run := r.waitRun("gated", db.StatusPaused)
+
+	mallory.post("/runs/"+run.ID+"/abandon", nil)
+	mallory.post("/runs/"+run.ID+"/approve", nil)
+	r.idle()
+	if got, _ := r.store.GetRun(context.Background(), run.ID); got.Status != db.StatusPaused {
+		t.Fatalf("run is %s after mallory's buttons; want paused: mallory is not in ALLOWED_USER_IDS", got.Status)
+	}
+	alice.post("/runs/"+run.ID+"/reject", nil)
+	r.waitRun("gated", db.StatusCancelled)
+	events, err := r.store.Events(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if strings.Contains(string(e.Data), "mallory") {
+			t.Errorf("an event names mallory, who is not allowed: %s %s", e.Type, e.Data)
+		}
+	}
+}
+
+func TestUserTextIsEscaped(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	b.say(`/workflow run gated "<script>alert(1)</script><b>x</b>"`)
+	run := r.waitRun("gated", db.StatusPaused)
+	for _, path := range []string{"/runs/" + run.ID, "/chat", "/"} {
+		_, page := b.get(path)
+		if strings.Contains(page, "<script>alert") || strings.Contains(page, "<b>x</b>") {
+			t.Errorf("%s shows user text as markup:\n%s", path, page)
+		}
+	}
+	if _, page := b.get("/runs/" + run.ID); !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("run page does not show the request escaped:\n%s", page)
+	}
+}
+
+func TestRequestsThatAreRefused(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	tests := []struct {
+		name   string
+		do     func() int
+		want   int
+		reason string
+	}{
+		{"unknown run", func() int { c, _ := b.get("/runs/zzzzzzzzzz"); return c }, 404, "no such run"},
+		{"run id with markup", func() int { c, _ := b.get("/runs/%3Cb%3E"); return c }, 404, "not an id"},
+		{"unknown action", func() int { c, _ := b.post("/runs/abcdefgh/explode", nil); return c }, 404, "only the four buttons"},
+		{"empty chat message", func() int { c, _ := b.post("/chat", url.Values{"text": {"  "}}); return c }, 400, "nothing to send"},
+		{"name with a colon", func() int { c, _ := b.post("/chat/name", url.Values{"name": {"web:admin"}}); return c }, 400, "names cannot forge ids"},
+		{"button ref that is not an id", func() int {
+			c, _ := b.post("/chat", url.Values{"text": {"/workflow status"}, "ref": {"1 OR 1"}})
+			return c
+		}, 400, "bad ref"},
+		{"cross-site form post", func() int {
+			req, _ := http.NewRequest("POST", r.srv.URL+"/runs/abcdefgh/approve", nil)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+			resp, err := b.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}, 403, "CSRF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.do(); got != tt.want {
+				t.Errorf("status %d, want %d (%s)", got, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
+func TestLiveRunPageStreamsStateChanges(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	b.say("/workflow run gated")
+	run := r.waitRun("gated", db.StatusPaused)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", r.srv.URL+"/live/runs/"+run.ID, nil)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q, want text/event-stream", ct)
+	}
+	events := make(chan string, 16)
+	go readEvents(resp, events)
+	waitEvent(t, events, `state-paused">paused`)
+	b.post("/runs/"+run.ID+"/approve", nil)
+	waitEvent(t, events, `state-completed">completed`)
+}
+
+// readEvents sends the data of each server-sent event on out until the stream ends.
+func readEvents(resp *http.Response, out chan<- string) {
+	defer close(out)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		case line == "" && data != nil:
+			out <- strings.Join(data, "\n")
+			data = nil
+		}
+	}
+}
+
+func waitEvent(t *testing.T, events <-chan string, want string) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("stream ended without an update containing %q", want)
+			}
+			if strings.Contains(e, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no update containing %q within %s", want, waitTimeout)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"threadflow/adapters/web"
+	"threadflow/conversation"
+)
+
+func TestRender(t *testing.T) {
+	tests := []struct {
+		name string
+		in   conversation.Text
+		want string
+	}{
+		{"plain is escaped too", conversation.T(conversation.P("a < b & c")), "a &lt; b &amp; c"},
+		{"strong", conversation.T(conversation.B("Active")), "<strong>Active</strong>"},
+		{"code", conversation.T(conversation.C(`/workflow run x "<y>"`)), "<code>/workflow run x &#34;&lt;y&gt;&#34;</code>"},
+		{"block", conversation.T(conversation.Block("a\n<b>")), "<pre><code>a\n&lt;b&gt;</code></pre>"},
+		{"user text", conversation.T(conversation.U(`<img src=x onerror=alert(1)>`)), `<span class="user-text">&lt;img src=x onerror=alert(1)&gt;</span>`},
+		{"output", conversation.T(conversation.O("<script>")), `<span class="output">&lt;script&gt;</span>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(web.Render(tt.in)); got != tt.want {
+				t.Errorf("Render = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOutbox(t *testing.T) {
+	ctx := context.Background()
+	o := web.NewOutbox(nil)
+	at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
+	ref, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("gate?")),
+		Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve abc"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("just bob")), Ephemeral: true, ToUser: "web:bob"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, changed := o.Messages(at.ConversationID(), "web:alice")
+	if len(msgs) != 1 || len(msgs[0].Buttons) != 1 {
+		t.Fatalf("alice sees %+v, want the one message with its button (the ephemeral one is bob's)", msgs)
+	}
+	if err := o.Edit(ctx, ref, conversation.Reply{Text: conversation.T(conversation.P("approved"))}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("an edit did not wake the pages waiting for changes")
+	}
+	if msgs, _ = o.Messages(at.ConversationID(), "web:alice"); msgs[0].HTML != "approved" || len(msgs[0].Buttons) != 0 || !msgs[0].Edited {
+		t.Errorf("after the edit: %+v, want the new text without buttons", msgs[0])
+	}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"edit of an unknown message", o.Edit(ctx, conversation.Ref{Address: at, MessageID: "99"}, conversation.Reply{}), web.ErrUnknownMessage},
+		{"post to another platform", func() error {
+			_, err := o.Post(ctx, conversation.Address{Platform: "slack", ChannelID: "C"}, conversation.Reply{})
+			return err
+		}(), web.ErrWrongPlatform},
+	}
+	for _, tt := range tests {
+		if !errors.Is(tt.err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func TestOutboxKeepsRecentMessagesOnly(t *testing.T) {
+	o := web.NewOutbox(nil)
+	at := conversation.Address{Platform: web.Platform, ChannelID: "busy"}
+	for range 250 {
+		if _, err := o.Post(context.Background(), at, conversation.Reply{Text: conversation.T(conversation.P("x"))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if msgs, _ := o.Messages(at.ConversationID(), ""); len(msgs) != 200 || msgs[len(msgs)-1].ID != "250" {
+		t.Errorf("kept %d messages (last %s), want the latest 200", len(msgs), msgs[len(msgs)-1].ID)
+	}
+}
+
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h := web.RequireToken("tok-123", ok)
+	tests := []struct {
+		name   string
+		target string
+		auth   string
+		want   int
+	}{
+		{"nothing", "/", "", 401},
+		{"bearer", "/", "Bearer tok-123", 418},
+		{"bearer, any case", "/", "bearer tok-123", 418},
+		{"basic is not bearer", "/", "Basic tok-123", 401},
+		{"prefix of the token", "/", "Bearer tok-12", 401},
+		{"wrong query token", "/?token=nope", "", 401},
+		{"query token redirects", "/runs/abc?token=tok-123&state=paused", "", 303},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", tt.target, nil)
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.want {
+				t.Fatalf("status %d, want %d", rec.Code, tt.want)
+			}
+			if rec.Code == 401 && !strings.Contains(rec.Body.String(), "DASHBOARD_TOKEN") {
+				t.Errorf("401 body does not say what is needed: %q", rec.Body)
+			}
+			if rec.Code == 303 && rec.Header().Get("Location") != "/runs/abc?state=paused" {
+				t.Errorf("redirect to %q, want the same URL without the token", rec.Header().Get("Location"))
+			}
+		})
+	}
+	rec := httptest.NewRecorder()
+	web.RequireToken("", ok).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != http.StatusTeapot {
+		t.Errorf("without a configured token (loopback): status %d, want the page", rec.Code)
+	}
+}

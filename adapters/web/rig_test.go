@@ -1,0 +1,197 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"threadflow/adapters/web"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/orchestrator"
+	"threadflow/workflow"
+)
+
+const waitTimeout = 30 * time.Second
+
+const gatedWorkflow = "name: gated\nnodes:\n  - id: build\n    bash: echo built \"$ARGUMENTS\"\n  - id: ship\n    depends_on: [build]\n    approval: {message: \"Ship it?\"}\n  - id: deploy\n    depends_on: [ship]\n    bash: echo deployed\n"
+
+// rig is the dashboard on the real orchestrator wiring and a real SQLite store, served by httptest.
+type rig struct {
+	t     *testing.T
+	store db.Store
+	web   *web.Server
+	srv   *httptest.Server
+	inbox *conversation.Inbox
+}
+
+// idle waits until every message sent so far was handled.
+func (r *rig) idle() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := r.inbox.Idle(ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+type rigOptions struct {
+	allowed, admins []string
+	token           string
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	home := t.TempDir()
+	dir := filepath.Join(home, "wf")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gated.yaml"), []byte(gatedWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := zaptest.NewLogger(t)
+	st := dbtest.SQLite(t, db.Options{})
+	outboxes := map[string]conversation.Outbox{}
+	eng := orchestrator.New(orchestrator.Config{
+		Store: st, Catalogs: catalog{home: home, dir: dir}, Providers: noProviders{}, Outboxes: outboxes,
+		Auth: orchestrator.NewAuth(o.allowed, o.admins), Dirs: orchestrator.Dirs{Home: home}, Log: log,
+		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
+	})
+	in := conversation.NewInbox(eng.Bot, st, 2, log)
+	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outboxes[web.Platform] = w.Outbox()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); eng.Run(ctx) }()
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(func() {
+		w.Close()
+		srv.Close()
+		_ = in.Close(context.Background())
+		cancel()
+		<-done
+	})
+	return &rig{t: t, store: st, web: w, srv: srv, inbox: in}
+}
+
+// browser is a client with its own cookies (its own web user).
+type browser struct {
+	r *rig
+	c *http.Client
+}
+
+func (r *rig) browser(name string) *browser {
+	r.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	b := &browser{r: r, c: &http.Client{Jar: jar, Timeout: waitTimeout}}
+	if name != "" {
+		b.post("/chat/name", url.Values{"name": {name}})
+	}
+	return b
+}
+
+// get returns the status and body of a page.
+func (b *browser) get(path string) (int, string) {
+	b.r.t.Helper()
+	resp, err := b.c.Get(b.r.srv.URL + path)
+	if err != nil {
+		b.r.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// post submits a form as the page would (same origin) and returns the final status and body.
+func (b *browser) post(path string, form url.Values) (int, string) {
+	b.r.t.Helper()
+	req, _ := http.NewRequest("POST", b.r.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.r.t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// say types text on the chat page.
+func (b *browser) say(text string) {
+	b.r.t.Helper()
+	if code, body := b.post("/chat", url.Values{"text": {text}}); code != 200 {
+		b.r.t.Fatalf("chat send %q = %d: %s", text, code, body)
+	}
+}
+
+// waitRun waits until the store has a run of workflow in one of the statuses.
+func (r *rig) waitRun(workflow string, want ...db.Status) db.Run {
+	r.t.Helper()
+	var found db.Run
+	waitFor(r.t, workflow+" run in "+strings.Join(statusNames(want), "/"), func() bool {
+		runs, err := r.store.ListRuns(context.Background(), db.RunFilter{Workflow: workflow, Statuses: want})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if len(runs) > 0 {
+			found = runs[0]
+			return true
+		}
+		return false
+	})
+	return found
+}
+
+func statusNames(ss []db.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait
+	}
+}
+
+// submitter hands messages to the Inbox, as the bot's inboxHandler does.
+type submitter struct{ in *conversation.Inbox }
+
+func (s submitter) Handle(ctx context.Context, m conversation.Message) { _, _ = s.in.Submit(ctx, m) }
+
+type catalog struct{ home, dir string }
+
+func (c catalog) Catalog() *workflow.Catalog {
+	cat, _ := workflow.Discover(c.home, []string{c.dir})
+	return cat
+}
+
+type noProviders struct{}
+
+func (noProviders) Provider(string) (orchestrator.Provider, error) {
+	return nil, errors.New("no AI provider in web tests")
+}

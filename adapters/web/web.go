@@ -1,0 +1,145 @@
+// Package web is the browser adapter: a run dashboard (the runs list, one run's timeline, live
+// updates over server-sent events, and approve/reject/resume/abandon buttons) and a chat page that
+// talks to the bot like the terminal does. Its platform name is "web".
+//
+// Everything is server-rendered from html/template files embedded in the binary, with a little
+// plain JavaScript and no build step. The dashboard reads runs and their events from the store and
+// never changes them itself: every button becomes the chat command it stands for
+// ("/workflow approve ID"), sent as the web user through the same Handler as typed chat, so the
+// orchestrator's authorization and state machine apply exactly as on Slack or Discord.
+//
+// Who the web user is comes from a name the person types on the chat page (a cookie, "local" by
+// default, giving the id "web:local"). The name is self-declared: the dashboard's own protection is
+// DASHBOARD_TOKEN (RequireToken), required whenever it listens beyond loopback.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// Platform is the platform name of web addresses and user ids ("web:alice").
+const Platform = "web"
+
+// Defaults of Config.
+const (
+	defaultPoll       = time.Second
+	defaultMaxStreams = 64
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Store is what the dashboard reads; db.Store satisfies it.
+type Store interface {
+	GetRun(ctx context.Context, runID string) (db.Run, error)
+	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
+	Events(ctx context.Context, runID string) ([]db.Event, error)
+}
+
+// Config configures a Server.
+type Config struct {
+	Store   Store
+	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
+	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
+	Log     *zap.Logger
+	Poll    time.Duration    // how often live views look for changes; 0 means one second
+	Streams int              // live views open at once; 0 means 64
+	Now     func() time.Time // nil means time.Now
+}
+
+// Server serves the dashboard and the chat page.
+type Server struct {
+	cfg    Config
+	outbox *Outbox
+	watch  *watcher
+	pages  *template.Template
+	slots  chan struct{} // one token per open live view
+	done   chan struct{} // closed by Close: live views end
+}
+
+// New builds a Server. It fails only when the embedded templates do not parse, which a test
+// catches before release.
+func New(c Config) (*Server, error) {
+	if c.Poll <= 0 {
+		c.Poll = defaultPoll
+	}
+	if c.Streams <= 0 {
+		c.Streams = defaultMaxStreams
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	pages, err := template.New("").Funcs(templateFuncs(c.Now)).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: parse templates: %w", err)
+	}
+	s := &Server{cfg: c, outbox: NewOutbox(c.Now), pages: pages, slots: make(chan struct{}, c.Streams), done: make(chan struct{})}
+	s.watch = newWatcher(c.Poll, s.fingerprint, c.Log)
+	s.outbox.onPost = s.watch.kick
+	return s, nil
+}
+
+// Outbox is the chat page's conversation.Outbox, to register with the orchestrator.
+func (s *Server) Outbox() *Outbox { return s.outbox }
+
+// Close ends every live view, so an HTTP server shutting down is not held open by them.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+// Handler routes the dashboard and chat pages behind RequireToken and cross-origin protection
+// (a page on another site cannot make a browser press the dashboard's buttons).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.runsPage)
+	mux.HandleFunc("GET /runs/{id}", s.runPage)
+	mux.HandleFunc("POST /runs/{id}/{action}", s.runAction)
+	mux.HandleFunc("GET /live/runs", s.liveRuns)
+	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
+	mux.HandleFunc("GET /chat", s.chatPage)
+	mux.HandleFunc("POST /chat", s.chatSend)
+	mux.HandleFunc("POST /chat/name", s.chatName)
+	mux.HandleFunc("GET /live/chat", s.liveChat)
+	static, _ := fs.Sub(staticFS, "static") // the directory is embedded above; Sub cannot fail
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	return RequireToken(s.cfg.Token, http.NewCrossOriginProtection().Handler(mux))
+}
+
+// render executes a page template; a failure after the header went out can only be logged.
+func (s *Server) render(w http.ResponseWriter, name string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+	if err := s.pages.ExecuteTemplate(w, name, data); err != nil {
+		s.cfg.Log.Warn("web.render_failed", zap.String("template", name), zap.Error(err))
+	}
+}
+
+// fail answers an error as a short page; store details go to the log only.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, db.ErrNotFound) {
+		http.Error(w, "No such run. The runs list at / shows every run.", http.StatusNotFound)
+		return
+	}
+	s.cfg.Log.Warn("web.request_failed", zap.Error(err))
+	http.Error(w, "The dashboard could not read the database; try again in a moment.", http.StatusServiceUnavailable)
+}

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os/exec"
+
+	"threadflow/db"
+)
+
+// Error is a failed agent turn, classified where it happened.
+type Error struct {
+	Class db.ErrorClass
+	// Msg is a short sentence safe to show in chat: what went wrong and what to do about it.
+	Msg string
+	// SessionID is the session the failing turn ran in, when the CLI reported one and it is still
+	// usable. It is always empty for db.ClassStaleSession.
+	SessionID string
+	// Err carries the details for logs: exit status, the CLI's error text, the tail of stderr.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf returns the class of err: the class an *Error carries, or a best guess for other errors
+// (a missing binary or directory is infrastructure, a deadline is transient). It returns "" for nil.
+func ClassOf(err error) db.ErrorClass {
+	if err == nil {
+		return ""
+	}
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae.Class
+	}
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return db.ClassInfra
+	case errors.Is(err, context.DeadlineExceeded):
+		return db.ClassTransient
+	}
+	return db.ClassPermanent
+}

@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+)
+
+func feed(s stream, lines ...string) verdict {
+	for _, l := range lines {
+		s.line([]byte(l))
+	}
+	return s.verdict()
+}
+
+func TestClaudeStreamVerdict(t *testing.T) {
+	const (
+		initLine = `{"type":"system","subtype":"init","session_id":"s-1","tools":[]}`
+		asstLine = `{"type":"assistant","session_id":"s-1","message":{"content":[{"type":"text","text":"from assistant"},{"type":"tool_use","name":"Bash"}]}}`
+	)
+	tests := []struct {
+		name  string
+		lines []string
+		want  verdict
+	}{
+		{"success", []string{initLine, asstLine,
+			`{"type":"result","subtype":"success","is_error":false,"result":"final","session_id":"s-1"}`},
+			verdict{ok: true, text: "final", sessionID: "s-1"}},
+		{"empty result falls back to the last assistant text", []string{initLine, asstLine,
+			`{"type":"result","subtype":"success","is_error":false,"result":"","session_id":"s-1"}`},
+			verdict{ok: true, text: "from assistant", sessionID: "s-1"}},
+		{"error reported with success subtype", []string{initLine,
+			`{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","session_id":"s-1"}`},
+			verdict{sessionID: "s-1", failure: "API Error: 529 overloaded"}},
+		{"error_during_execution with error objects", []string{initLine,
+			`{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s-2","errors":[{"message":"boom"}]}`},
+			verdict{sessionID: "s-2", failure: "boom", staleOnResume: true}},
+		{"error without text names the subtype", []string{
+			`{"type":"result","subtype":"error_max_turns","is_error":true,"session_id":"s-1"}`},
+			verdict{sessionID: "s-1", failure: "error_max_turns"}},
+		{"no result", []string{initLine, asstLine}, verdict{sessionID: "s-1"}},
+		{"chatter and broken lines are ignored", []string{"Loading…", `{"type":`, initLine,
+			`{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s-1"}`},
+			verdict{ok: true, text: "ok", sessionID: "s-1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := feed(&claudeStream{}, tt.lines...); got != tt.want {
+				t.Errorf("verdict = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCodexStreamVerdict(t *testing.T) {
+	const started = `{"type":"thread.started","thread_id":"th-1"}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  verdict
+	}{
+		{"success keeps the last agent message", []string{started, `{"type":"turn.started"}`,
+			`{"type":"item.completed","item":{"id":"i0","type":"reasoning","text":"thinking"}}`,
+			`{"type":"item.completed","item":{"id":"i1","type":"agent_message","text":"first"}}`,
+			`{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":"last"}}`,
+			`{"type":"turn.completed","usage":{"input_tokens":1}}`},
+			verdict{ok: true, text: "last", sessionID: "th-1"}},
+		{"older item_type field", []string{started,
+			`{"type":"item.completed","item":{"id":"i1","item_type":"assistant_message","text":"old"}}`,
+			`{"type":"turn.completed"}`},
+			verdict{ok: true, text: "old", sessionID: "th-1"}},
+		{"recovered error notice does not fail the turn", []string{started,
+			`{"type":"error","message":"Reconnecting... 1/5"}`,
+			`{"type":"item.completed","item":{"type":"agent_message","text":"fine"}}`,
+			`{"type":"turn.completed"}`},
+			verdict{ok: true, text: "fine", sessionID: "th-1"}},
+		{"turn.failed", []string{started, `{"type":"error","message":"429 Too Many Requests"}`,
+			`{"type":"turn.failed","error":{"message":"exceeded retry limit"}}`},
+			verdict{sessionID: "th-1", failure: "429 Too Many Requests\nexceeded retry limit"}},
+		{"no events", nil, verdict{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := feed(&codexStream{}, tt.lines...); got != tt.want {
+				t.Errorf("verdict = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLooseText(t *testing.T) {
+	tests := map[string]string{
+		`"plain"`:                             "plain",
+		`["a","b"]`:                           "a\nb",
+		`[{"message":"m1"},{"other":1},"s2"]`: "m1\ns2",
+		`{"message":"not a list"}`:            "",
+		``:                                    "",
+	}
+	for in, want := range tests {
+		if got := looseText([]byte(in)); got != want {
+			t.Errorf("looseText(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestArgsNeverCarryThePrompt(t *testing.T) {
+	r := Request{Prompt: "SECRET PROMPT", Model: "m", SessionID: "s"}
+	for name, args := range map[string][]string{"claude": claudeArgs(r), "codex": codexArgs(r)} {
+		if strings.Contains(strings.Join(args, " "), r.Prompt) {
+			t.Errorf("%s args %q contain the prompt", name, args)
+		}
+	}
+}

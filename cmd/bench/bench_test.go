@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"empty", nil, 99, 0},
+		{"one", ms(7), 50, 7 * time.Millisecond},
+		{"median of unsorted", ms(5, 1, 3), 50, 3 * time.Millisecond},
+		{"p99 of 100 is the 99th", ms(seq(100)...), 99, 99 * time.Millisecond},
+		{"p99 of 10 is the largest", ms(seq(10)...), 99, 10 * time.Millisecond},
+		{"p100", ms(2, 9, 4), 100, 9 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.in, tt.p); got != tt.want {
+				t.Errorf("percentile(%v, %v) = %v, want %v", tt.in, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+func TestParseOptionsRejects(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-engine", "mysql"}, `-engine "mysql"`},
+		{[]string{"-scenario", "dispatch,latency"}, `-scenario "latency"`},
+		{[]string{"-scale", "0"}, "-scale 0"},
+	}
+	for _, tt := range tests {
+		_, err := parseOptions(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseOptions(%q) = %v, want an error naming %s", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestParseOptionsDefaults(t *testing.T) {
+	o, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(o.engines, ",") != "sqlite,postgres" || strings.Join(o.scenarios, ",") != strings.Join(allScenarios, ",") || o.scale != 1 {
+		t.Errorf("defaults = %+v, want both engines, every scenario, scale 1", o)
+	}
+}
+
+func TestWriteReportShowsEveryFigureWithTargetAndCommand(t *testing.T) {
+	rows := []row{
+		{scenario: "overhead", engine: "sqlite", metric: "per node", figure: "0.50 ms", floor: "1.20 ms", target: "< 2.00 ms", met: met,
+			command: reproduce("overhead", "sqlite")},
+		{scenario: "dispatch", engine: "postgres", metric: "p99", figure: "9.00 ms", floor: "1.00 ms", target: "p99 < 5.00 ms", met: missed,
+			command: reproduce("dispatch", "postgres")},
+	}
+	var b strings.Builder
+	if err := writeReport(&b, "test machine", "0.1 0.2 0.3", rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Machine: test machine", "at start: 0.1 0.2 0.3",
+		"| overhead | sqlite | per node | 0.50 ms | 1.20 ms | < 2.00 ms | met | `go run ./cmd/bench -engine sqlite -scenario overhead` |",
+		"| dispatch | postgres | p99 | 9.00 ms | 1.00 ms | p99 < 5.00 ms | **missed** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/adapters/console"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator"
+)
+
+// chatSettleInterval is how often `bot chat` looks whether the runs of its conversation stopped.
+const chatSettleInterval = 20 * time.Millisecond
+
+// chatSession is `bot chat`: the terminal adapter. It talks to the bot as a chat user on the same
+// database as the bot, so a conversation can be continued by a later call with the same
+// --conversation, and tests drive the bot through it as a user would.
+type chatSession struct {
+	store  db.Store
+	engine *orchestrator.Engine
+	inbox  *conversation.Inbox
+	at     conversation.Address
+	user   string
+}
+
+func chat(ctx context.Context, inv invocation, args []string) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(inv.stderr)
+	conv := fs.String("conversation", "local", "conversation `ID` to talk in; reuse it to continue a conversation")
+	thread := fs.String("thread", "", "thread `ID` inside the conversation, such as a run id printed by the bot")
+	user := fs.String("user", orchestrator.LocalConsoleUser, "user `ID` to talk as (console:NAME)")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if strings.Contains(*conv, ":") || strings.Contains(*thread, ":") {
+		return &usageError{"--conversation and --thread may not contain ':'"}
+	}
+	cfg, log, st, err := openLocal(ctx, inv, "chat", nil) // configuration comes from the environment, as for the bot
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync(); _ = st.Close() }()
+	s := &chatSession{store: st, at: conversation.Address{Platform: console.Platform, ChannelID: *conv, ThreadID: *thread},
+		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout)}
+	return s.run(ctx, log, messages(fs.Args(), os.Stdin))
+}
+
+func consoleUser(u string) string {
+	if strings.Contains(u, ":") {
+		return u
+	}
+	return console.Platform + ":" + u
+}
+
+// messages yields the arguments, or each line of stdin when there are none.
+func messages(args []string, stdin io.Reader) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		if len(args) > 0 {
+			for _, a := range args {
+				if !yield(a) {
+					return
+				}
+			}
+			return
+		}
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !yield(line) {
+				return
+			}
+		}
+	}
+}
+
+// run sends each message in order and, after each, waits until every run of the conversation has
+// stopped (paused, completed, failed or cancelled), so a following "lgtm" answers the gate the run
+// reached. Then it shuts the engine down.
+func (s *chatSession) run(ctx context.Context, log *zap.Logger, msgs func(func(string) bool)) error {
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.engine.Run(engineCtx) }()
+	defer func() { stopEngine(); <-stopped }()
+	s.inbox = conversation.NewInbox(s.engine.Bot, s.store, 1, log)
+	defer func() { _ = s.inbox.Close(context.WithoutCancel(ctx)) }()
+	var err error
+	msgs(func(text string) bool {
+		err = s.send(ctx, text)
+		return err == nil
+	})
+	return err
+}
+
+func (s *chatSession) send(ctx context.Context, text string) error {
+	m := conversation.Message{Address: s.at, UserID: s.user, Text: text, Direct: true}
+	if _, err := s.inbox.Submit(ctx, m); err != nil {
+		return fmt.Errorf("send message: %w", err)
+	}
+	if err := s.inbox.Idle(ctx); err != nil {
+		return err
+	}
+	return s.settle(ctx)
+}
+
+// settle waits until no run of this conversation is queued or running.
+func (s *chatSession) settle(ctx context.Context) error {
+	t := time.NewTicker(chatSettleInterval)
+	defer t.Stop()
+	for {
+		busy, err := s.busy(ctx)
+		if err != nil || !busy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *chatSession) busy(ctx context.Context) (bool, error) {
+	active := []db.Status{db.StatusQueued, db.StatusRunning}
+	conv := s.at.ConversationID()
+	for _, f := range []db.RunFilter{{Statuses: active, ParentConversationID: conv, Limit: 1}, {Statuses: active, ConversationID: conv, Limit: 1}} {
+		runs, err := s.store.ListRuns(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		if len(runs) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+var errNoMessages = errors.New("no messages")

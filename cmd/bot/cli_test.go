@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cli runs one bot command to completion and returns its stdout and exit status.
+func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
+	t.Helper()
+	b := runBot(t, env, args...)
+	err := b.result(t)
+	return b.stdout.String(), exitCode(err)
+}
+
+func cliEnv(t *testing.T) map[string]string {
+	return map[string]string{"THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}
+}
+
+var runIDPattern = regexp.MustCompile("run `([0-9a-z]{10})`")
+
+func TestWorkflowValidateReportsPositions(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, good, "name: good\nnodes:\n  - id: a\n    bash: echo hi\n")
+	writeFile(t, bad, "name: bad\nnodes:\n  - id: a\n    bash: echo hi\n    depend_on: [b]\n")
+	out, code := cli(t, cliEnv(t), "workflow", "validate", good, bad)
+	if code == 0 {
+		t.Fatalf("validate of an invalid file exited 0:\n%s", out)
+	}
+	if !strings.Contains(out, good+": ok") || !strings.Contains(out, bad+":5:5: unknown field") || !strings.Contains(out, "depends_on") {
+		t.Fatalf("validate printed:\n%s", out)
+	}
+}
+
+func writeFile(t *testing.T, path, src string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWorkflowRunExitStatusesAndApprove(t *testing.T) {
+	env := cliEnv(t)
+	out, code := cli(t, env, "workflow", "run", "hello", "world")
+	if code != 0 || !strings.Contains(out, "Hello, world!") || !strings.Contains(out, "✓ greet") {
+		t.Fatalf("workflow run hello = exit %d:\n%s", code, out)
+	}
+	out, code = cli(t, env, "workflow", "run", "release", "v9")
+	m := runIDPattern.FindStringSubmatch(out)
+	if code != exitPaused || m == nil || !strings.Contains(out, "waiting at `confirm`") {
+		t.Fatalf("workflow run release = exit %d, want %d (paused):\n%s", code, exitPaused, out)
+	}
+	id := m[1]
+	out, code = cli(t, env, "workflow", "status", id[:6])
+	if code != 0 || !strings.Contains(out, "paused") || !strings.Contains(out, "✓ check") {
+		t.Fatalf("workflow status = exit %d:\n%s", code, out)
+	}
+	out, code = cli(t, env, "workflow", "approve", id, "ship it on Friday")
+	if code != 0 || !strings.Contains(out, "note from the approver: ship it on Friday") {
+		t.Fatalf("workflow approve = exit %d:\n%s", code, out)
+	}
+	broken := t.TempDir()
+	writeFile(t, filepath.Join(broken, "broken.yaml"), "name: broken\nnodes:\n  - id: a\n    bash: exit 4\n")
+	env["WORKFLOWS_DIR"] = broken
+	out, code = cli(t, env, "workflow", "run", "broken")
+	if code != exitFailed || !strings.Contains(out, "failed at node") {
+		t.Fatalf("workflow run broken = exit %d, want %d:\n%s", code, exitFailed, out)
+	}
+}
+
+// bot chat is how a newcomer tries the bot: each message waits for the runs it started, so a later
+// message answers the gate the run reached, and a later call continues the same conversation.
+func TestChatContinuesAConversationAcrossCalls(t *testing.T) {
+	env := cliEnv(t)
+	out, code := cli(t, env, "chat", "/workflow run release v2", "/workflow status")
+	if code != 0 || !strings.Contains(out, "waiting at `confirm`") || !strings.Contains(out, "paused at `confirm`") {
+		t.Fatalf("first chat = exit %d:\n%s", code, out)
+	}
+	out, code = cli(t, env, "chat", "lgtm, ship it")
+	if code != 0 || !strings.Contains(out, "Approved by local") || !strings.Contains(out, "shipped v2") {
+		t.Fatalf("second chat = exit %d:\n%s", code, out)
+	}
+	out, _ = cli(t, env, "chat", "--conversation", "elsewhere", "lgtm")
+	if strings.Contains(out, "Approved") {
+		t.Fatalf("an answer in another conversation reached the run:\n%s", out)
+	}
+}

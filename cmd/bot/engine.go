@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/agent"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator"
+	"threadflow/workflow"
+)
+
+// newEngine wires the orchestrator from the configuration. notifier is optional (the CLI prints
+// progress with one); outboxes are the adapters that can report runs; obs (optional) receives the
+// measurements behind /metrics.
+func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier orchestrator.Notifier,
+	obs orchestrator.Observer) *orchestrator.Engine {
+	return orchestrator.New(orchestrator.Config{
+		Store:           st,
+		Catalogs:        newCatalogs(cfg, log),
+		Providers:       providers{cfg: cfg, log: log},
+		DefaultProvider: cfg.DefaultProvider,
+		Outboxes:        outboxes,
+		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
+		Dirs:            orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath},
+		Log:             log,
+		Owner:           cfg.ReplicaID,
+		LeaseTTL:        cfg.LeaseTTL,
+		MaxRecoveries:   cfg.MaxRecoveries,
+		Slots:           cfg.Workers,
+		MaxParallel:     cfg.MaxParallelNodes,
+		Grace:           cfg.ShutdownGrace,
+		Notifier:        notifier,
+		// Claim only runs this process can report on: a run started from `bot chat` stays with a
+		// terminal, a Slack run with a bot connected to Slack.
+		ClaimReportableOnly: true,
+		Observer:            obs,
+	})
+}
+
+// providers creates agent providers by name, "" meaning DEFAULT_PROVIDER.
+type providers struct {
+	cfg Config
+	log *zap.Logger
+}
+
+func (p providers) Provider(name string) (orchestrator.Provider, error) {
+	if name == "" {
+		name = p.cfg.DefaultProvider
+	}
+	if name == "" {
+		return nil, fmt.Errorf("no AI provider is configured: set DEFAULT_PROVIDER to claude or codex, or name a provider on the node")
+	}
+	env := map[string]string{"CLAUDE_BIN": p.cfg.ClaudeBin, "CODEX_BIN": p.cfg.CodexBin}
+	return agent.New(name, func(k string) string { return env[k] }, p.log)
+}
+
+// catalogReload is how long a discovered catalog is reused. Discovery reads every workflow file;
+// doing it per message would put file I/O on the dispatch path, and a new file shows up within this.
+const catalogReload = 2 * time.Second
+
+// catalogs re-discovers workflows at most every catalogReload and logs invalid files once per
+// change of the problems found.
+type catalogs struct {
+	home string
+	dirs []string
+	log  *zap.Logger
+
+	mu       sync.Mutex
+	cat      *workflow.Catalog
+	loadedAt time.Time
+	lastErrs string
+}
+
+func newCatalogs(cfg Config, log *zap.Logger) *catalogs {
+	return &catalogs{home: cfg.Home, dirs: cfg.WorkflowsDirs, log: log}
+}
+
+func (c *catalogs) Catalog() *workflow.Catalog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cat != nil && time.Since(c.loadedAt) < catalogReload {
+		return c.cat
+	}
+	cat, errs := workflow.Discover(c.home, c.dirs)
+	if msg := errs.Error(); len(errs) > 0 && msg != c.lastErrs {
+		c.log.Warn("workflow.discover_failed", zap.Int("files", len(errs)), zap.String("errors", msg))
+		c.lastErrs = msg
+	}
+	c.cat, c.loadedAt = cat, time.Now()
+	return cat
+}

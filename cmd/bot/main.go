@@ -1,0 +1,117 @@
+// Command bot is Threadflow's process: it reads the configuration, wires the store, the HTTP
+// endpoints and (as they land) the orchestrator and the chat adapters together, and runs them until
+// SIGINT or SIGTERM. It is the only package that knows every other one.
+//
+// Usage:
+//
+//	bot [serve] [flags]   run the bot (the default)
+//	bot migrate [flags]   apply database migrations and exit
+//	bot help              list commands and settings
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal starts a graceful shutdown, a second one kills the process at once.
+	context.AfterFunc(ctx, stop)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)))
+}
+
+// invocation is what a command gets from the process: the environment and where to write.
+type invocation struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+	host   hostInfo
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, inv invocation, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the bot until SIGINT or SIGTERM (the default)", serve},
+		{"chat", "talk to the bot from the terminal: bot chat [--conversation ID] [--user ID] [MESSAGE...]", chat},
+		{"workflow", "list, validate, run, inspect and answer workflows: bot workflow help", workflowCmd},
+		{"migrate", "apply pending database migrations and exit", migrate},
+		{"help", "show this help", func(_ context.Context, inv invocation, _ []string) error {
+			printHelp(inv.stdout)
+			return nil
+		}},
+	}
+}
+
+// run is the testable entry point: it dispatches args to a command and reports a failure as one
+// line on stderr, with any secret from the environment scrubbed out. exitCode maps the result.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(stderr)}
+	err := dispatch(ctx, inv, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout)
+		return nil
+	}
+	if err != nil {
+		msg := strings.ReplaceAll(scrub(err.Error(), envSecrets(getenv)), "\n", "; ")
+		fmt.Fprintf(stderr, "threadflow: %s\n", msg)
+	}
+	return err
+}
+
+// dispatch picks the command named by the first argument; without one, or when the first
+// argument is a flag, it serves.
+func dispatch(ctx context.Context, inv invocation, args []string) error {
+	name, rest := "serve", args
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		name, rest = "help", nil
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		name, rest = args[0], args[1:]
+	}
+	names := make([]string, 0, 4)
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, inv, rest)
+		}
+		names = append(names, c.name)
+	}
+	return &usageError{fmt.Sprintf("unknown command %q; use one of %s", name, strings.Join(names, ", "))}
+}
+
+func isHelpFlag(a string) bool {
+	return a == "-h" || a == "-help" || a == "--help"
+}
+
+// currentHost describes this process for defaults that depend on it.
+func currentHost(stderr io.Writer) hostInfo {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "threadflow"
+	}
+	return hostInfo{stderrTTY: isTerminal(stderr), hostname: name, pid: os.Getpid()}
+}
+
+// envSecrets lists the secret values in the environment, to scrub from messages.
+func envSecrets(getenv func(string) string) []string {
+	out := []string{urlPassword(getenv("DATABASE_URL"))}
+	for _, s := range settings {
+		if s.secret && s.env != "DATABASE_URL" {
+			out = append(out, strings.TrimSpace(getenv(s.env)))
+		}
+	}
+	return out
+}

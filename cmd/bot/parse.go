@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// The parsers below return an error whose text says what would be accepted; applySetting turns it
+// into a *settingError naming the variable and the value.
+
+// setDatabase selects the engine from DATABASE_URL.
+func (c *Config) setDatabase(v string) error {
+	switch {
+	case v == "":
+		c.Engine = EngineSQLite
+	case strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://"):
+		if _, err := url.Parse(v); err != nil {
+			return errors.New("use a URL such as postgres://user:password@host:5432/threadflow?sslmode=disable")
+		}
+		c.Engine, c.DatabaseURL = EnginePostgres, v
+	default:
+		return errors.New("use a postgres:// or postgresql:// URL, or leave it empty to use SQLite under THREADFLOW_HOME")
+	}
+	return nil
+}
+
+func parseLevel(v string) (zapcore.Level, error) {
+	if err := oneOf(v, "debug", "info", "warn", "error"); err != nil {
+		return 0, err
+	}
+	return zapcore.ParseLevel(v)
+}
+
+// parseLogFormat defaults to console for a person at a terminal and json for a log collector.
+func parseLogFormat(v string, h hostInfo) (string, error) {
+	if v == "" {
+		if h.stderrTTY {
+			return "console", nil
+		}
+		return "json", nil
+	}
+	return v, oneOf(v, "json", "console")
+}
+
+func oneOf(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	shown := make([]string, 0, len(allowed))
+	for _, a := range allowed {
+		if a == "" {
+			a = "empty"
+		}
+		shown = append(shown, a)
+	}
+	return fmt.Errorf("use one of %s", strings.Join(shown, ", "))
+}
+
+func checkHostPort(v string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return errors.New("use host:port such as 127.0.0.1:8080, or 0.0.0.0:8080 to listen on every interface")
+	}
+	return nil
+}
+
+func parseDuration(v string, minimum time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minimum {
+		return 0, fmt.Errorf("use a duration of at least %s, such as 30s or 2m", minimum)
+	}
+	return d, nil
+}
+
+func parseInt(v string, minimum int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minimum {
+		return 0, fmt.Errorf("use a whole number of at least %d", minimum)
+	}
+	return n, nil
+}
+
+// parseDirs splits a colon-separated directory list; every entry must be an existing directory,
+// so a typo is caught at start-up rather than as "workflow not found" in chat.
+func parseDirs(v string) ([]string, error) {
+	var dirs []string
+	for _, d := range strings.Split(v, ":") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		if err := checkDir(d); err != nil {
+			return nil, fmt.Errorf("%q: %w", d, err)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
+}
+
+func checkDir(v string) error {
+	if v == "" {
+		return nil
+	}
+	if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
+		return errors.New("use an existing directory")
+	}
+	return nil
+}
+
+// userIDPattern is a platform-qualified user id: the platform, a colon, and an id without spaces
+// or separators.
+var userIDPattern = regexp.MustCompile(`^(slack|discord|console|web):[A-Za-z0-9._@-]+$`)
+
+func parseUserIDs(v string) ([]string, error) {
+	var ids []string
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if !userIDPattern.MatchString(id) {
+			return nil, fmt.Errorf("%q is not a platform-qualified user id; use comma-separated ids such as slack:U123,discord:4567,console:alice", id)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func hasPrefix(v, prefix, what string) error {
+	if v != "" && (!strings.HasPrefix(v, prefix) || len(v) == len(prefix)) {
+		return fmt.Errorf("use %s, which starts with %s", what, prefix)
+	}
+	return nil
+}
+
+func checkAPIURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("use an http:// or https:// URL, or leave it empty for the real API")
+	}
+	return nil
+}
+
+var snowflakePattern = regexp.MustCompile(`^[0-9]{1,20}$`)
+
+func checkSnowflake(v string) error {
+	if v != "" && !snowflakePattern.MatchString(v) {
+		return errors.New("use a numeric Discord id such as 123456789012345678")
+	}
+	return nil
+}
+
+func parseSnowflakes(v string) ([]string, error) {
+	var ids []string
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if err := checkSnowflake(id); err != nil {
+			return nil, fmt.Errorf("%q: use comma-separated numeric Discord ids", id)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// checkToken accepts a short name without whitespace or control characters.
+func checkToken(v string, maxLen int) error {
+	if len(v) > maxLen || strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("use at most %d characters without spaces", maxLen)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://u:pw@h:5432/d?sslmode=disable", "postgres://u:xxxxx@h:5432/d?sslmode=disable"},
+		{"postgres://u@h/d", "postgres://u@h/d"},
+		{"postgres://h/d?password=pw&sslmode=require", "postgres://h/d?password=xxxxx&sslmode=require"},
+		{"host=h password=pw", "(unparsable, hidden)"},
+	}
+	for _, tt := range tests {
+		if got := redactURL(tt.in); got != tt.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestScrub(t *testing.T) {
+	got := scrub("auth failed for tok-123 at pw", []string{"", "tok-123", "pw"})
+	if want := "auth failed for xxxxx at xxxxx"; got != want {
+		t.Errorf("scrub = %q, want %q", got, want)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{&usageError{"bad"}, 2},
+		{fmt.Errorf("serve: %w", &settingError{Name: "X"}), 2},
+		{errors.New("database down"), 1},
+		{fmt.Errorf("workflow: %w", statusError(3)), 3},
+	}
+	for _, tt := range tests {
+		if got := exitCode(tt.err); got != tt.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// statusError is an error choosing its exit status.
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
+func (e statusError) ExitCode() int { return int(e) }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// httpShutdownTimeout bounds waiting for in-flight HTTP requests at shutdown; with the store's
+// close it keeps the whole shutdown under five seconds.
+const httpShutdownTimeout = 3 * time.Second
+
+// component is a long-running part of the bot. It runs until ctx is cancelled, then stops and
+// returns nil; an error from one component stops all of them.
+type component struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// app is the wired bot.
+type app struct {
+	cfg        Config
+	log        *zap.Logger
+	store      db.Store
+	url        string // where the HTTP server actually listens
+	components []component
+}
+
+// serve runs the bot until ctx is cancelled.
+func serve(ctx context.Context, inv invocation, args []string) error {
+	cfg, log, err := setup(inv, "serve", args)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }() // stderr cannot always be synced; nothing to do about it
+	a, err := wire(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx, inv.stdout)
+}
+
+// setup loads the configuration and builds the logger every command shares.
+func setup(inv invocation, cmd string, args []string) (Config, *zap.Logger, error) {
+	cfg, err := loadConfig(cmd, args, inv.getenv, inv.host)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	hideSecretsFromChildren()
+	return cfg, newLogger(cfg, inv.stderr), nil
+}
+
+// hideSecretsFromChildren removes the bot's own secrets (chat tokens, the database URL, the
+// dashboard token) from the process environment once they are loaded, so the shell nodes and agent
+// CLIs it starts cannot read them. Workflows get their values through node variables instead.
+func hideSecretsFromChildren() {
+	for _, s := range settings {
+		if s.secret || s.env == "DATABASE_URL" {
+			_ = os.Unsetenv(s.env)
+		}
+	}
+}
+
+// wire builds the bot from cfg: the one place that constructs every part. The orchestrator, the
+// rescuer and the chat adapters are constructed here and appended to a.components; the HTTP server
+// gets their handlers through httpDeps.
+func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
+	if err := prepareHome(cfg); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		log.Error("http.listen_failed", zap.String("addr", cfg.HTTPAddr), zap.Error(err))
+		return nil, errors.Join(fmt.Errorf("listen on HTTP_ADDR %s: %w", cfg.HTTPAddr, err), st.Close())
+	}
+	a := &app{cfg: cfg, log: log, store: st, url: "http://" + ln.Addr().String() + "/"}
+	outboxes := map[string]conversation.Outbox{}
+	m := newMetrics(log, st) // issue 8: /metrics observes the orchestrator
+	eng := newEngine(cfg, log, st, outboxes, nil, m)
+	chats, err := chatAdapters(cfg, log, st, eng, outboxes, m)
+	if err != nil {
+		return nil, errors.Join(err, ln.Close(), st.Close())
+	}
+	webp, err := newWeb(cfg, log, st, eng, m, outboxes) // issue 8: dashboard and web chat
+	if err != nil {
+		return nil, errors.Join(err, ln.Close(), st.Close())
+	}
+	mux := newMux(httpDeps{ready: st, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
+	a.components = append(a.components,
+		component{"http", httpComponent(newHTTPServer(mux, log), ln, log)},
+		component{"orchestrator", func(ctx context.Context) error { eng.Run(ctx); return nil }},
+		webp.component,
+	)
+	a.components = append(a.components, chats...)
+	return a, nil
+}
+
+// run starts every component, announces the bot, and on cancellation (or a component's failure)
+// waits for all of them to stop before closing the store they share.
+func (a *app) run(ctx context.Context, stdout io.Writer) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range a.components {
+		g.Go(func() error {
+			if err := c.run(gctx); err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			return nil
+		})
+	}
+	a.log.Info("bot.start_completed", zap.String("engine", string(a.cfg.Engine)),
+		zap.String("home", a.cfg.Home), zap.String("http_addr", a.url))
+	fmt.Fprintf(stdout, "Threadflow is up: %s\n", a.url)
+	adapterStatus(stdout, a.cfg, a.url) // issue 8: names the web chat page
+
+	<-gctx.Done()
+	a.log.Info("bot.shutdown_started")
+	err := errors.Join(g.Wait(), a.store.Close())
+	if err != nil {
+		a.log.Error("bot.shutdown_failed", zap.Error(err))
+		return err
+	}
+	a.log.Info("bot.shutdown_completed")
+	return nil
+}
+
+// httpComponent serves on ln until ctx is cancelled, then lets in-flight requests finish.
+func httpComponent(srv *http.Server, ln net.Listener, log *zap.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		select {
+		case err := <-served: // Serve only returns on failure before Shutdown
+			log.Error("http.serve_failed", zap.Error(err))
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		if err != nil {
+			err = errors.Join(err, srv.Close()) // stragglers past the timeout are cut off
+		}
+		<-served // http.ErrServerClosed
+		return err
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// settings lists every configuration variable in the order help prints them. Keep README.md and
+// .env.example in step with it.
+var settings = []setting{
+	{env: "DATABASE_URL", secret: true, show: redactURL, doc: "(SQLite)",
+		usage: "postgres:// or postgresql:// URL selects PostgreSQL; empty keeps runs in SQLite under THREADFLOW_HOME",
+		apply: func(c *Config, v string, _ hostInfo) error { return c.setDatabase(v) }},
+	{env: "THREADFLOW_HOME", def: "./.threadflow",
+		usage: "directory for the SQLite database and other local state; created if missing",
+		apply: intoString(func(c *Config) *string { return &c.Home }, nil)},
+	{env: "LOG_LEVEL", def: "info", usage: "debug, info, warn or error",
+		apply: func(c *Config, v string, _ hostInfo) (err error) { c.LogLevel, err = parseLevel(v); return err }},
+	{env: "LOG_FORMAT", doc: "console on a terminal, else json", usage: "json or console",
+		apply: func(c *Config, v string, h hostInfo) (err error) { c.LogFormat, err = parseLogFormat(v, h); return err }},
+	{env: "HTTP_ADDR", def: "127.0.0.1:8080",
+		usage: "host:port of the health, metrics and dashboard server (port 0 picks a free one)",
+		apply: intoString(func(c *Config) *string { return &c.HTTPAddr }, checkHostPort)},
+	{env: "LEASE_TTL", def: "30s", usage: "how long a claimed run stays owned without a heartbeat (at least 1s)",
+		apply: intoDuration(func(c *Config) *time.Duration { return &c.LeaseTTL }, time.Second)},
+	{env: "MAX_RECOVERIES", def: "3", usage: "times a run is rescued after a crash without progress before it fails",
+		apply: intoInt(func(c *Config) *int { return &c.MaxRecoveries }, 0)},
+	{env: "SHUTDOWN_GRACE", def: "20s", usage: "how long shutdown waits for running nodes before handing their runs back",
+		apply: intoDuration(func(c *Config) *time.Duration { return &c.ShutdownGrace }, 0)},
+	{env: "MAX_PARALLEL_NODES", def: "4", usage: "nodes of one run executed at once (at least 1)",
+		apply: intoInt(func(c *Config) *int { return &c.MaxParallelNodes }, 1)},
+	{env: "WORKERS", def: "8", usage: "runs executed at once by this replica (at least 1)",
+		apply: intoInt(func(c *Config) *int { return &c.Workers }, 1)},
+	{env: "WORKFLOWS_DIR", usage: "colon-separated directories of workflow YAML files, besides the bundled ones",
+		apply: intoList(func(c *Config) *[]string { return &c.WorkflowsDirs }, parseDirs)},
+	{env: "REPO_PATH", usage: "git repository whose worktrees runs work in (empty: a plain directory per run)",
+		apply: intoString(func(c *Config) *string { return &c.RepoPath }, checkDir)},
+	{env: "DEFAULT_PROVIDER", usage: "AI provider of agent nodes that name none: claude or codex (empty: nodes must name one)",
+		apply: intoString(func(c *Config) *string { return &c.DefaultProvider }, func(v string) error {
+			return oneOf(v, "", "claude", "codex")
+		})},
+	{env: "CLAUDE_BIN", def: "claude", usage: "Claude Code CLI executable",
+		apply: intoString(func(c *Config) *string { return &c.ClaudeBin }, nil)},
+	{env: "CODEX_BIN", def: "codex", usage: "Codex CLI executable",
+		apply: intoString(func(c *Config) *string { return &c.CodexBin }, nil)},
+	{env: "ALLOWED_USER_IDS", usage: "comma-separated users who may use the bot, e.g. slack:U123,discord:4567 (empty: everyone)",
+		apply: intoList(func(c *Config) *[]string { return &c.AllowedUserIDs }, parseUserIDs)},
+	{env: "ADMIN_USER_IDS", usage: "comma-separated users who may resume, approve and abandon anyone's runs",
+		apply: intoList(func(c *Config) *[]string { return &c.AdminUserIDs }, parseUserIDs)},
+	{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); enables Slack together with SLACK_APP_TOKEN",
+		apply: intoString(func(c *Config) *string { return &c.Slack.BotToken }, prefixed("xoxb-", "a Slack bot token"))},
+	{env: "SLACK_APP_TOKEN", secret: true, usage: "Slack app-level token for Socket Mode (xapp-...)",
+		apply: intoString(func(c *Config) *string { return &c.Slack.AppToken }, prefixed("xapp-", "a Slack app-level token"))},
+	{env: "SLACK_API_URL", usage: "Slack Web API base URL (empty: https://slack.com/api/); for tests",
+		apply: intoString(func(c *Config) *string { return &c.Slack.APIURL }, checkAPIURL)},
+	{env: "DISCORD_BOT_TOKEN", secret: true, usage: "Discord bot token; enables Discord",
+		apply: intoString(func(c *Config) *string { return &c.Discord.BotToken }, nil)},
+	{env: "DISCORD_APP_ID", usage: "Discord application id (required with DISCORD_BOT_TOKEN)",
+		apply: intoString(func(c *Config) *string { return &c.Discord.AppID }, checkSnowflake)},
+	{env: "DISCORD_GUILD_IDS", usage: "comma-separated guild ids to register /workflow in (empty: globally)",
+		apply: intoList(func(c *Config) *[]string { return &c.Discord.GuildIDs }, parseSnowflakes)},
+	{env: "DISCORD_API_URL", usage: "Discord API base URL (empty: https://discord.com/api/); for tests",
+		apply: intoString(func(c *Config) *string { return &c.Discord.APIURL }, checkAPIURL)},
+	{env: "DASHBOARD_TOKEN", secret: true, usage: "bearer token of the web dashboard; required when HTTP_ADDR is not loopback",
+		apply: intoString(func(c *Config) *string { return &c.DashboardToken }, nil)},
+	{env: "REPLICA_ID", doc: "hostname-pid", usage: "name of this process in run leases; unique per replica",
+		apply: func(c *Config, v string, h hostInfo) (err error) { c.ReplicaID, err = parseReplicaID(v, h); return err }},
+}
+
+// applyFunc parses a value (the default already substituted) into its Config field.
+type applyFunc = func(c *Config, v string, h hostInfo) error
+
+// intoString stores v after check (nil accepts anything).
+func intoString(field func(*Config) *string, check func(string) error) applyFunc {
+	return func(c *Config, v string, _ hostInfo) error {
+		*field(c) = v
+		if check == nil {
+			return nil
+		}
+		return check(v)
+	}
+}
+
+func intoDuration(field func(*Config) *time.Duration, minimum time.Duration) applyFunc {
+	return func(c *Config, v string, _ hostInfo) (err error) {
+		*field(c), err = parseDuration(v, minimum)
+		return err
+	}
+}
+
+func intoInt(field func(*Config) *int, minimum int) applyFunc {
+	return func(c *Config, v string, _ hostInfo) (err error) {
+		*field(c), err = parseInt(v, minimum)
+		return err
+	}
+}
+
+func intoList(field func(*Config) *[]string, parse func(string) ([]string, error)) applyFunc {
+	return func(c *Config, v string, _ hostInfo) (err error) {
+		*field(c), err = parse(v)
+		return err
+	}
+}
+
+// prefixed accepts an empty value or one with the given prefix: a pasted token of the wrong kind
+// (a user token instead of a bot token) is caught at start-up rather than as an API error later.
+func prefixed(prefix, what string) func(string) error {
+	return func(v string) error { return hasPrefix(v, prefix, what) }
+}
+
+// parseReplicaID defaults the replica id to hostname-pid, unique among processes sharing a database.
+func parseReplicaID(v string, h hostInfo) (string, error) {
+	if v == "" {
+		return fmt.Sprintf("%s-%d", h.hostname, h.pid), nil
+	}
+	return v, checkToken(v, 128)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"threadflow/adapters/console"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator"
+	"threadflow/workflow"
+)
+
+// Exit statuses of `bot workflow` commands that drive a run, so scripts can branch on them.
+const (
+	exitFailed = 1
+	exitPaused = 3
+)
+
+// runStopError reports a run that stopped without completing; its exit status says how.
+type runStopError struct {
+	code int
+	msg  string
+}
+
+func (e *runStopError) Error() string { return e.msg }
+
+// ExitCode is the process exit status for the error.
+func (e *runStopError) ExitCode() int { return e.code }
+
+const workflowUsage = `usage: bot workflow list
+       bot workflow validate FILE...
+       bot workflow run NAME [ARGS...]
+       bot workflow status RUN_ID
+       bot workflow resume|approve|reject|abandon RUN_ID [TEXT]`
+
+// workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
+// shell. Commands that drive a run wait until it stops and exit 0 (completed), 1 (failed) or 3
+// (paused, printing the command that resumes it).
+func workflowCmd(ctx context.Context, inv invocation, args []string) error {
+	if len(args) == 0 {
+		return &usageError{workflowUsage}
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "validate":
+		return validateFiles(inv.stdout, rest)
+	case "list", "run", "status", "resume", "approve", "reject", "abandon":
+	default:
+		return &usageError{fmt.Sprintf("unknown workflow command %q\n%s", sub, workflowUsage)}
+	}
+	cli, err := openCLI(ctx, inv)
+	if err != nil {
+		return err
+	}
+	defer cli.close()
+	switch sub {
+	case "list":
+		return cli.list(inv.stdout)
+	case "run":
+		return cli.runWorkflow(ctx, rest)
+	case "status":
+		return cli.status(ctx, inv.stdout, rest)
+	}
+	return cli.act(ctx, sub, rest)
+}
+
+// validateFiles prints every problem of every file and fails when there is one.
+func validateFiles(w io.Writer, files []string) error {
+	if len(files) == 0 {
+		return &usageError{"bot workflow validate needs at least one FILE"}
+	}
+	bad := 0
+	for _, f := range files {
+		wf, err := workflow.ParseFile(f)
+		if err != nil {
+			bad++
+			fmt.Fprintln(w, err.Error())
+			continue
+		}
+		fmt.Fprintf(w, "%s: ok (workflow %s, %d nodes)\n", f, wf.Name, len(wf.Nodes))
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d files are not valid workflows", bad, len(files))
+	}
+	return nil
+}
+
+// cliSession is the orchestrator on the bot's database with the terminal as its chat.
+type cliSession struct {
+	cfg    Config
+	store  db.Store
+	engine *orchestrator.Engine
+	at     conversation.Address
+	stop   func()
+}
+
+func openCLI(ctx context.Context, inv invocation) (*cliSession, error) {
+	cfg, log, st, err := openLocal(ctx, inv, "workflow", nil)
+	if err != nil {
+		return nil, err
+	}
+	return &cliSession{cfg: cfg, store: st, engine: terminalEngine(cfg, log, st, inv.stdout), at: conversation.Address{Platform: console.Platform, ChannelID: "cli"},
+		stop: func() {}}, nil
+}
+
+func (c *cliSession) close() {
+	c.stop()
+	_ = c.store.Close()
+}
+
+// startEngine runs the workers until close.
+func (c *cliSession) startEngine(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.engine.Run(ctx) }()
+	c.stop = func() { cancel(); <-done }
+}
+
+func (c *cliSession) list(w io.Writer) error {
+	cat := c.engine.Bot.Catalogs.Catalog()
+	for _, wf := range cat.List() {
+		fmt.Fprintf(w, "%-20s %-10s %s\n", wf.Name, cat.Origin(wf.Name), firstLineOf(wf.Description))
+	}
+	return nil
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// runWorkflow starts a fresh run (the CLI asks explicitly, so there is no resume prompt) and waits.
+func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return &usageError{"bot workflow run needs a workflow NAME"}
+	}
+	wf, ok := c.engine.Bot.Catalogs.Catalog().Get(args[0])
+	if !ok {
+		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
+	}
+	argText := strings.Join(args[1:], " ")
+	if err := wf.CheckArgs(argText); err != nil {
+		return &usageError{err.Error()}
+	}
+	c.startEngine(ctx)
+	run, err := c.engine.Bot.StartRun(ctx, c.at, orchestrator.LocalConsoleUser, wf, argText)
+	if err != nil {
+		return err
+	}
+	return c.waitStop(ctx, run.ID)
+}
+
+func (c *cliSession) status(ctx context.Context, w io.Writer, args []string) error {
+	if len(args) != 1 {
+		return &usageError{"usage: bot workflow status RUN_ID"}
+	}
+	run, err := c.findRun(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	t, err := orchestrator.RunTimeline(ctx, c.store, run, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, console.Render(t))
+	return nil
+}
+
+// act sends the equivalent chat command as the local console user, then waits for the run.
+func (c *cliSession) act(ctx context.Context, verb string, args []string) error {
+	if len(args) == 0 {
+		return &usageError{fmt.Sprintf("usage: bot workflow %s RUN_ID [TEXT]", verb)}
+	}
+	run, err := c.findRun(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	c.startEngine(ctx)
+	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))
+	c.engine.Bot.Handle(ctx, conversation.Message{Address: c.at, UserID: orchestrator.LocalConsoleUser, Text: text, Direct: true})
+	return c.waitStop(ctx, run.ID)
+}
+
+func (c *cliSession) findRun(ctx context.Context, prefix string) (db.Run, error) {
+	runs, err := c.store.FindRunsByPrefix(ctx, strings.ToLower(prefix), 2)
+	switch {
+	case err != nil:
+		return db.Run{}, err
+	case len(runs) == 0:
+		return db.Run{}, &usageError{fmt.Sprintf("no run id starts with %q", prefix)}
+	case len(runs) > 1:
+		return db.Run{}, &usageError{fmt.Sprintf("more than one run id starts with %q; give more of it", prefix)}
+	}
+	return runs[0], nil
+}
+
+// waitStop waits until the run is no longer queued or running and maps its status to the exit.
+func (c *cliSession) waitStop(ctx context.Context, id string) error {
+	t := time.NewTicker(chatSettleInterval)
+	defer t.Stop()
+	for {
+		run, err := c.store.GetRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if run.Status != db.StatusQueued && run.Status != db.StatusRunning {
+			return stopResult(run)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), fmt.Errorf("run %s is still %s; it continues in the bot", id, run.Status))
+		case <-t.C:
+		}
+	}
+}
+
+func stopResult(run db.Run) error {
+	switch run.Status {
+	case db.StatusCompleted, db.StatusCancelled:
+		return nil
+	case db.StatusPaused:
+		return &runStopError{code: exitPaused, msg: fmt.Sprintf("run %s is paused; continue it with: bot workflow %s %s", run.ID, resumeVerb(run), run.ID)}
+	}
+	return &runStopError{code: exitFailed, msg: fmt.Sprintf("run %s failed; after fixing the cause: bot workflow resume %s", run.ID, run.ID)}
+}
+
+func resumeVerb(run db.Run) string {
+	if run.Meta.Pause != nil && run.Meta.Pause.Kind.IsGate() {
+		return "approve"
+	}
+	return "resume"
+}

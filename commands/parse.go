@@ -1,0 +1,227 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"threadflow/db"
+)
+
+// Option words of `run`.
+const (
+	optForce = "--force"
+	optEnd   = "--"
+)
+
+// maxWorkflowName bounds a workflow name so a hostile message cannot make the bot echo or look up
+// an arbitrarily long string.
+const maxWorkflowName = 128
+
+// ParseError is a user-facing parse failure. Msg never quotes what the user typed (it points at a
+// column instead), so it can be shown as bot-authored text without risking mention or markup
+// injection.
+type ParseError struct {
+	Msg   string // what was wrong and how to fix it
+	Col   int    // 1-based rune column of the offending word; 0 when not tied to one
+	Usage string // the usage line of the command, when known
+}
+
+func (e *ParseError) Error() string {
+	if e.Usage == "" {
+		return e.Msg
+	}
+	return e.Msg + "; usage: " + e.Usage
+}
+
+// IsCommand reports whether text is meant as a command: it starts with /workflow, /status, /reset or
+// /help, or with "workflow <subcommand>" as people type it after mentioning the bot.
+func IsCommand(text string) bool {
+	f := strings.Fields(text)
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.ToLower(f[0]) {
+	case "/workflow", "/status", "/reset", "/help":
+		return true
+	case "workflow":
+		return len(f) > 1
+	}
+	return false
+}
+
+// Parse parses one command. Mentions of the bot must already be stripped.
+func Parse(text string) (Command, error) {
+	sc := newScanner(text)
+	head, ok, err := sc.next()
+	if err != nil {
+		return Command{}, err
+	}
+	if !ok {
+		return Command{}, &ParseError{Msg: "the message is empty: type a command", Usage: Usage("")}
+	}
+	switch strings.ToLower(head.val) {
+	case "/workflow", "workflow":
+		return parseWorkflow(sc, head)
+	case "/status":
+		return parseOptionalID(sc, KindStatus)
+	case "/reset":
+		return parseNoArgs(sc, KindReset)
+	case "/help":
+		return parseNoArgs(sc, KindHelp)
+	}
+	return Command{}, &ParseError{Msg: "not a command: commands start with /workflow", Col: head.col, Usage: Usage("")}
+}
+
+func parseWorkflow(sc *scanner, head token) (Command, error) {
+	sub, ok, err := sc.next()
+	if err != nil {
+		return Command{}, err
+	}
+	if !ok {
+		return Command{}, &ParseError{Msg: "missing subcommand after /workflow", Col: head.col, Usage: Usage("")}
+	}
+	switch k := Kind(strings.ToLower(sub.val)); k {
+	case KindRun:
+		return parseRun(sc)
+	case KindResume, KindAbandon:
+		return parseRequiredID(sc, k, false)
+	case KindApprove, KindReject:
+		return parseRequiredID(sc, k, true)
+	case KindStatus, KindCancel:
+		return parseOptionalID(sc, k)
+	case KindList, KindHelp:
+		return parseNoArgs(sc, k)
+	}
+	return Command{}, &ParseError{
+		Msg: fmt.Sprintf("unknown subcommand at column %d: use one of run, resume, abandon, approve, reject, status, list, cancel, help", sub.col),
+		Col: sub.col, Usage: Usage(""),
+	}
+}
+
+// isForce recognises --force, also as "—force"/"–force": phones turn a typed "--" into a dash.
+func isForce(s string) bool { return s == optForce || s == "—force" || s == "–force" }
+
+// parseRun reads `NAME [ARGS...]` with --force recognised anywhere until `--`.
+func parseRun(sc *scanner) (Command, error) {
+	c := Command{Kind: KindRun}
+	options, named := true, false
+	for {
+		t, ok, err := sc.next()
+		if err != nil {
+			return Command{}, withUsage(err, KindRun)
+		}
+		switch {
+		case !ok:
+			if !named {
+				return Command{}, &ParseError{Msg: "missing workflow name: say which workflow to run", Usage: Usage(KindRun)}
+			}
+			return c, nil
+		case options && isForce(t.val):
+			c.Force = true
+		case options && t.val == optEnd:
+			options = false
+		case !named:
+			if err := checkWorkflowName(t); err != nil {
+				return Command{}, err
+			}
+			c.Workflow, named = t.val, true
+		default:
+			c.Args = append(c.Args, t.val)
+		}
+	}
+}
+
+func checkWorkflowName(t token) error {
+	bad := func(why string) error {
+		return &ParseError{Msg: fmt.Sprintf("the workflow name at column %d %s", t.col, why), Col: t.col, Usage: Usage(KindRun)}
+	}
+	switch {
+	case t.val == "":
+		return bad("is empty")
+	case strings.HasPrefix(t.val, "-"):
+		return bad("starts with \"-\": the only option is --force")
+	case len(t.val) > maxWorkflowName:
+		return bad(fmt.Sprintf("is longer than %d bytes", maxWorkflowName))
+	case strings.IndexFunc(t.val, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+		return bad("contains spaces or control characters")
+	}
+	return nil
+}
+
+// parseRequiredID reads `ID`, then either the free text (approve, reject) or nothing.
+func parseRequiredID(sc *scanner, k Kind, text bool) (Command, error) {
+	t, ok, err := sc.next()
+	if err != nil {
+		return Command{}, withUsage(err, k)
+	}
+	if !ok {
+		return Command{}, &ParseError{Msg: fmt.Sprintf("missing run id: say which run to %s", k), Usage: Usage(k)}
+	}
+	id, err := runID(t, k)
+	if err != nil {
+		return Command{}, err
+	}
+	c := Command{Kind: k, RunID: id}
+	if text {
+		// Free text is kept as typed: an apostrophe in "don't ship it" must not need escaping.
+		c.Text = sc.rest()
+		return c, nil
+	}
+	return c, noMore(sc, k)
+}
+
+func parseOptionalID(sc *scanner, k Kind) (Command, error) {
+	t, ok, err := sc.next()
+	if err != nil {
+		return Command{}, withUsage(err, k)
+	}
+	if !ok {
+		return Command{Kind: k}, nil
+	}
+	id, err := runID(t, k)
+	if err != nil {
+		return Command{}, err
+	}
+	return Command{Kind: k, RunID: id}, noMore(sc, k)
+}
+
+func parseNoArgs(sc *scanner, k Kind) (Command, error) { return Command{Kind: k}, noMore(sc, k) }
+
+func noMore(sc *scanner, k Kind) error {
+	t, ok, err := sc.next()
+	if err != nil {
+		return withUsage(err, k)
+	}
+	if ok {
+		return &ParseError{Msg: fmt.Sprintf("unexpected argument at column %d: remove it", t.col), Col: t.col, Usage: Usage(k)}
+	}
+	return nil
+}
+
+// runID validates a typed run id or prefix and returns it in lower case.
+func runID(t token, k Kind) (string, error) {
+	id := strings.ToLower(t.val)
+	bad := func(why string) error {
+		return &ParseError{Msg: fmt.Sprintf("the run id at column %d %s", t.col, why), Col: t.col, Usage: Usage(k)}
+	}
+	switch {
+	case len(id) > db.RunIDLength:
+		return "", bad(fmt.Sprintf("is too long: run ids have %d characters", db.RunIDLength))
+	case !db.ValidRunIDPrefix(id):
+		return "", bad("is not valid: run ids use digits and the letters a-z except i, l, o and u")
+	case len(id) < db.MinPrefix:
+		return "", bad(fmt.Sprintf("is too short: type at least %d characters of it", db.MinPrefix))
+	}
+	return id, nil
+}
+
+// withUsage attaches the usage of k to a scanner error.
+func withUsage(err error, k Kind) error {
+	var pe *ParseError
+	if errors.As(err, &pe) && pe.Usage == "" {
+		pe.Usage = Usage(k)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+// Package conversation owns the platform-neutral chat model: inbound Message, outbound Reply with
+// Buttons and a Text made of trusted and untrusted spans, Addresses and Refs of posted messages, the
+// Outbox every adapter implements, per-conversation ordered processing with a bounded worker pool, and
+// de-duplication of inbound events. It knows no platform and no database driver.
+package conversation
+
+import (
+	"context"
+
+	"threadflow/db"
+)
+
+// Address is a place messages can be posted to: a channel, or a thread in it.
+type Address struct {
+	Platform  string
+	ChannelID string
+	ThreadID  string // empty for the channel itself
+}
+
+// ConversationID is the stable database key of the address.
+func (a Address) ConversationID() string {
+	return db.ConversationKey(a.Platform, a.ChannelID, a.ThreadID)
+}
+
+// Channel returns the address of the channel that holds a.
+func (a Address) Channel() Address { return Address{Platform: a.Platform, ChannelID: a.ChannelID} }
+
+// Ref identifies one posted message so it can be edited later (status messages, gate prompts).
+type Ref struct {
+	Address
+	MessageID string
+}
+
+// Message is one inbound chat event, already translated from the platform's shape.
+type Message struct {
+	Address
+	UserID    string // platform-qualified: "slack:U123", "discord:4567", "console:alice"
+	UserName  string // display name, for messages only; never used for authorization
+	Text      string
+	EventID   string // platform event id; messages with the same id are handled once
+	Mentioned bool   // the bot was addressed by mention
+	Direct    bool   // a direct message to the bot
+	Action    *Action
+}
+
+// Action is set when the message is a button click rather than typed text.
+type Action struct {
+	Ref Ref // the message that holds the button; edited to show the decision
+}
+
+// Addressed reports whether the message was meant for the bot: a mention, a DM, a click, or a
+// platform (terminal, web) where everything is.
+func (m Message) Addressed() bool { return m.Mentioned || m.Direct || m.Action != nil }
+
+// Reply is one outbound message.
+type Reply struct {
+	Text      Text
+	Buttons   []Button
+	Ephemeral bool   // shown only to ToUser where the platform supports it
+	ToUser    string // platform-qualified user id for ephemeral replies
+}
+
+// ButtonStyle hints at a button's colour.
+type ButtonStyle string
+
+// Button styles.
+const (
+	StyleDefault ButtonStyle = ""
+	StylePrimary ButtonStyle = "primary"
+	StyleDanger  ButtonStyle = "danger"
+)
+
+// Button runs Command, a text command such as "/workflow approve 7k2m9x4q1c", as the clicking user,
+// through the same path as typing it.
+type Button struct {
+	Label   string
+	Command string
+	Style   ButtonStyle
+}
+
+// Outbox is implemented by every adapter: it renders Replies for its platform and sends them.
+type Outbox interface {
+	Platform() string
+	// Post sends r to the address (a thread when ThreadID is set) and returns a ref for edits.
+	Post(ctx context.Context, to Address, r Reply) (Ref, error)
+	// Edit replaces the content of a posted message (buttons included).
+	Edit(ctx context.Context, ref Ref, r Reply) error
+	// StartThread posts r as a root message in the channel of in and returns the address of the
+	// thread it opens. Platforms without threads return in itself.
+	StartThread(ctx context.Context, in Address, r Reply) (Address, Ref, error)
+}
+
+// Handler handles one inbound message; the orchestrator implements it and posts through Outboxes.
+type Handler interface {
+	Handle(ctx context.Context, m Message)
+}

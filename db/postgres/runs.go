@@ -1,0 +1,164 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"threadflow/db"
+)
+
+// defaultLimit caps listings that do not say how many runs they want.
+const defaultLimit = 100
+
+const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_message,
+	status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $10)
+RETURNING ` + runColumns
+
+// CreateRun inserts a queued run with its workflow source frozen, and its run_created event. The
+// run's conversation must exist.
+func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
+	if n.Workflow == "" || n.ConversationID == "" {
+		return db.Run{}, errors.New("create run: a run needs a workflow name and a conversation")
+	}
+	if n.ID == "" {
+		n.ID = db.NewRunID()
+	}
+	if n.WorkflowSource == nil {
+		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
+	}
+	conv, err := n.CheckedConversation()
+	if err != nil {
+		return db.Run{}, err
+	}
+	now := s.now()
+	var out db.Run
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if conv != nil {
+			if err := insertConversation(ctx, tx, *conv, now); err != nil {
+				return err
+			}
+		}
+		r, err := scanRun(tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID,
+			n.ParentConversationID, n.UserID, n.UserMessage, n.WorkingPath, n.WorkflowSource,
+			db.Digest(n.WorkflowSource), now))
+		if err != nil {
+			return err
+		}
+		out = r
+		data := map[string]string{"workflow": n.Workflow, "user": n.UserID}
+		if _, err = appendEvent(ctx, tx, event(r, db.EventRunCreated, "", now, data)); err != nil {
+			return err
+		}
+		for _, m := range n.Messages {
+			m.RunID = r.ID
+			if err := setMessageRef(ctx, tx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return db.Run{}, fmt.Errorf("create run %s: %w", n.ID, err)
+	}
+	return out, nil
+}
+
+// GetRun returns one run or ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Run{}, fmt.Errorf("run %s: %w", runID, db.ErrNotFound)
+	}
+	return r, translate(err)
+}
+
+// FindRunsByPrefix returns the runs whose id starts with prefix, newest first. LIKE metacharacters
+// in prefix match themselves.
+func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE $1 ESCAPE '\'
+		ORDER BY created_at DESC, id DESC LIMIT $2`, escapeLike(prefix)+"%", orDefault(limit))
+}
+
+// escapeLike makes s match literally inside a LIKE pattern that uses \ as its escape character.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// FindResumable returns the newest failed or paused run of workflow in the parent conversation, or
+// ErrNotFound: the dispatcher's resume gate.
+func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error) {
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs
+		WHERE workflow = $1 AND parent_conversation_id = $2 AND status IN ('failed', 'paused')
+		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, parentConversationID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Run{}, fmt.Errorf("resumable run of %s in %s: %w", workflow, parentConversationID, db.ErrNotFound)
+	}
+	return r, translate(err)
+}
+
+// ListRuns returns the runs matching f, newest first.
+func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if len(f.Statuses) > 0 {
+		statuses := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			statuses[i] = string(st)
+		}
+		add("status = ANY($%d)", statuses)
+	}
+	for _, c := range []struct{ col, val string }{
+		{"workflow", f.Workflow}, {"conversation_id", f.ConversationID},
+		{"parent_conversation_id", f.ParentConversationID}, {"user_id", f.UserID},
+	} {
+		if c.val != "" {
+			add(c.col+" = $%d", c.val)
+		}
+	}
+	q := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, orDefault(f.Limit))
+	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
+	return s.queryRuns(ctx, q, args...)
+}
+
+// queryRuns runs a runColumns query.
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	runs, err := collectRuns(rows)
+	return runs, translate(err)
+}
+
+// orDefault maps a missing or nonsensical limit to defaultLimit.
+func orDefault(limit int) int {
+	if limit <= 0 {
+		return defaultLimit
+	}
+	return limit
+}
+
+// SetRunConversation moves a run to another, existing conversation.
+func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, runID, conversationID)
+	if err != nil {
+		return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("move run %s: %w", runID, db.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"threadflow/db"
+)
+
+// runColumns is the column list every run query selects or returns, in scanRun's order.
+const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_message, status,
+	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
+	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at`
+
+// eventColumns is the column list of run_events in scanEvent's order.
+const eventColumns = `run_id, seq, type, node_id, attempt, data, at`
+
+// scanRun reads one row of runColumns.
+func scanRun(row pgx.Row) (db.Run, error) { return scanRunAnd(row) }
+
+// scanRunAnd reads one row of runColumns followed by the extra columns into extra.
+func scanRunAnd(row pgx.Row, extra ...any) (db.Run, error) {
+	var (
+		r                                     db.Run
+		meta                                  []byte
+		expires, heartbeat, started, finished *time.Time
+	)
+	dest := []any{&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID,
+		&r.UserMessage, &r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta,
+		&r.Attempt, &r.Recoveries, &r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat,
+		&r.CreatedAt, &r.QueuedAt, &started, &finished}
+	err := row.Scan(append(dest, extra...)...)
+	if err != nil {
+		return db.Run{}, err
+	}
+	if err := json.Unmarshal(meta, &r.Meta); err != nil {
+		return db.Run{}, fmt.Errorf("run %s: stored meta is not valid: %w", r.ID, err)
+	}
+	r.CreatedAt, r.QueuedAt = r.CreatedAt.UTC(), r.QueuedAt.UTC()
+	r.LeaseExpiresAt, r.HeartbeatAt = orZero(expires), orZero(heartbeat)
+	r.StartedAt, r.FinishedAt = orZero(started), orZero(finished)
+	return r, nil
+}
+
+// collectRuns reads every row of a runColumns query.
+func collectRuns(rows pgx.Rows) ([]db.Run, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Run, error) { return scanRun(row) })
+}
+
+// scanEvent reads one row of eventColumns.
+func scanEvent(row pgx.Row) (db.Event, error) {
+	var e db.Event
+	var data []byte
+	if err := row.Scan(&e.RunID, &e.Seq, &e.Type, &e.NodeID, &e.Attempt, &data, &e.At); err != nil {
+		return db.Event{}, err
+	}
+	e.Data, e.At = json.RawMessage(data), e.At.UTC()
+	return e, nil
+}
+
+// orZero maps a NULL timestamp to the zero time and others to UTC.
+func orZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}

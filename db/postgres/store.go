@@ -1,0 +1,112 @@
+// Package postgres is the PostgreSQL engine of db.Store. It owns the pgx connection pool, applies the
+// embedded migrations at Open under a session advisory lock (so replicas starting together migrate
+// once), and implements every run transition as one compare-and-set UPDATE with its event appended in
+// the same transaction. Driver errors are translated into the domain errors of package db here.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"go.uber.org/zap"
+
+	"threadflow/db"
+)
+
+// Store is a db.Store on PostgreSQL. It is safe for concurrent use, also by several processes
+// sharing one database.
+type Store struct {
+	pool     *pgxpool.Pool
+	sqlDB    *sql.DB // database/sql view of pool, for goose only
+	migrator *goose.Provider
+	clock    func() time.Time
+	log      *zap.Logger
+}
+
+var _ db.Store = (*Store)(nil)
+
+// defaultMaxConns is the pool size when the URL does not choose one.
+const defaultMaxConns = 24
+
+// Open connects to the database at url, applies pending migrations and returns the store. log may be
+// nil. The url is a PostgreSQL connection string, for example
+// postgres://user:password@host:5432/threadflow?sslmode=disable.
+//
+// The pool keeps up to defaultMaxConns connections unless the URL sets pool_max_conns.
+func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*Store, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: invalid database URL (want postgres://user:password@host:5432/dbname?sslmode=disable): %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgxpool's default (4 on this machine) starves a bot: inbox workers, run workers and their
+		// heartbeats all write at once. The URL's pool_max_conns still wins when given.
+		cfg.MaxConns = defaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create pool: %w", err)
+	}
+	s := &Store{pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log}
+	if err := s.start(ctx, cfg); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// start checks the database answers and brings its schema up to date.
+func (s *Store) start(ctx context.Context, cfg *pgxpool.Config) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		c := cfg.ConnConfig
+		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", c.Host, c.Port, c.Database, translate(err))
+	}
+	m, err := newMigrator(s.sqlDB)
+	if err != nil {
+		return err
+	}
+	s.migrator = m
+	return s.migrate(ctx)
+}
+
+// Ready reports nil when the database answers and every migration is applied.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", translate(err))
+	}
+	pending, err := s.migrator.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: check migrations: %w", translate(err))
+	}
+	if pending {
+		return ErrPendingMigrations
+	}
+	return nil
+}
+
+// Close releases the pool. It is safe to call once.
+func (s *Store) Close() error {
+	var err error
+	if s.migrator != nil {
+		err = s.migrator.Close() // closes sqlDB
+	} else {
+		err = s.sqlDB.Close()
+	}
+	s.pool.Close()
+	return err
+}
+
+// now is the injected clock, in UTC and truncated to the microseconds PostgreSQL stores, so a
+// returned run compares equal to the same run read back.
+func (s *Store) now() time.Time {
+	return s.clock().UTC().Truncate(time.Microsecond)
+}

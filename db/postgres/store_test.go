@@ -1,0 +1,167 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap/zaptest"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/db/postgres"
+	"threadflow/db/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, opts db.Options) db.Store { return dbtest.Postgres(t, opts) })
+}
+
+// TestConcurrentOpen is two replicas starting at the same moment on an empty database: both come up,
+// and the migration lock made exactly one of them apply each migration.
+func TestConcurrentOpen(t *testing.T) {
+	url := dbtest.PostgresDatabase(t)
+	const replicas = 2
+	stores := make([]*postgres.Store, replicas)
+	errs := make([]error, replicas)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range replicas {
+		wg.Go(func() {
+			<-start
+			stores[i], errs[i] = postgres.Open(t.Context(), url, db.Options{}, zaptest.NewLogger(t))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: Open: %v", i, err)
+		}
+		t.Cleanup(func() { _ = stores[i].Close() })
+		if err := stores[i].Ready(t.Context()); err != nil {
+			t.Fatalf("replica %d: Ready: %v", i, err)
+		}
+	}
+	if n := count(t, url, `SELECT count(*) FROM goose_db_version WHERE version_id = 1`); n != 1 {
+		t.Fatalf("migration 1 recorded %d times, want once", n)
+	}
+}
+
+// TestReadyReportsPendingMigrations: a store whose database lost a migration is not ready.
+func TestReadyReportsPendingMigrations(t *testing.T) {
+	url := dbtest.PostgresDatabase(t)
+	s, err := postgres.Open(t.Context(), url, db.Options{}, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	exec(t, url, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version)`)
+	if err := s.Ready(t.Context()); !errors.Is(err, postgres.ErrPendingMigrations) {
+		t.Fatalf("Ready with a missing migration: %v, want ErrPendingMigrations", err)
+	}
+}
+
+// TestOpenErrors: a bad URL or an unreachable server gives an error saying so, never the password.
+func TestOpenErrors(t *testing.T) {
+	const password = "hunter2"
+	tests := []struct {
+		name string
+		url  string
+		want string // in the message
+		is   error  // matched with errors.Is when set
+	}{
+		{"not a connection string", "postgres://%zz", "invalid database URL", nil},
+		{"bad sslmode", "postgres://u:" + password + "@localhost/x?sslmode=sometimes", "invalid database URL", nil},
+		{"nothing listening", "postgres://u:" + password + "@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5", "127.0.0.1:1", db.ErrUnavailable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := postgres.Open(t.Context(), tc.url, db.Options{}, nil)
+			if err == nil {
+				_ = s.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			if !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Fatalf("Open(%q) = %v, want an error mentioning %q (matching %v)", tc.url, err, tc.want, tc.is)
+			}
+			if strings.Contains(err.Error(), password) {
+				t.Fatalf("Open error reveals the password: %v", err)
+			}
+		})
+	}
+}
+
+// TestConcurrentIdempotentRecord is a worker's retry racing its original write: every copy of the
+// same node_completed succeeds with the one stored event, and seq stays gap-free.
+func TestConcurrentIdempotentRecord(t *testing.T) {
+	s := dbtest.Postgres(t, db.Options{})
+	ctx := t.Context()
+	if _, err := s.EnsureConversation(ctx, db.Conversation{ID: "slack:C1", Platform: "slack", ChannelID: "C1"}); err != nil {
+		t.Fatalf("EnsureConversation: %v", err)
+	}
+	created, err := s.CreateRun(ctx, db.NewRun{Workflow: "build", ConversationID: "slack:C1", ParentConversationID: "slack:C1"})
+	if err != nil {
+		t.Fatalf("CreateRun: %v", err)
+	}
+	r, err := s.ClaimRun(ctx, "worker-1", time.Minute)
+	if err != nil || r.ID != created.ID {
+		t.Fatalf("ClaimRun = %s, %v", r.ID, err)
+	}
+	done := db.Event{Type: db.EventNodeCompleted, NodeID: "build", Attempt: 1, Data: json.RawMessage(`{"output":"ok"}`)}
+	const writers = 16
+	seqs := make([]int64, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			var ev db.Event
+			ev, errs[i] = s.RecordEvent(ctx, r.Lease(), done)
+			seqs[i] = ev.Seq
+		})
+	}
+	wg.Wait()
+	for i := range writers {
+		if errs[i] != nil || seqs[i] != 3 {
+			t.Fatalf("writer %d: seq %d, %v; want the one stored event, seq 3", i, seqs[i], errs[i])
+		}
+	}
+	evs, err := s.Events(ctx, r.ID)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("Events = %d events, %v; want run_created, run_claimed, node_completed", len(evs), err)
+	}
+}
+
+// count runs a count query on the database at url.
+func count(t *testing.T, url, q string) int {
+	t.Helper()
+	conn := connect(t, url)
+	var n int
+	if err := conn.QueryRow(t.Context(), q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// exec runs a statement on the database at url.
+func exec(t *testing.T, url, stmt string) {
+	t.Helper()
+	if _, err := connect(t, url).Exec(t.Context(), stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}

@@ -1,0 +1,307 @@
+// Package db owns Threadflow's durable state: the domain types of runs, run events, conversations,
+// AI sessions and inbound events, the run state machine, the Store contract that every database engine
+// implements, and the domain errors that driver errors are translated into. Engines live in
+// db/sqlite and db/postgres; db/storetest is the conformance suite both must pass.
+//
+// This package imports no database driver, so the orchestrator can depend on it freely.
+package db
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is a run's place in the state machine. The strings are stored in the database and logged.
+type Status string
+
+// The run statuses. See docs/state-machine.md for the diagram.
+const (
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusPaused    Status = "paused"
+	StatusFailed    Status = "failed"
+	StatusCompleted Status = "completed"
+	StatusCancelled Status = "cancelled"
+)
+
+// AllStatuses lists every status in state-machine order.
+var AllStatuses = []Status{StatusQueued, StatusRunning, StatusPaused, StatusFailed, StatusCompleted, StatusCancelled}
+
+// Terminal reports whether s is absorbing. Only completed and cancelled are; failed is resumable.
+func (s Status) Terminal() bool { return s == StatusCompleted || s == StatusCancelled }
+
+// Valid reports whether s is one of the known statuses.
+func (s Status) Valid() bool {
+	for _, v := range AllStatuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// PauseKind says what a paused run waits for.
+type PauseKind string
+
+// Pause kinds. Approval and loop pauses are gates answered by a person; a recovery pause is a
+// resumable failure (for example a missing provider binary) that waits for an explicit resume.
+const (
+	PauseApproval PauseKind = "approval"
+	PauseLoop     PauseKind = "loop"
+	PauseRecovery PauseKind = "recovery"
+)
+
+// IsGate reports whether the pause is answered by approve, reject or a text answer.
+func (k PauseKind) IsGate() bool { return k == PauseApproval || k == PauseLoop }
+
+// Run is one execution of a workflow. Node progress is not here: it lives in the run's events.
+type Run struct {
+	ID                   string
+	Workflow             string
+	ConversationID       string
+	ParentConversationID string
+	UserID               string
+	UserMessage          string // the arguments as the user typed them
+	Status               Status
+	WorkingPath          string
+	WorkflowSource       []byte // frozen at creation; resume executes this copy
+	WorkflowDigest       string // sha256 hex of WorkflowSource
+	Meta                 Meta
+	Attempt              int // explicit resumes so far
+	Recoveries           int // rescues since the last node progress
+	LeaseOwner           string
+	LeaseToken           string
+	LeaseExpiresAt       time.Time // zero when no lease is held
+	HeartbeatAt          time.Time
+	CreatedAt            time.Time
+	QueuedAt             time.Time
+	StartedAt            time.Time
+	FinishedAt           time.Time
+}
+
+// Lease is what a worker holds while a run is running. Every write a worker makes carries it.
+type Lease struct {
+	RunID string
+	Owner string
+	Token string
+}
+
+// Lease returns the run's current lease.
+func (r Run) Lease() Lease { return Lease{RunID: r.ID, Owner: r.LeaseOwner, Token: r.LeaseToken} }
+
+// Meta is the JSON metadata of a run.
+type Meta struct {
+	Pause       *Pause    `json:"pause,omitempty"`
+	LastError   *RunError `json:"last_error,omitempty"`
+	ResumeHint  string    `json:"resume_hint,omitempty"`
+	ResumedFrom Status    `json:"resumed_from,omitempty"` // status the latest explicit resume left
+	Output      string    `json:"output,omitempty"`       // final output of a completed run
+}
+
+// Pause describes what a paused run waits for.
+type Pause struct {
+	Kind            PauseKind `json:"kind"`
+	Node            string    `json:"node,omitempty"`
+	Message         string    `json:"message,omitempty"`
+	LoopIteration   int       `json:"loop_iteration,omitempty"`
+	SessionID       string    `json:"session_id,omitempty"` // provider session of the gated node
+	CaptureResponse bool      `json:"capture_response,omitempty"`
+	Error           string    `json:"error,omitempty"`       // recovery pauses: what went wrong
+	ResumeHint      string    `json:"resume_hint,omitempty"` // recovery pauses: what to do about it
+	Since           time.Time `json:"since,omitzero"`        // when the run paused: the age of a waiting gate
+}
+
+// ErrorClass is decided where an error happens and steers what the orchestrator does with it.
+type ErrorClass string
+
+// Error classes.
+const (
+	ClassTransient    ErrorClass = "transient"     // retry within the node budget
+	ClassStaleSession ErrorClass = "stale_session" // fresh-session fallback
+	ClassInfra        ErrorClass = "infrastructure"
+	ClassPermanent    ErrorClass = "permanent"
+	ClassBudget       ErrorClass = "budget_exhausted"
+)
+
+// RunError is the user-safe record of why a run stopped.
+type RunError struct {
+	Node    string     `json:"node,omitempty"`
+	Class   ErrorClass `json:"class,omitempty"`
+	Message string     `json:"message"`
+}
+
+// NewRun is what the dispatcher knows when it creates a run.
+type NewRun struct {
+	ID                   string // optional; generated when empty
+	Workflow             string
+	ConversationID       string
+	ParentConversationID string
+	UserID               string
+	UserMessage          string
+	WorkingPath          string
+	WorkflowSource       []byte
+	// Conversation, when set, is recorded (if new) in the same transaction: the run's own thread,
+	// opened just before the run was created.
+	Conversation *Conversation
+	// Messages are chat messages posted for the run before it existed (its live status message),
+	// recorded in the same transaction; their RunID is filled in.
+	Messages []MessageRef
+}
+
+// EventType names an entry of the append-only run_events table.
+type EventType string
+
+// Event types.
+const (
+	EventRunCreated      EventType = "run_created"
+	EventRunClaimed      EventType = "run_claimed"
+	EventRunReleased     EventType = "run_released"
+	EventRunRescued      EventType = "run_rescued"
+	EventRunPaused       EventType = "run_paused"
+	EventResumeRequested EventType = "run_resume_requested"
+	EventResumeFailed    EventType = "resume_failed"
+	EventRunCompleted    EventType = "run_completed"
+	EventRunFailed       EventType = "run_failed"
+	EventRunCancelled    EventType = "run_cancelled"
+	EventNodeStarted     EventType = "node_started"
+	EventNodeCompleted   EventType = "node_completed"
+	EventNodeFailed      EventType = "node_failed"
+	EventNodeSkipped     EventType = "node_skipped"
+	EventLoopIteration   EventType = "loop_iteration_completed"
+	EventGateRequested   EventType = "gate_requested"
+	EventGateResolved    EventType = "gate_resolved"
+	EventSessionReset    EventType = "session_reset"
+)
+
+// Idempotent reports whether recording the same (run, type, node, attempt) twice is a no-op rather
+// than a second entry. These are the node lifecycle records a recovering worker may replay.
+func (t EventType) Idempotent() bool {
+	switch t {
+	case EventNodeStarted, EventNodeCompleted, EventNodeFailed, EventNodeSkipped, EventLoopIteration:
+		return true
+	}
+	return false
+}
+
+// Event is one entry of a run's history. Seq is assigned by the store, 1-based and gap-free per run.
+type Event struct {
+	RunID   string
+	Seq     int64
+	Type    EventType
+	NodeID  string
+	Attempt int
+	Data    json.RawMessage // JSON object; nil is stored as {}
+	At      time.Time
+}
+
+// RunFilter selects runs for listings. Zero fields do not filter.
+type RunFilter struct {
+	Statuses             []Status
+	Workflow             string
+	ConversationID       string
+	ParentConversationID string
+	UserID               string
+	Limit                int // 0 means 100
+}
+
+// Conversation is a place where messages are exchanged: a channel, a thread, a DM, a terminal.
+type Conversation struct {
+	ID        string // stable key, see ConversationKey
+	Platform  string
+	ChannelID string
+	ThreadID  string
+	ParentID  string // the channel conversation of a thread; empty for top-level
+	CreatedAt time.Time
+}
+
+// ConversationKey is the stable id of a conversation on a platform.
+func ConversationKey(platform, channel, thread string) string {
+	if thread == "" {
+		return platform + ":" + channel
+	}
+	return platform + ":" + channel + ":" + thread
+}
+
+// Session is a stored AI provider session, either of a conversation (RunID empty) or of one node of
+// a run. An empty SessionID means "none": the next turn starts fresh.
+type Session struct {
+	ConversationID string
+	RunID          string
+	NodeID         string
+	Provider       string
+	SessionID      string
+	UpdatedAt      time.Time
+}
+
+// GateDecision is a person's answer to a paused gate.
+type GateDecision string
+
+// Gate decisions. Approve and answer resume the run; reject cancels it.
+const (
+	DecisionApprove GateDecision = "approve"
+	DecisionReject  GateDecision = "reject"
+	DecisionAnswer  GateDecision = "answer"
+)
+
+// GateResolution is the input of Store.ResolveGate.
+type GateResolution struct {
+	RunID    string
+	Node     string // the gate node the person answered; must match the run's pause
+	Decision GateDecision
+	By       string // platform-qualified user id
+	Text     string // comment, reason or answer
+}
+
+// Checked validates a conversation before it is stored and fills in its key when the caller left
+// it out, so both engines accept and refuse exactly the same conversations.
+func (c Conversation) Checked() (Conversation, error) {
+	if c.Platform == "" || c.ChannelID == "" {
+		return c, fmt.Errorf("conversation %q: platform and channel are required", c.ID)
+	}
+	if c.ID == "" {
+		c.ID = ConversationKey(c.Platform, c.ChannelID, c.ThreadID)
+	}
+	return c, nil
+}
+
+// CheckedConversation checks the conversation a new run brings along (nil when it brings none): it
+// must be valid and be the run's conversation.
+func (n NewRun) CheckedConversation() (*Conversation, error) {
+	if n.Conversation == nil {
+		return nil, nil
+	}
+	c, err := n.Conversation.Checked()
+	if err != nil {
+		return nil, fmt.Errorf("create run %s: %w", n.ID, err)
+	}
+	if c.ID != n.ConversationID {
+		return nil, fmt.Errorf("create run %s: the conversation given is %s, not the run's %s", n.ID, c.ID, n.ConversationID)
+	}
+	return &c, nil
+}
+
+// ParseConversationKey splits a key made by ConversationKey. Platform and channel ids never contain
+// ':' (ids with one are refused where conversations are created), so the split is unambiguous.
+func ParseConversationKey(id string) (platform, channel, thread string, ok bool) {
+	parts := strings.SplitN(id, ":", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", "", false
+	}
+	if len(parts) == 3 {
+		thread = parts[2]
+	}
+	return parts[0], parts[1], thread, true
+}
+
+// MessageRef names a chat message that belongs to a run, by what it is for (Kind: "status" for the
+// live status message, "gate" for the question waiting for an answer), so any replica can edit it.
+type MessageRef struct {
+	RunID     string
+	Kind      string
+	Platform  string
+	ChannelID string
+	ThreadID  string
+	MessageID string // empty in SetMessageRef: the run no longer has such a message
+}

@@ -1,0 +1,112 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"threadflow/db"
+	"threadflow/db/sqlite"
+	"threadflow/migrations"
+)
+
+func open(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path, db.Options{}, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestOpenRejectsNonFile(t *testing.T) {
+	for _, path := range []string{"", ":memory:"} {
+		if _, err := sqlite.Open(t.Context(), path, db.Options{}, nil); err == nil || !strings.Contains(err.Error(), "file path") {
+			t.Errorf("Open(%q) = %v, want an error asking for a file path", path, err)
+		}
+	}
+}
+
+// TestReopenKeepsRuns is the restart case: a run created before a crash is there after it, and
+// opening an up-to-date database applies nothing.
+func TestReopenKeepsRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tf.db")
+	s := open(t, path)
+	ctx := t.Context()
+	if _, err := s.EnsureConversation(ctx, db.Conversation{ID: "slack:C1", Platform: "slack", ChannelID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.CreateRun(ctx, db.NewRun{Workflow: "build", ConversationID: "slack:C1", ParentConversationID: "slack:C1", WorkflowSource: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	again := open(t, path)
+	if got, err := again.GetRun(ctx, r.ID); err != nil || got.Status != db.StatusQueued {
+		t.Fatalf("after reopen GetRun = %+v, %v", got, err)
+	}
+	if err := again.Ready(ctx); err != nil {
+		t.Fatalf("Ready after reopen: %v", err)
+	}
+}
+
+// TestReadyReportsPendingMigrations: the readiness probe's 503 reason says migrations are pending.
+func TestReadyReportsPendingMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tf.db")
+	s := open(t, path)
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	fsys, _ := fs.Sub(migrations.SQLite, "sqlite")
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), 0); err != nil {
+		t.Fatalf("roll back migrations: %v", err)
+	}
+	if err := s.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "pending") {
+		t.Fatalf("Ready with a rolled-back schema = %v, want an error saying migrations are pending", err)
+	}
+}
+
+// TestLockedDatabaseIsUnavailable: when another process holds the write lock past the caller's
+// deadline, the store answers ErrUnavailable (retryable), not a driver error.
+func TestLockedDatabaseIsUnavailable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the 10s busy timeout")
+	}
+	path := filepath.Join(t.TempDir(), "tf.db")
+	s := open(t, path)
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err = s.MarkInbound(ctx, "discord", "evt-1")
+	if !errors.Is(err, db.ErrUnavailable) {
+		t.Fatalf("write while another process holds the lock: %v, want ErrUnavailable", err)
+	}
+}

@@ -1,0 +1,161 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"threadflow/db"
+)
+
+// defaultLimit caps listings that do not ask for a size.
+const defaultLimit = 100
+
+// CreateRun inserts a queued run with its frozen workflow source and the run_created event. The
+// conversation must exist (EnsureConversation first); an unknown one is db.ErrNotFound.
+func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
+	if n.ID == "" {
+		n.ID = db.NewRunID()
+	}
+	if n.WorkflowSource == nil {
+		n.WorkflowSource = []byte{}
+	}
+	conv, err := n.CheckedConversation()
+	if err != nil {
+		return db.Run{}, err
+	}
+	now := micros(s.clock())
+	var out db.Run
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if conv != nil {
+			if err := insertConversation(ctx, tx, *conv, fromMicros(now)); err != nil {
+				return err
+			}
+		}
+		r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
+				user_id, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+runColumns,
+			n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserMessage, string(db.StatusQueued),
+			n.WorkingPath, n.WorkflowSource, db.Digest(n.WorkflowSource), now, now))
+		if err != nil {
+			return fmt.Errorf("create run %s in conversation %s: %w", n.ID, n.ConversationID, err)
+		}
+		out = r
+		data := object(map[string]string{"workflow": n.Workflow, "user": n.UserID})
+		if _, err = appendEvent(ctx, tx, r.ID, newEvent{typ: db.EventRunCreated, data: data}, r.CreatedAt); err != nil {
+			return err
+		}
+		for _, m := range n.Messages {
+			m.RunID = r.ID
+			if err := setMessageRef(ctx, tx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// GetRun returns one run or db.ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
+	r, err := getRun(ctx, s.r, runID)
+	if err != nil {
+		return db.Run{}, fmt.Errorf("get run %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+// FindRunsByPrefix returns the runs whose id starts with prefix. LIKE metacharacters in the prefix
+// match only themselves.
+func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE ? ESCAPE '\' ORDER BY id LIMIT ?`,
+		escapeLike(prefix)+"%", orDefault(limit))
+	if err != nil {
+		return nil, fmt.Errorf("find runs by prefix: %w", translate(err))
+	}
+	return scanRuns(rows)
+}
+
+// escapeLike makes s match literally in a LIKE pattern with ESCAPE '\'.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func orDefault(limit int) int {
+	if limit <= 0 {
+		return defaultLimit
+	}
+	return limit
+}
+
+// FindResumable returns the newest failed or paused run of workflow in the parent conversation.
+func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error) {
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
+		WHERE workflow = ? AND parent_conversation_id = ? AND status IN (?, ?)
+		ORDER BY created_at DESC, id DESC LIMIT 1`,
+		workflow, parentConversationID, string(db.StatusFailed), string(db.StatusPaused)))
+	if err != nil {
+		return db.Run{}, fmt.Errorf("find resumable %s run: %w", workflow, err)
+	}
+	return r, nil
+}
+
+// ListRuns returns runs matching f, newest first.
+func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) {
+	where, args := filter(f)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs`+where+` ORDER BY created_at DESC, id DESC LIMIT ?`,
+		append(args, orDefault(f.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", translate(err))
+	}
+	return scanRuns(rows)
+}
+
+// filter builds the WHERE clause of f; zero fields do not filter.
+func filter(f db.RunFilter) (string, []any) {
+	var conds []string
+	var args []any
+	eq := func(col, v string) {
+		if v != "" {
+			conds = append(conds, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("workflow", f.Workflow)
+	eq("conversation_id", f.ConversationID)
+	eq("parent_conversation_id", f.ParentConversationID)
+	eq("user_id", f.UserID)
+	if len(f.Statuses) > 0 {
+		conds = append(conds, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if len(conds) == 0 {
+		return "", args
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// SetRunConversation moves a run to another existing conversation.
+func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, conversationID, runID)
+		if err != nil {
+			return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("move run %s: %w", runID, orNotFound(translate(err)))
+		}
+		return nil
+	})
+}
+
+// orNotFound is err, or db.ErrNotFound when there is none: an UPDATE that matched no row.
+func orNotFound(err error) error {
+	if err != nil {
+		return err
+	}
+	return db.ErrNotFound
+}

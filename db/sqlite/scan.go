@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"threadflow/db"
+)
+
+// runColumns is the column list every run query selects or returns, in scanRun's order.
+const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_message, status,
+	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
+	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at`
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(row scanner) (db.Run, error) {
+	var (
+		r                                     db.Run
+		meta                                  string
+		expires, heartbeat, started, finished sql.NullInt64
+		created, queued                       int64
+	)
+	err := row.Scan(&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserMessage,
+		&r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta, &r.Attempt, &r.Recoveries,
+		&r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat, &created, &queued, &started, &finished)
+	if err != nil {
+		return db.Run{}, translate(err)
+	}
+	if err := json.Unmarshal([]byte(meta), &r.Meta); err != nil {
+		return db.Run{}, fmt.Errorf("run %s: stored meta is not valid: %w", r.ID, err)
+	}
+	r.LeaseExpiresAt, r.HeartbeatAt = fromNull(expires), fromNull(heartbeat)
+	r.CreatedAt, r.QueuedAt = fromMicros(created), fromMicros(queued)
+	r.StartedAt, r.FinishedAt = fromNull(started), fromNull(finished)
+	return r, nil
+}
+
+func scanRuns(rows *sql.Rows) ([]db.Run, error) {
+	defer rows.Close()
+	var out []db.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// micros is how times are stored: unix microseconds, UTC.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// nullMicros stores the zero time as NULL.
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func fromNull(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromMicros(n.Int64)
+}

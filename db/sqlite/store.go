@@ -1,0 +1,134 @@
+// Package sqlite is the SQLite engine of db.Store, on modernc.org/sqlite (pure Go, no cgo). It is
+// the single-node deployment: one database file, one writer.
+//
+// Every state transition is one compare-and-set UPDATE inside a BEGIN IMMEDIATE transaction,
+// together with the event it appends. Writes go through a pool of exactly one connection, so
+// concurrent writers in this process queue in database/sql instead of failing with SQLITE_BUSY;
+// reads use a separate pool that WAL lets run beside the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"go.uber.org/zap"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"threadflow/db"
+	"threadflow/migrations"
+)
+
+var _ db.Store = (*Store)(nil)
+
+// busyTimeout is how long a statement waits for another process's lock before failing with
+// SQLITE_BUSY, which the store reports as db.ErrUnavailable.
+const busyTimeout = 10 * time.Second
+
+// readConns bounds the read pool; SQLite reads are cheap and the machine is small.
+const readConns = 4
+
+// Store is a db.Store on one SQLite database file.
+type Store struct {
+	w        *sql.DB // the only writer: MaxOpenConns 1, BEGIN IMMEDIATE
+	r        *sql.DB // read-only pool
+	migrator *goose.Provider
+	now      func() time.Time
+	log      *zap.Logger
+}
+
+// Open opens (creating if needed) the database file at path, applies pending migrations and returns
+// the store. path must be a file: the read and write pools are separate connections, so an
+// in-memory database would give each its own empty database.
+func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*Store, error) {
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("open sqlite: path %q is not a database file; give a file path such as ./threadflow.db", path)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	s := &Store{w: w, now: opts.Clock(), log: log}
+	if err := s.migrate(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	s.r, err = sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(readConns)
+	return s, nil
+}
+
+// dsn builds the connection string. foreign_keys is per connection in SQLite, so it is a DSN pragma
+// and not part of the migration.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// migrate applies the embedded migrations that the database does not have yet.
+func (s *Store) migrate(ctx context.Context) error {
+	fsys, err := fs.Sub(migrations.SQLite, "sqlite")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.w, fsys)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	s.migrator = p
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", translate(err))
+	}
+	for _, r := range res {
+		s.log.Debug("sqlite.migration_applied", zap.Int64("version", r.Source.Version), zap.Duration("took", r.Duration))
+	}
+	return nil
+}
+
+// Ready reports nil when both pools answer and no migration is pending.
+func (s *Store) Ready(ctx context.Context) error {
+	for _, p := range []*sql.DB{s.w, s.r} {
+		if err := p.PingContext(ctx); err != nil {
+			return fmt.Errorf("sqlite ping: %w", translate(err))
+		}
+	}
+	pending, err := s.migrator.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite migrations: %w", translate(err))
+	}
+	if pending {
+		return errors.New("sqlite: database migrations are pending; restart the bot or run `threadflow migrate`")
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// clock returns the injected time, in UTC.
+func (s *Store) clock() time.Time { return s.now().UTC() }

@@ -1,0 +1,104 @@
+package db
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the contract of a run store. Each transition method is one compare-and-set on the run's
+// status (and lease token where a worker writes), with its event appended in the same transaction.
+// A lost race returns a *TransitionError carrying the status actually found; a worker whose lease is
+// gone gets an error matching ErrLeaseLost.
+type Store interface {
+	// CreateRun inserts a queued run and its run_created event.
+	CreateRun(ctx context.Context, n NewRun) (Run, error)
+	// ClaimRun moves the oldest queued run to running under a fresh lease for owner, valid for ttl.
+	// With platforms, only runs whose conversation is on one of them are taken: a worker claims the
+	// runs it can report on. It returns ErrNoQueuedRun when nothing it may take is queued.
+	ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (Run, error)
+	// Heartbeat extends a held lease by ttl from now.
+	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error
+	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
+	// run_paused for recovery pauses).
+	PauseRun(ctx context.Context, l Lease, p Pause) (Run, error)
+	// CompleteRun moves running -> completed with the final output.
+	CompleteRun(ctx context.Context, l Lease, output string) (Run, error)
+	// FailRun moves running -> failed with the reason.
+	FailRun(ctx context.Context, l Lease, e RunError) (Run, error)
+	// ReleaseRun hands a running run back to the queue without counting a recovery (graceful
+	// shutdown).
+	ReleaseRun(ctx context.Context, l Lease) (Run, error)
+	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
+	// that claims a run for resuming; two concurrent resumes have exactly one winner.
+	ResumeRun(ctx context.Context, runID, by string) (Run, error)
+	// ResolveGate answers a paused gate once: approve and answer -> queued, reject -> cancelled.
+	// A second resolution gets a *GateResolvedError describing the first.
+	ResolveGate(ctx context.Context, g GateResolution) (Run, error)
+	// CancelRun abandons a queued, running, paused or failed run.
+	CancelRun(ctx context.Context, runID, by, reason string) (Run, error)
+	// RescueExpired re-queues running runs whose lease expired before now, adding one to their
+	// recovery counter; a run that would exceed maxRecoveries moves to failed instead.
+	RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error)
+
+	// RecordEvent appends an event under a held lease. For node lifecycle types (EventType.Idempotent)
+	// recording the same (type, node, attempt) again with the same data is a no-op returning the
+	// stored event, and with different data is an error matching ErrConflict. Recording
+	// node_completed resets the run's recovery counter: the run made progress.
+	RecordEvent(ctx context.Context, l Lease, e Event) (Event, error)
+	// Events returns a run's events in sequence order.
+	Events(ctx context.Context, runID string) ([]Event, error)
+
+	// GetRun returns one run or ErrNotFound.
+	GetRun(ctx context.Context, runID string) (Run, error)
+	// FindRunsByPrefix returns the runs whose id starts with prefix (at most limit).
+	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]Run, error)
+	// FindResumable returns the newest failed or paused run of workflow in the parent conversation,
+	// or ErrNotFound.
+	FindResumable(ctx context.Context, workflow, parentConversationID string) (Run, error)
+	// ListRuns returns runs matching f, newest first.
+	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
+
+	// SetRunConversation moves a run to another conversation: adapters that open a thread per run
+	// record the thread here so replies in it reach the run. It is not a status transition.
+	SetRunConversation(ctx context.Context, runID, conversationID string) error
+
+	// SetMessageRef records which message of the run is its ref.Kind; an empty MessageID forgets it.
+	SetMessageRef(ctx context.Context, ref MessageRef) error
+	// MessageRefs returns the messages recorded for a run.
+	MessageRefs(ctx context.Context, runID string) ([]MessageRef, error)
+
+	// EnsureConversation inserts c when its id is new and returns the stored conversation.
+	EnsureConversation(ctx context.Context, c Conversation) (Conversation, error)
+	// GetSession returns the session stored for (conversation) or (run, node); ErrNotFound if none.
+	GetSession(ctx context.Context, conversationID, runID, nodeID string) (Session, error)
+	// SetSession stores s; an empty SessionID clears the stored id.
+	SetSession(ctx context.Context, s Session) error
+
+	// MarkInbound records a platform event id as handled. first is false when it was already.
+	MarkInbound(ctx context.Context, platform, eventID string) (first bool, err error)
+
+	// Ready reports nil when the database answers and every migration is applied.
+	Ready(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}
+
+// Options configure an engine. Now is injected so tests control lease expiry; nil means time.Now.
+type Options struct {
+	Now func() time.Time
+}
+
+// Clock returns o.Now or time.Now.
+func (o Options) Clock() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	return time.Now
+}
+
+// Rescue is one run handled by RescueExpired.
+type Rescue struct {
+	Run       Run
+	PrevOwner string
+	Exhausted bool // the recovery budget ran out and the run moved to failed
+}

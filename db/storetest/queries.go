@@ -1,0 +1,193 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"threadflow/db"
+)
+
+func queryTests() []test {
+	return []test{
+		{"CreateRunRoundTrip", testCreateRoundTrip},
+		{"CreateRunDuplicateID", testCreateDuplicate},
+		{"CreateRunNeedsConversation", testCreateNeedsConversation},
+		{"FindResumable", testFindResumable},
+		{"ListRuns", testListRuns},
+		{"FindRunsByPrefix", testFindByPrefix},
+		{"SetRunConversation", testSetRunConversation},
+	}
+}
+
+func testCreateRoundTrip(t *testing.T, e *env) {
+	r := e.create(t, nil)
+	n := newRun(nil)
+	if len(r.ID) != db.RunIDLength || !db.ValidRunIDPrefix(r.ID) {
+		t.Fatalf("generated run id %q is not a valid run id", r.ID)
+	}
+	got := e.get(t, r.ID)
+	now := e.clock.Now()
+	if got.Workflow != n.Workflow || got.ConversationID != n.ConversationID || got.ParentConversationID != n.ParentConversationID ||
+		got.UserID != n.UserID || got.UserMessage != n.UserMessage || got.WorkingPath != n.WorkingPath {
+		t.Fatalf("run read back as %+v, created from %+v", got, n)
+	}
+	if !bytes.Equal(got.WorkflowSource, n.WorkflowSource) || got.WorkflowDigest != db.Digest(n.WorkflowSource) {
+		t.Fatalf("frozen source %q digest %s, want %q %s", got.WorkflowSource, got.WorkflowDigest, n.WorkflowSource, db.Digest(n.WorkflowSource))
+	}
+	if got.Status != db.StatusQueued || !got.CreatedAt.Equal(now) || !got.QueuedAt.Equal(now) || got.Attempt != 0 || got.Recoveries != 0 {
+		t.Fatalf("new run: %s created %v queued %v attempt %d recoveries %d", got.Status, got.CreatedAt, got.QueuedAt, got.Attempt, got.Recoveries)
+	}
+	if !got.StartedAt.IsZero() || !got.FinishedAt.IsZero() || !got.LeaseExpiresAt.IsZero() || got.LeaseToken != "" {
+		t.Fatalf("new run has times or lease set: %+v", got)
+	}
+	if evs := e.events(t, r.ID); len(evs) != 1 || evs[0].Type != db.EventRunCreated {
+		t.Fatalf("new run events %v, want [run_created]", types(evs))
+	}
+}
+
+func testCreateDuplicate(t *testing.T, e *env) {
+	e.create(t, func(n *db.NewRun) { n.ID = "abcdefghjk" })
+	_, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) { n.ID = "abcdefghjk" }))
+	if !errors.Is(err, db.ErrDuplicate) {
+		t.Fatalf("CreateRun with a taken id: %v, want ErrDuplicate", err)
+	}
+}
+
+func testCreateNeedsConversation(t *testing.T, e *env) {
+	_, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) { n.ConversationID = "slack:nowhere" }))
+	if !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("CreateRun in an unknown conversation: %v, want ErrNotFound", err)
+	}
+}
+
+func testFindResumable(t *testing.T, e *env) {
+	if _, err := e.s.FindResumable(e.ctx, "build", channelConv); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("FindResumable on empty store: %v, want ErrNotFound", err)
+	}
+	older, _ := e.runIn(t, fxFailed, nil)
+	e.clock.Advance(time.Second)
+	want, _ := e.runIn(t, fxApproval, nil)
+	e.clock.Advance(time.Second)
+	// Newer, but none of these may be offered for resuming.
+	e.runIn(t, fxCancelled, nil)
+	e.runIn(t, fxCompleted, nil)
+	e.runIn(t, fxFailed, func(n *db.NewRun) { n.Workflow = "deploy" })
+	e.runIn(t, fxFailed, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = otherConv, otherConv })
+	running, _ := e.runIn(t, fxRunning, nil)
+
+	got, err := e.s.FindResumable(e.ctx, "build", channelConv)
+	if err != nil || got.ID != want.ID {
+		t.Fatalf("FindResumable = %s, %v; want the newest paused run %s (older failed %s)", got.ID, err, want.ID, older.ID)
+	}
+	e.retire(t, want.ID)
+	e.retire(t, running.ID)
+	if got, err := e.s.FindResumable(e.ctx, "build", channelConv); err != nil || got.ID != older.ID {
+		t.Fatalf("FindResumable = %s, %v; want the failed run %s", got.ID, err, older.ID)
+	}
+}
+
+func testListRuns(t *testing.T, e *env) {
+	a, _ := e.runIn(t, fxFailed, nil)
+	e.clock.Advance(time.Second)
+	b, _ := e.runIn(t, fxQueued, func(n *db.NewRun) { n.Workflow = "deploy"; n.UserID = "slack:U7" })
+	e.clock.Advance(time.Second)
+	c, _ := e.runIn(t, fxQueued, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = otherConv, otherConv })
+	tests := []struct {
+		name string
+		f    db.RunFilter
+		want []string
+	}{
+		{"all newest first", db.RunFilter{}, []string{c.ID, b.ID, a.ID}},
+		{"by status", db.RunFilter{Statuses: []db.Status{db.StatusQueued}}, []string{c.ID, b.ID}},
+		{"by statuses", db.RunFilter{Statuses: []db.Status{db.StatusFailed, db.StatusCompleted}}, []string{a.ID}},
+		{"by workflow", db.RunFilter{Workflow: "deploy"}, []string{b.ID}},
+		{"by user", db.RunFilter{UserID: "slack:U7"}, []string{b.ID}},
+		{"by conversation", db.RunFilter{ConversationID: otherConv}, []string{c.ID}},
+		{"by parent", db.RunFilter{ParentConversationID: channelConv}, []string{b.ID, a.ID}},
+		{"limit", db.RunFilter{Limit: 2}, []string{c.ID, b.ID}},
+		{"no match", db.RunFilter{Workflow: "nope"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runs, err := e.s.ListRuns(e.ctx, tc.f)
+			if err != nil {
+				t.Fatalf("ListRuns: %v", err)
+			}
+			if got := ids(runs); !equalIDs(got, tc.want) {
+				t.Fatalf("ListRuns(%+v) = %v, want %v", tc.f, got, tc.want)
+			}
+		})
+	}
+}
+
+func testFindByPrefix(t *testing.T, e *env) {
+	for _, id := range []string{"aaaaaa0001", "aaaaaa0002", "aaaaab0001", "bbbbbb0001"} {
+		e.create(t, func(n *db.NewRun) { n.ID = id })
+	}
+	tests := []struct {
+		prefix string
+		limit  int
+		want   []string
+	}{
+		{"aaaaaa", 10, []string{"aaaaaa0001", "aaaaaa0002"}},
+		{"aaaaa", 10, []string{"aaaaaa0001", "aaaaaa0002", "aaaaab0001"}},
+		{"aaaaa", 1, []string{"aaaaaa0001"}},
+		{"bbbbbb0001", 10, []string{"bbbbbb0001"}},
+		{"cccccc", 10, nil},
+		{"%", 10, nil},
+		{"aaaaa_", 10, nil},
+		{`aaaaaa\`, 10, nil},
+	}
+	for _, tc := range tests {
+		runs, err := e.s.FindRunsByPrefix(e.ctx, tc.prefix, tc.limit)
+		if err != nil {
+			t.Fatalf("FindRunsByPrefix(%q): %v", tc.prefix, err)
+		}
+		got := ids(runs)
+		if tc.limit == 1 {
+			// Which one of several matches is unspecified; only the count is.
+			if len(got) != 1 || got[0][:5] != "aaaaa" {
+				t.Fatalf("FindRunsByPrefix(%q, 1) = %v, want one match", tc.prefix, got)
+			}
+			continue
+		}
+		if !equalIDs(sorted(got), tc.want) {
+			t.Fatalf("FindRunsByPrefix(%q) = %v, want %v", tc.prefix, got, tc.want)
+		}
+	}
+}
+
+func testSetRunConversation(t *testing.T, e *env) {
+	r := e.create(t, func(n *db.NewRun) { n.ConversationID = channelConv })
+	if err := e.s.SetRunConversation(e.ctx, r.ID, threadConv); err != nil {
+		t.Fatalf("SetRunConversation: %v", err)
+	}
+	if got := e.get(t, r.ID); got.ConversationID != threadConv || got.ParentConversationID != channelConv {
+		t.Fatalf("run conversation %s parent %s, want %s and %s", got.ConversationID, got.ParentConversationID, threadConv, channelConv)
+	}
+	if err := e.s.SetRunConversation(e.ctx, "zzzzzzzzzz", threadConv); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("SetRunConversation of unknown run: %v, want ErrNotFound", err)
+	}
+	if err := e.s.SetRunConversation(e.ctx, r.ID, "slack:nowhere"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("SetRunConversation to unknown conversation: %v, want ErrNotFound", err)
+	}
+}
+
+func ids(runs []db.Run) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
+}
+
+func equalIDs(a, b []string) bool { return slices.Equal(a, b) }

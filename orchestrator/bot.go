@@ -1,0 +1,154 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/workflow"
+)
+
+// Catalogs gives the current workflow catalog. Discovery re-reads directories, so the bot asks for
+// it per command and picks up new files without a restart.
+type Catalogs interface {
+	Catalog() *workflow.Catalog
+}
+
+// RunWorkers is what the dispatcher needs from the local workers.
+type RunWorkers interface {
+	Wake()
+	Stop(runID string)
+}
+
+// Bot is the dispatcher: it turns inbound chat messages into commands, gate answers and assistant
+// turns, the same for every platform. It implements conversation.Handler. It never executes a run
+// itself: it creates, resumes, answers or cancels runs with one store compare-and-set each and wakes
+// the workers, so the resume gate and the state machine are enforced in exactly one place.
+type Bot struct {
+	Store     Store
+	Catalogs  Catalogs
+	Reporter  *Reporter
+	Workers   RunWorkers
+	Auth      Auth
+	Dirs      Dirs
+	Assistant Assistant
+	Log       *zap.Logger
+	Observe   Observer
+
+	known knownSet // conversations this process recorded
+}
+
+// Handle handles one message. Messages of one conversation arrive in order (conversation.Inbox).
+func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
+	if !b.Auth.Permits(m.UserID) {
+		b.Log.Info("orchestrator.message_ignored", zap.String("reason", "user not allowed"), zap.String("user", MaskUser(m.UserID)))
+		if m.Action != nil {
+			b.replyEphemeral(ctx, m, conversation.T(conversation.P("You are not allowed to use this bot; ask an admin to add your id to ALLOWED_USER_IDS. Nothing was changed.")))
+		}
+		return
+	}
+	start, kind := time.Now(), "ignored"
+	defer func() { observerOr(b.Observe).Dispatched(kind, time.Since(start)) }()
+	text := strings.TrimSpace(m.Text)
+	switch {
+	case commands.IsCommand(text):
+		kind = "command"
+		b.command(ctx, m, text)
+	case b.answerGate(ctx, m, text):
+		kind = "gate_answer"
+	case m.Addressed():
+		kind = "assistant"
+		b.assistant(ctx, m, text)
+	}
+}
+
+func (b *Bot) command(ctx context.Context, m conversation.Message, text string) {
+	c, err := commands.Parse(text)
+	if err != nil {
+		var pe *commands.ParseError
+		msg := err.Error()
+		if errors.As(err, &pe) && pe.Usage != "" {
+			msg = pe.Msg + "\nUsage: " + pe.Usage
+		}
+		b.reply(ctx, m, conversation.T(conversation.P(msg)))
+		return
+	}
+	switch c.Kind {
+	case commands.KindRun:
+		b.runCommand(ctx, m, c)
+	case commands.KindResume:
+		b.resume(ctx, m, c)
+	case commands.KindAbandon, commands.KindCancel:
+		b.abandon(ctx, m, c)
+	case commands.KindApprove:
+		b.decide(ctx, m, c.RunID, db.DecisionApprove, c.Text)
+	case commands.KindReject:
+		b.decide(ctx, m, c.RunID, db.DecisionReject, c.Text)
+	case commands.KindStatus:
+		b.status(ctx, m, c)
+	case commands.KindList:
+		b.list(ctx, m)
+	case commands.KindReset:
+		b.reset(ctx, m)
+	default:
+		b.reply(ctx, m, conversation.T(conversation.P(commands.Help())))
+	}
+}
+
+// reply answers in the message's conversation.
+func (b *Bot) reply(ctx context.Context, m conversation.Message, t conversation.Text, buttons ...conversation.Button) {
+	b.Reporter.Post(ctx, m.Address, conversation.Reply{Text: t, Buttons: buttons})
+}
+
+// replyEphemeral answers only the sender where the platform can.
+func (b *Bot) replyEphemeral(ctx context.Context, m conversation.Message, t conversation.Text) {
+	b.Reporter.Post(ctx, m.Address, conversation.Reply{Text: t, Ephemeral: true, ToUser: m.UserID})
+}
+
+// settle edits the message whose button was clicked so it shows the decision and who made it,
+// without buttons: nobody can click a stale choice later.
+func (b *Bot) settle(ctx context.Context, m conversation.Message, t conversation.Text) {
+	if m.Action == nil {
+		return
+	}
+	b.Reporter.Edit(ctx, m.Action.Ref, conversation.Reply{Text: t})
+}
+
+// resolveRun finds the run a typed id or prefix names, answering the user when it cannot.
+func (b *Bot) resolveRun(ctx context.Context, m conversation.Message, prefix string) (db.Run, bool) {
+	runs, err := b.Store.FindRunsByPrefix(ctx, prefix, 6)
+	if err != nil {
+		b.internalError(ctx, m, "look up run", err)
+		return db.Run{}, false
+	}
+	switch {
+	case len(runs) == 1:
+		return runs[0], true
+	case len(runs) == 0:
+		b.reply(ctx, m, conversation.T(conversation.P("No run has an id starting with "), conversation.C(prefix),
+			conversation.P(". "), conversation.C("/workflow status"), conversation.P(" lists this conversation's runs.")))
+	default:
+		t := conversation.T(conversation.P("More than one run starts with "), conversation.C(prefix), conversation.P("; type more of the id:"))
+		for _, r := range runs {
+			t = t.Append(conversation.P("\n• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" ("+string(r.Status)+")"))
+		}
+		b.reply(ctx, m, t)
+	}
+	return db.Run{}, false
+}
+
+// internalError logs the details and tells the user a short, safe sentence.
+func (b *Bot) internalError(ctx context.Context, m conversation.Message, action string, err error) {
+	b.Log.Error("orchestrator.command_failed", zap.String("action", action), zap.Error(err))
+	msg := "Something went wrong while trying to " + action + "; nothing was changed. Please try again."
+	if errors.Is(err, db.ErrUnavailable) {
+		msg = "The database is not answering right now; nothing was changed. Please try again in a moment."
+	}
+	b.reply(ctx, m, conversation.T(conversation.P(msg)))
+}

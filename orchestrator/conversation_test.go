@@ -1,0 +1,170 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator"
+)
+
+// submit hands messages to a fresh Inbox over the real store (its de-duplication table) and waits
+// until every one was handled, as an adapter and the bot's wiring do.
+func (h *harness) submit(msgs ...conversation.Message) {
+	h.t.Helper()
+	in := conversation.NewInbox(h.engine.Bot, h.store, 4, zaptest.NewLogger(h.t))
+	for _, m := range msgs {
+		if _, err := in.Submit(context.Background(), m); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if err := in.Close(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func chatMessage(event, text string) conversation.Message {
+	return conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "chan"}, UserID: admin,
+		Text: text, EventID: event, Mentioned: true}
+}
+
+func TestRedeliveredEventStartsOneRunAlsoAfterARestart(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		m := chatMessage("evt-1", "/workflow run hello world")
+		h.submit(m, m, m)
+		h.restart()
+		h.submit(m)
+		if runs := h.runs("hello"); len(runs) != 1 {
+			t.Fatalf("%d runs for one event delivered four times, want 1", len(runs))
+		}
+	})
+}
+
+func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		var msgs []conversation.Message
+		for i := range 12 {
+			msgs = append(msgs, chatMessage(fmt.Sprintf("burst-%d", i), fmt.Sprintf("/workflow run hello n%02d", i)))
+		}
+		h.submit(msgs...)
+		runs := h.runs("hello")
+		if len(runs) != 12 {
+			t.Fatalf("%d runs, want 12", len(runs))
+		}
+		// Runs list newest first; the arguments must come out in the order they were sent.
+		for i, r := range runs {
+			if want := fmt.Sprintf("n%02d", 11-i); r.UserMessage != want {
+				t.Fatalf("run %d has arguments %q, want %q: messages were not handled in order", i, r.UserMessage, want)
+			}
+		}
+	})
+}
+
+func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.cfg.Auth = orchestrator.NewAuth([]string{"test:alice"}, nil)
+		h.restart()
+		if replies := h.say("test:mallory", "", "/workflow run hello world"); len(replies) != 0 {
+			t.Fatalf("a user outside ALLOWED_USER_IDS got replies: %s", joined(replies))
+		}
+		if runs := h.runs("hello"); len(runs) != 0 {
+			t.Fatal("a user outside ALLOWED_USER_IDS started a run")
+		}
+		h.say("test:alice", "", "/workflow run hello world")
+		if runs := h.runs("hello"); len(runs) != 1 {
+			t.Fatal("an allowed user could not start a run")
+		}
+	})
+}
+
+// Free text to the bot goes to the conversation's assistant. A stale stored session is cleared and
+// the message is answered by a fresh session once (../shared/seeds/003_744e4bbd1dcb2334.txt); the
+// next message continues the new session, and /reset forgets it.
+func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.cfg.DefaultProvider = "claude"
+		h.restart()
+		ctx := context.Background()
+		h.say(admin, "", "hello there")
+		first, err := h.store.GetSession(ctx, "test:chan", "", "")
+		if err != nil || first.SessionID == "" {
+			t.Fatalf("no session stored after the first answer: %+v %v", first, err)
+		}
+		h.script.Expire(first.SessionID)
+		replies := joined(h.say(admin, "", "are you still there"))
+		if !strings.Contains(replies, "starts a fresh one") || !strings.Contains(replies, "ok: are you still there") {
+			t.Fatalf("reply after an expired session:\n%s", replies)
+		}
+		second, _ := h.store.GetSession(ctx, "test:chan", "", "")
+		if second.SessionID == "" || second.SessionID == first.SessionID {
+			t.Fatalf("stored session after the fallback = %q, want a new one", second.SessionID)
+		}
+		if replies := joined(h.say(admin, "", "third message")); strings.Contains(replies, "fresh") {
+			t.Fatalf("the third message failed again:\n%s", replies)
+		}
+		calls := h.script.Calls()
+		if last := calls[len(calls)-1]; last.ResumeSession != second.SessionID {
+			t.Fatalf("third message resumed %q, want the new session %q", last.ResumeSession, second.SessionID)
+		}
+		h.say(admin, "", "/reset")
+		if s, _ := h.store.GetSession(ctx, "test:chan", "", ""); s.SessionID != "" {
+			t.Fatalf("/reset left session %q", s.SessionID)
+		}
+	})
+}
+
+func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
+	repo := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Skipf("git unavailable: %v %s", err, out)
+		}
+	}
+	d := orchestrator.Dirs{Home: t.TempDir(), RepoPath: repo}
+	if err := d.Create(context.Background(), "abc123defg"); err != nil {
+		t.Fatal(err)
+	}
+	work := d.WorkPath("abc123defg")
+	out, err := exec.Command("git", "-C", work, "rev-parse", "--abbrev-ref", "HEAD").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "threadflow/abc123defg" {
+		t.Fatalf("worktree branch = %q (%v), want threadflow/abc123defg", out, err)
+	}
+	if err := d.Create(context.Background(), "abc123defg"); err == nil {
+		t.Fatal("preparing the same run twice succeeded; two runs must never share a directory")
+	}
+}
+
+// A process claims only runs it can report on: a run started from a terminal is left for a
+// terminal, even when it was queued first.
+func TestWorkersClaimOnlyRunsTheyCanReport(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.cfg.ClaimReportableOnly = true
+		h.restart()
+		ctx := context.Background()
+		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "console", ChannelID: "local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := []byte("name: hello\nnodes:\n  - id: a\n    bash: echo hi\n")
+		console, err := h.store.CreateRun(ctx, db.NewRun{Workflow: "hello", ConversationID: conv.ID, ParentConversationID: conv.ID,
+			UserID: "console:local", WorkingPath: t.TempDir(), WorkflowSource: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours := h.waitStatus(h.startRun("hello", "world").ID, db.StatusCompleted)
+		if got, _ := h.store.GetRun(ctx, console.ID); got.Status != db.StatusQueued {
+			t.Fatalf("the terminal's run is %s after run %s completed; a process without a terminal must leave it queued", got.Status, ours.ID)
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/conversation"
+)
+
+// Config is everything the orchestrator needs from the outside.
+type Config struct {
+	Store           Store
+	Catalogs        Catalogs
+	Providers       Providers
+	DefaultProvider string // DEFAULT_PROVIDER; empty turns free-text chat off
+	Outboxes        map[string]conversation.Outbox
+	Auth            Auth
+	Dirs            Dirs
+	Log             *zap.Logger
+
+	Owner         string        // REPLICA_ID
+	LeaseTTL      time.Duration // LEASE_TTL
+	MaxRecoveries int           // MAX_RECOVERIES
+	Slots         int           // WORKERS
+	MaxParallel   int           // MAX_PARALLEL_NODES
+	Grace         time.Duration // SHUTDOWN_GRACE
+	Poll          time.Duration // how often idle workers look for runs queued elsewhere
+	Debounce      time.Duration // status message edits
+	Notifier      Notifier      // optional extra notifier; the Reporter always reports
+	Observer      Observer      // measurements (package metrics); optional
+	// ClaimReportableOnly makes the workers claim only runs of the platforms in Outboxes (read when
+	// Run starts, after adapters registered their outboxes).
+	ClaimReportableOnly bool
+}
+
+// Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
+// rescuer of expired leases, and the reporter that tells chat about runs.
+type Engine struct {
+	Bot      *Bot
+	Workers  *Workers
+	Rescuer  *Rescuer
+	Reporter *Reporter
+	Executor *Executor
+
+	reportableOnly bool
+}
+
+// New wires an Engine from c.
+func New(c Config) *Engine {
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 30 * time.Second
+	}
+	obs := observerOr(c.Observer)
+	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs}
+	var notify Notifier = rep
+	if c.Notifier != nil {
+		notify = fanout{rep, c.Notifier}
+	}
+	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs}
+	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace}
+	return &Engine{
+		reportableOnly: c.ClaimReportableOnly,
+		Executor:       exec,
+		Reporter:       rep,
+		Workers:        w,
+		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
+			Wake: w.Wake, Observe: obs},
+		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs,
+			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
+	}
+}
+
+// Run executes and rescues runs until ctx ends, then shuts down gracefully.
+func (e *Engine) Run(ctx context.Context) {
+	if e.reportableOnly {
+		for p := range e.Reporter.Outboxes {
+			e.Workers.Platforms = append(e.Workers.Platforms, p)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); e.Workers.Run(ctx) }()
+	go func() { defer wg.Done(); e.Rescuer.Run(ctx) }()
+	wg.Wait()
+}
+
+// fanout sends every notice to several notifiers.
+type fanout []Notifier
+
+func (f fanout) Notify(ctx context.Context, n Notice) {
+	for _, x := range f {
+		x.Notify(ctx, n)
+	}
+}

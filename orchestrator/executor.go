@@ -1,0 +1,169 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/db"
+	"threadflow/workflow"
+)
+
+// Executor drives one claimed run through its frozen workflow until it stops: completed, failed,
+// paused at a gate, or interrupted (lease lost, shutdown). Every fact it learns is written to
+// run_events under the run's lease before it acts on it, so any worker can continue where it stopped.
+type Executor struct {
+	Store       Store
+	Providers   Providers
+	Notify      Notifier
+	Log         *zap.Logger
+	MaxParallel int                                              // nodes of one run at once; <= 0 means 4
+	Sleep       func(ctx context.Context, d time.Duration) error // retry backoff; injected by tests
+	Now         func() time.Time
+	Observe     Observer
+	Dirs        Dirs // creates a run's working directory when it first executes
+}
+
+// spillLimit is the largest output kept inline in an event; longer output goes to the artifacts dir.
+const spillLimit = 16 << 10
+
+// Execute runs the workflow of a run this worker holds the lease of. It returns nil when the run
+// reached a stop it recorded (completed, failed, paused), and an error when it was interrupted:
+// the lease was lost, ctx ended, or the database failed. Interrupted runs stay running until their
+// lease expires or the worker hands them back.
+func (x *Executor) Execute(ctx context.Context, run db.Run) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e := &execution{x: x, run: run, lease: run.Lease(), cancel: cancel}
+	wf, err := workflow.Parse("run "+run.ID, run.WorkflowSource)
+	if err != nil {
+		return e.fail(ctx, db.RunError{Class: db.ClassPermanent, Message: "the workflow frozen into this run no longer parses: " + err.Error()})
+	}
+	events, err := x.Store.Events(ctx, run.ID)
+	if err != nil {
+		return fmt.Errorf("read events of run %s: %w", run.ID, err)
+	}
+	e.wf, e.hist, e.resumed = wf, history(events), resumedNow(events)
+	if err := e.ensureWorkDir(ctx, events); err != nil {
+		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable"})
+	}
+	for _, n := range wf.Nodes {
+		if e.hist[n.ID] == nil {
+			e.hist[n.ID] = &nodeHistory{state: workflow.StatePending}
+		}
+	}
+	return e.schedule(ctx)
+}
+
+func (x *Executor) maxParallel() int {
+	if x.MaxParallel <= 0 {
+		return 4
+	}
+	return x.MaxParallel
+}
+
+func (x *Executor) observer() Observer { return observerOr(x.Observe) }
+
+func (x *Executor) now() time.Time {
+	if x.Now != nil {
+		return x.Now()
+	}
+	return time.Now()
+}
+
+func (x *Executor) sleep(ctx context.Context, d time.Duration) error {
+	if x.Sleep != nil {
+		return x.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// execution is the state of one Execute call.
+type execution struct {
+	x          *Executor
+	run        db.Run
+	lease      db.Lease
+	wf         *workflow.Workflow
+	hist       map[string]*nodeHistory // touched only by the scheduling goroutine
+	cancel     context.CancelCauseFunc
+	progressed bool // a node completed during this execution
+	resumed    bool // this execution follows an explicit /workflow resume
+}
+
+// nodeResult is what a node goroutine reports back to the scheduler.
+type nodeResult struct {
+	node     *workflow.Node
+	output   string
+	err      error     // nil, a *nodeError, or an interruption
+	pause    *db.Pause // the node waits for a person
+	attempt  int
+	started  time.Time
+	finished time.Time
+}
+
+// ensureWorkDir creates the working directory of a run that never ran a node. Once a node ran,
+// a missing directory is not recreated: the run's files are gone, and the node that needs them
+// says so (an infrastructure error that leaves the run resumable).
+func (e *execution) ensureWorkDir(ctx context.Context, events []db.Event) error {
+	for _, ev := range events {
+		if ev.Type == db.EventNodeStarted {
+			return nil
+		}
+	}
+	if _, err := os.Stat(e.run.WorkingPath); err == nil {
+		return nil
+	}
+	return e.x.Dirs.Create(ctx, e.run.ID)
+}
+
+// artifactsDir is where a run keeps large outputs and files its nodes produce.
+func (e *execution) artifactsDir() string {
+	return filepath.Join(filepath.Dir(e.run.WorkingPath), "artifacts")
+}
+
+// record appends an event under the lease. Losing the lease stops the whole execution at once.
+func (e *execution) record(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	_, err = e.x.Store.RecordEvent(ctx, e.lease, db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt, Data: raw})
+	if errors.Is(err, db.ErrLeaseLost) {
+		e.cancel(err)
+	}
+	return err
+}
+
+// vars are the workflow variables visible to a node: arguments, ids and completed outputs.
+func (e *execution) vars(outputs map[string]string) workflow.Vars {
+	return workflow.Vars{
+		Arguments:    e.run.UserMessage,
+		RunID:        e.run.ID,
+		ArtifactsDir: e.artifactsDir(),
+		Outputs:      outputs,
+	}
+}
+
+// outputs returns the outputs of every completed node.
+func (e *execution) outputs() map[string]string {
+	out := make(map[string]string, len(e.hist))
+	for id, h := range e.hist {
+		if h.state == workflow.StateCompleted {
+			out[id] = h.output
+		}
+	}
+	return out
+}

@@ -1,0 +1,333 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"threadflow/agent"
+	"threadflow/agent/agenttest"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/orchestrator"
+	"threadflow/workflow"
+)
+
+// waitTimeout bounds every wait on a condition; generous because CI machines are slow, and a
+// passing test never waits for it.
+const waitTimeout = 30 * time.Second
+
+// harness is the real orchestrator wiring (store, workers, executor, dispatcher, reporter) on a real
+// database, real shell processes and the fake agent CLI, with a recording Outbox standing in for a
+// chat platform.
+type harness struct {
+	t         *testing.T
+	store     db.Store
+	engine    *orchestrator.Engine
+	out       *recOutbox
+	home      string
+	wfDir     string
+	script    *agenttest.Script
+	providers fakeProviders
+	cfg       orchestrator.Config
+	stopped   chan struct{}
+	stop      context.CancelFunc
+}
+
+type opener func(t testing.TB, opts db.Options) db.Store
+
+// engines runs f on SQLite and on PostgreSQL.
+func engines(t *testing.T, f func(t *testing.T, open opener)) {
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) { f(t, open) })
+}
+
+func newHarness(t *testing.T, open opener) *harness {
+	t.Helper()
+	home := t.TempDir()
+	h := &harness{t: t, store: open(t, db.Options{}), out: newRecOutbox(), home: home, wfDir: filepath.Join(home, "wf"),
+		script: agenttest.NewScript(t)}
+	h.providers = newFakeProviders(agenttest.BuildFakeCLI(t), h.script.Env())
+	if err := os.MkdirAll(h.wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg = orchestrator.Config{
+		Store:         h.store,
+		Catalogs:      catalogs{t: t, home: home, dir: h.wfDir},
+		Providers:     h.providers,
+		Outboxes:      map[string]conversation.Outbox{"test": h.out},
+		Auth:          orchestrator.NewAuth(nil, []string{"test:admin"}),
+		Dirs:          orchestrator.Dirs{Home: home},
+		Log:           zaptest.NewLogger(t),
+		Owner:         "test-replica",
+		LeaseTTL:      10 * time.Second,
+		MaxRecoveries: 3,
+		Poll:          50 * time.Millisecond,
+		Debounce:      10 * time.Millisecond,
+	}
+	h.start()
+	t.Cleanup(h.shutdown)
+	return h
+}
+
+// start runs a fresh engine (as a restarted process would) on the same database.
+func (h *harness) start() {
+	h.engine = orchestrator.New(h.cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stop, h.stopped = cancel, make(chan struct{})
+	go func() { defer close(h.stopped); h.engine.Run(ctx) }()
+}
+
+// shutdown stops the engine and waits for it.
+func (h *harness) shutdown() {
+	h.stop()
+	<-h.stopped
+}
+
+func (h *harness) restart() {
+	h.shutdown()
+	h.start()
+}
+
+func (h *harness) writeWorkflow(name, src string) {
+	h.t.Helper()
+	if err := os.WriteFile(filepath.Join(h.wfDir, name+".yaml"), []byte(src), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// say sends text as user in the test channel (or a thread of it) and returns the replies posted
+// while it was handled.
+func (h *harness) say(user, thread, text string) []posted {
+	h.t.Helper()
+	before := h.out.count()
+	m := conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "chan", ThreadID: thread},
+		UserID: user, Text: text, Direct: true}
+	h.engine.Bot.Handle(context.Background(), m)
+	return h.out.since(before)
+}
+
+// runIn returns the single run the store has for a workflow, failing when there is not exactly one.
+func (h *harness) runs(workflow string) []db.Run {
+	h.t.Helper()
+	runs, err := h.store.ListRuns(context.Background(), db.RunFilter{Workflow: workflow})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return runs
+}
+
+// waitStatus waits until the run reaches one of the statuses.
+func (h *harness) waitStatus(id string, want ...db.Status) db.Run {
+	h.t.Helper()
+	var run db.Run
+	h.waitFor(fmt.Sprintf("run %s to be %v", id, want), func() bool {
+		var err error
+		run, err = h.store.GetRun(context.Background(), id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, s := range want {
+			if run.Status == s {
+				return true
+			}
+		}
+		return false
+	})
+	return run
+}
+
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, h.out.dump())
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait, not a wait for work
+	}
+}
+
+// waitMessage waits until a message containing text was sent (notices follow the store write
+// they report, so a run can be paused a moment before its gate message is out).
+func (h *harness) waitMessage(text string) []posted {
+	h.t.Helper()
+	var found []posted
+	h.waitFor(fmt.Sprintf("a message containing %q", text), func() bool {
+		found = h.out.find(text)
+		return len(found) > 0
+	})
+	return found
+}
+
+func (h *harness) events(id string) []db.Event {
+	h.t.Helper()
+	ev, err := h.store.Events(context.Background(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return ev
+}
+
+// countEvents counts events of a type for a node ("" for any node).
+func countEvents(events []db.Event, typ db.EventType, node string) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == typ && (node == "" || e.NodeID == node) {
+			n++
+		}
+	}
+	return n
+}
+
+// catalogs discovers workflows on every call; a test workflow that does not parse fails the test.
+type catalogs struct {
+	t         testing.TB
+	home, dir string
+}
+
+func (c catalogs) Catalog() *workflow.Catalog {
+	cat, errs := workflow.Discover(c.home, []string{c.dir})
+	if len(errs) > 0 {
+		c.t.Errorf("test workflows do not parse:\n%v", errs)
+	}
+	return cat
+}
+
+// fakeProviders gives the real Claude provider pointed at the fake CLI. The binary path can be
+// switched, to play a provider that is missing and later installed.
+type fakeProviders struct {
+	bin *atomic.Pointer[string]
+	env []string
+}
+
+func newFakeProviders(bin string, env []string) fakeProviders {
+	p := fakeProviders{bin: &atomic.Pointer[string]{}, env: env}
+	p.bin.Store(&bin)
+	return p
+}
+
+func (f fakeProviders) Provider(name string) (orchestrator.Provider, error) {
+	return envProvider{p: &agent.Claude{Bin: *f.bin.Load()}, env: f.env}, nil
+}
+
+// envProvider adds the fake's state directory to each request.
+type envProvider struct {
+	p   agent.Provider
+	env []string
+}
+
+func (e envProvider) Name() string { return e.p.Name() }
+func (e envProvider) Run(ctx context.Context, r agent.Request) (agent.Result, error) {
+	r.Env = append(r.Env, e.env...)
+	return e.p.Run(ctx, r)
+}
+
+// posted is one message the bot sent or edited.
+type posted struct {
+	To      conversation.Address
+	ID      string
+	Text    string
+	Buttons []conversation.Button
+	Edited  bool
+}
+
+// recOutbox records what the bot sends, as a chat platform with threads would show it.
+type recOutbox struct {
+	mu   sync.Mutex
+	msgs []posted
+	seq  int
+}
+
+func newRecOutbox() *recOutbox { return &recOutbox{} }
+
+func (o *recOutbox) Platform() string { return "test" }
+
+func (o *recOutbox) Post(_ context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seq++
+	id := fmt.Sprintf("m%d", o.seq)
+	o.msgs = append(o.msgs, posted{To: to, ID: id, Text: r.Text.String(), Buttons: r.Buttons})
+	return conversation.Ref{Address: to, MessageID: id}, nil
+}
+
+func (o *recOutbox) Edit(_ context.Context, ref conversation.Ref, r conversation.Reply) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := range o.msgs {
+		if o.msgs[i].ID == ref.MessageID {
+			o.msgs[i].Text, o.msgs[i].Buttons, o.msgs[i].Edited = r.Text.String(), r.Buttons, true
+		}
+	}
+	return nil
+}
+
+func (o *recOutbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
+	ref, _ := o.Post(ctx, in.Channel(), r)
+	thread := conversation.Address{Platform: in.Platform, ChannelID: in.ChannelID, ThreadID: ref.MessageID}
+	return thread, ref, nil
+}
+
+func (o *recOutbox) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.msgs)
+}
+
+func (o *recOutbox) since(n int) []posted {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]posted(nil), o.msgs[n:]...)
+}
+
+// find returns the messages whose text contains s.
+func (o *recOutbox) find(s string) []posted {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []posted
+	for _, m := range o.msgs {
+		if strings.Contains(m.Text, s) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// byID returns the current state of one message.
+func (o *recOutbox) byID(id string) posted {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, m := range o.msgs {
+		if m.ID == id {
+			return m
+		}
+	}
+	return posted{}
+}
+
+func (o *recOutbox) dump() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var b strings.Builder
+	for _, m := range o.msgs {
+		fmt.Fprintf(&b, "[%s %s edited=%v] %s\n", m.ID, m.To.ConversationID(), m.Edited, m.Text)
+	}
+	return b.String()
+}
+
+func joined(ps []posted) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString(p.Text + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,134 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"time"
+
+	"threadflow/db"
+	"threadflow/workflow"
+)
+
+// nodeHistory is what the durable events say about one node. It is derived, never stored: resume
+// rebuilds it from run_events, so a restarted worker and a fresh one see exactly the same state.
+type nodeHistory struct {
+	state        workflow.NodeState
+	output       string
+	reason       string // skip reason or last error
+	starts       int    // node_started events: the next attempt is starts+1
+	skips        int    // node_skipped events: a node skipped again after a resume is a new record
+	failures     int    // node_failed events since the latest explicit resume (the retry budget)
+	started      time.Time
+	finished     time.Time
+	loopIter     int    // last completed loop iteration
+	loopOutput   string // output of that iteration
+	loopSession  string // provider session after that iteration
+	gateIter     int    // loop iteration the latest gate asked about
+	gate         *gateAnswer
+	justAnswered bool // the gate was answered after the node's latest start: that attempt continues
+}
+
+// gateAnswer is the resolution of the node's latest gate, if it was answered.
+type gateAnswer struct {
+	Decision db.GateDecision
+	By       string
+	Text     string
+}
+
+// nodeData is the JSON payload of node events.
+type nodeData struct {
+	Output     string        `json:"output,omitempty"`
+	OutputPath string        `json:"output_path,omitempty"` // full output when it was spilled to a file
+	Error      string        `json:"error,omitempty"`
+	Class      db.ErrorClass `json:"class,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	SessionID  string        `json:"session_id,omitempty"`
+	DurationMS int64         `json:"duration_ms,omitempty"`
+	WillRetry  bool          `json:"will_retry,omitempty"`
+}
+
+// gateData is the JSON payload of gate_resolved events, as the stores write it.
+type gateData struct {
+	Decision db.GateDecision `json:"decision"`
+	By       string          `json:"by"`
+	Text     string          `json:"text"`
+}
+
+// history folds a run's events into per-node state.
+func history(events []db.Event) map[string]*nodeHistory {
+	h := map[string]*nodeHistory{}
+	get := func(id string) *nodeHistory {
+		if h[id] == nil {
+			h[id] = &nodeHistory{state: workflow.StatePending}
+		}
+		return h[id]
+	}
+	for _, e := range events {
+		if e.Type == db.EventResumeRequested {
+			// An explicit resume grants every node a fresh retry budget, and failed or skipped
+			// nodes are decided again: the person fixed something.
+			for _, n := range h {
+				n.failures = 0
+				if n.state == workflow.StateFailed || n.state == workflow.StateSkipped {
+					n.state = workflow.StatePending
+				}
+			}
+			continue
+		}
+		if e.NodeID == "" {
+			continue
+		}
+		n := get(e.NodeID)
+		var d nodeData
+		_ = json.Unmarshal(e.Data, &d) // payloads are written by us; a bad one reads as empty
+		applyEvent(n, e, d)
+	}
+	return h
+}
+
+func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
+	switch e.Type {
+	case db.EventNodeStarted:
+		n.starts, n.justAnswered = n.starts+1, false
+		n.state = workflow.StateRunning
+		n.started = e.At
+	case db.EventNodeCompleted:
+		n.state, n.output, n.finished = workflow.StateCompleted, d.Output, e.At
+	case db.EventNodeFailed:
+		n.failures++
+		n.reason, n.finished = d.Error, e.At
+		if !d.WillRetry {
+			n.state = workflow.StateFailed
+		}
+	case db.EventNodeSkipped:
+		n.state, n.reason, n.finished = workflow.StateSkipped, d.Reason, e.At
+		n.skips++
+	case db.EventLoopIteration:
+		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.Output, d.SessionID
+	case db.EventGateRequested:
+		var p db.Pause
+		_ = json.Unmarshal(e.Data, &p)
+		n.gate, n.gateIter = nil, p.LoopIteration
+	case db.EventGateResolved:
+		var g gateData
+		_ = json.Unmarshal(e.Data, &g)
+		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text}, true
+	}
+}
+
+// resumedNow reports whether the run was queued for this execution by an explicit resume, rather
+// than created, rescued, handed back or let through a gate.
+func resumedNow(events []db.Event) bool {
+	queuedBy := db.EventRunCreated
+	for _, e := range events {
+		switch e.Type {
+		case db.EventRunCreated, db.EventResumeRequested, db.EventRunRescued, db.EventRunReleased, db.EventGateResolved:
+			queuedBy = e.Type
+		}
+	}
+	return queuedBy == db.EventResumeRequested
+}
+
+// finished reports whether a node has reached a final state in this run.
+func (n *nodeHistory) finishedState() bool {
+	return n.state == workflow.StateCompleted || n.state == workflow.StateFailed || n.state == workflow.StateSkipped
+}

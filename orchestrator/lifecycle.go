@@ -1,0 +1,195 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// resume is the explicit `/workflow resume ID`. It carries the run id and lets the store's resume
+// compare-and-set be the single place that claims the run: no prompt, no fresh run, and of two
+// concurrent resumes exactly one proceeds.
+func (b *Bot) resume(ctx context.Context, m conversation.Message, c commands.Command) {
+	run, ok := b.resolveRun(ctx, m, c.RunID)
+	if !ok {
+		return
+	}
+	// Hold the run's reports across the resume so its fresh status message is out before any worker
+	// reports on it.
+	unlock := b.Reporter.Hold(ctx, run)
+	resumed, err := b.Store.ResumeRun(ctx, run.ID, m.UserID)
+	if err != nil {
+		unlock()
+		b.refused(ctx, m, run, "resume", err)
+		return
+	}
+	b.Log.Info("orchestrator.run_resume_requested", zap.String("run_id", run.ID), zap.String("from", string(run.Status)), zap.String("user", MaskUser(m.UserID)))
+	t := conversation.T(conversation.P("Resuming run "), conversation.C(resumed.ID), conversation.P(" of "), conversation.C(resumed.Workflow),
+		conversation.P(" where it stopped (requested by "), conversation.U(UserLabel(m.UserID)), conversation.P(")."))
+	b.settle(ctx, m, t)
+	if m.ConversationID() != resumed.ConversationID {
+		b.reply(ctx, m, t) // asked from elsewhere: answer there too, the thread gets the status below
+	}
+	b.Reporter.Resumed(ctx, resumed, t)
+	unlock()
+	b.Workers.Wake()
+}
+
+// abandon moves a run to cancelled: failed, paused, queued and running runs alike. A running run's
+// processes are stopped here when this replica runs it, and by the lost lease elsewhere.
+func (b *Bot) abandon(ctx context.Context, m conversation.Message, c commands.Command) {
+	var run db.Run
+	ok := false
+	if c.RunID == "" {
+		run, ok = b.latestActive(ctx, m)
+	} else {
+		run, ok = b.resolveRun(ctx, m, c.RunID)
+	}
+	if !ok {
+		return
+	}
+	if !b.Auth.MayAbandon(m.UserID, run) {
+		b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner or an admin (ADMIN_USER_IDS) may abandon run "),
+			conversation.C(run.ID), conversation.P(". Nothing was changed.")))
+		return
+	}
+	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, "abandoned")
+	if err != nil {
+		b.refused(ctx, m, run, "abandon", err)
+		return
+	}
+	b.Workers.Stop(run.ID)
+	observerOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
+	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
+	t := conversation.T(conversation.P("Abandoned run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
+		conversation.P(" (was "+string(run.Status)+"; by "), conversation.U(UserLabel(m.UserID)),
+		conversation.P("). A new "), conversation.C("/workflow run "+run.Workflow), conversation.P(" starts fresh."))
+	b.reply(ctx, m, t)
+	b.settle(ctx, m, t)
+	b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: cancelled, Text: t})
+}
+
+// latestActive finds the newest queued, running or paused run of this conversation for
+// `/workflow cancel` without an id.
+func (b *Bot) latestActive(ctx context.Context, m conversation.Message) (db.Run, bool) {
+	runs, err := b.conversationRuns(ctx, m, []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused})
+	if err != nil {
+		b.internalError(ctx, m, "list runs", err)
+		return db.Run{}, false
+	}
+	if len(runs) == 0 {
+		b.reply(ctx, m, conversation.T(conversation.P("No run is active in this conversation; give the run id: "), conversation.C("/workflow cancel ID")))
+		return db.Run{}, false
+	}
+	return runs[0], true
+}
+
+// decide answers a paused gate by command or button: approve resumes the run (an explicit resume
+// of that run id, never a new dispatch), reject cancels it.
+func (b *Bot) decide(ctx context.Context, m conversation.Message, prefix string, d db.GateDecision, text string) {
+	run, ok := b.resolveRun(ctx, m, prefix)
+	if !ok {
+		return
+	}
+	b.resolveGate(ctx, m, run, d, text)
+}
+
+func (b *Bot) resolveGate(ctx context.Context, m conversation.Message, run db.Run, d db.GateDecision, text string) {
+	node := ""
+	if run.Meta.Pause != nil {
+		node = run.Meta.Pause.Node
+	}
+	resolved, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: node, Decision: d, By: m.UserID, Text: text})
+	if err != nil {
+		b.refused(ctx, m, run, string(d), err)
+		return
+	}
+	b.Log.Info("orchestrator.gate_resolved", zap.String("run_id", run.ID), zap.String("decision", string(d)), zap.String("user", MaskUser(m.UserID)))
+	t := gateDecisionText(resolved, node, d, m.UserID)
+	b.settle(ctx, m, t)
+	if m.Action == nil && m.ConversationID() != resolved.ConversationID {
+		b.reply(ctx, m, t) // answered from elsewhere: confirm there too
+	}
+	b.Reporter.GateResolved(ctx, resolved, t)
+	if d == db.DecisionReject {
+		observerOr(b.Observe).RunStopped(resolved.Workflow, resolved.Status)
+		b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: resolved, Text: t})
+		return
+	}
+	b.Workers.Wake()
+}
+
+func gateDecisionText(run db.Run, node string, d db.GateDecision, user string) conversation.Text {
+	verb := map[db.GateDecision]string{db.DecisionApprove: "✅ Approved", db.DecisionReject: "🛑 Rejected", db.DecisionAnswer: "💬 Answered"}[d]
+	t := conversation.T(conversation.P(verb+" by "), conversation.U(UserLabel(user)), conversation.P(": gate "), conversation.C(node),
+		conversation.P(" of run "), conversation.C(run.ID))
+	if d == db.DecisionReject {
+		return t.Append(conversation.P(". The run is cancelled."))
+	}
+	return t.Append(conversation.P(". The run continues."))
+}
+
+// refused explains why a transition did not happen, from the status the store actually found.
+func (b *Bot) refused(ctx context.Context, m conversation.Message, run db.Run, action string, err error) {
+	var te *db.TransitionError
+	var ge *db.GateResolvedError
+	var t conversation.Text
+	switch {
+	case errors.As(err, &ge):
+		t = conversation.T(conversation.P("That gate was already answered: "+string(ge.Decision)+" by "), conversation.U(UserLabel(ge.By)),
+			conversation.P(". Nothing else happened."))
+	case errors.As(err, &te):
+		t = refusalText(run, action, te.Found)
+	default:
+		b.internalError(ctx, m, action+" the run", err)
+		return
+	}
+	b.replyEphemeralOrReply(ctx, m, t)
+}
+
+func refusalText(run db.Run, action string, found db.Status) conversation.Text {
+	id := conversation.C(run.ID)
+	switch {
+	case found == db.StatusQueued || found == db.StatusRunning:
+		if action == "resume" {
+			return conversation.T(conversation.P("Run "), id, conversation.P(" is already being resumed (it is "+string(found)+"). Nothing else happened."))
+		}
+		return conversation.T(conversation.P("Run "), id, conversation.P(" is "+string(found)+", not waiting at a gate. Nothing else happened."))
+	case found == db.StatusPaused && action == "resume":
+		return conversation.T(conversation.P("Run "), id, conversation.P(" is waiting at a gate: answer it with "),
+			conversation.C("/workflow approve "+run.ID), conversation.P(" or "), conversation.C("/workflow reject "+run.ID), conversation.P("."))
+	case found.Terminal():
+		return conversation.T(conversation.P("Run "), id, conversation.P(" is "+string(found)+"; there is nothing to "+action+". Start a new one with "),
+			conversation.C("/workflow run "+run.Workflow), conversation.P("."))
+	}
+	return conversation.T(conversation.P(fmt.Sprintf("Run %s is %s, so it cannot be %s. ", run.ID, found, pastTense(action))),
+		conversation.C("/workflow status "+run.ID), conversation.P(" shows where it is."))
+}
+
+func pastTense(action string) string {
+	switch action {
+	case "approve":
+		return "approved"
+	case "reject":
+		return "rejected"
+	case "abandon":
+		return "abandoned"
+	}
+	return action + "d"
+}
+
+// replyEphemeralOrReply answers a click privately (the clicker made the mistake, not the thread) and
+// a typed command in the conversation.
+func (b *Bot) replyEphemeralOrReply(ctx context.Context, m conversation.Message, t conversation.Text) {
+	if m.Action != nil {
+		b.replyEphemeral(ctx, m, t)
+		return
+	}
+	b.reply(ctx, m, t)
+}

@@ -1,0 +1,105 @@
+package orchestrator
+
+import (
+	"fmt"
+	"time"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// statusText is the live status message of a run: its state and every node's state.
+func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text {
+	t := conversation.T(conversation.P("Status of run "), conversation.C(run.ID), conversation.P(": "), conversation.B(state))
+	for _, n := range nodes {
+		line := fmt.Sprintf("\n%s %s", stateIcon(n.State), n.ID)
+		if n.Attempt > 1 {
+			line += fmt.Sprintf(" (attempt %d)", n.Attempt)
+		}
+		if n.Duration > 0 {
+			line += " " + n.Duration.Round(time.Millisecond).String()
+		}
+		t = t.Append(conversation.P(line))
+	}
+	return t
+}
+
+// noticeMessage renders a notice as the message posted in the run's thread, with its buttons.
+func noticeMessage(n Notice) (conversation.Text, []conversation.Button) {
+	run := n.Run
+	switch n.Kind {
+	case NoticeGate:
+		return gateMessage(run)
+	case NoticeCompleted:
+		t := conversation.T(conversation.P("✅ Run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow), conversation.P(" completed."))
+		if run.Meta.Output != "" {
+			t = t.Append(conversation.P("\n"), conversation.O(run.Meta.Output))
+		}
+		return t, nil
+	case NoticeFailed:
+		return failedMessage(run)
+	case NoticePaused:
+		return recoveryMessage(run)
+	case NoticeCancelled:
+		return n.Text, nil
+	}
+	return nil, nil
+}
+
+func cmd(k commands.Kind, id string) string { return commands.Command{Kind: k, RunID: id}.String() }
+
+func gateMessage(run db.Run) (conversation.Text, []conversation.Button) {
+	p := run.Meta.Pause
+	if p == nil {
+		p = &db.Pause{}
+	}
+	t := conversation.T(conversation.P("⏸ Run "), conversation.C(run.ID), conversation.P(" is waiting at "), conversation.C(p.Node), conversation.P("."))
+	if p.Message != "" {
+		t = t.Append(conversation.P("\n"), conversation.O(p.Message))
+	}
+	approve, reject, abandon := cmd(commands.KindApprove, run.ID), cmd(commands.KindReject, run.ID), cmd(commands.KindAbandon, run.ID)
+	t = t.Append(conversation.P("\nApprove: "), conversation.C(approve+" [comment]"), conversation.P(" - reject: "), conversation.C(reject+" [reason]"),
+		conversation.P(" - abandon: "), conversation.C(abandon))
+	if p.CaptureResponse || p.Kind == db.PauseLoop {
+		t = t.Append(conversation.P("\nOr reply in this thread: your words become the answer."))
+	} else {
+		t = t.Append(conversation.P("\nOr reply in this thread with yes/lgtm or no."))
+	}
+	return t, []conversation.Button{
+		{Label: "Approve", Command: approve, Style: conversation.StylePrimary},
+		{Label: "Reject", Command: reject, Style: conversation.StyleDanger},
+	}
+}
+
+func failedMessage(run db.Run) (conversation.Text, []conversation.Button) {
+	t := conversation.T(conversation.P("❌ Run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow), conversation.P(" failed"))
+	if e := run.Meta.LastError; e != nil {
+		if e.Node != "" {
+			t = t.Append(conversation.P(" at node "), conversation.C(e.Node))
+		}
+		t = t.Append(conversation.P(":\n"), conversation.O(e.Message))
+	}
+	return nextActions(t, run)
+}
+
+func recoveryMessage(run db.Run) (conversation.Text, []conversation.Button) {
+	t := conversation.T(conversation.P("⏸ Run "), conversation.C(run.ID), conversation.P(" could not continue and is paused; nothing was lost."))
+	if p := run.Meta.Pause; p != nil {
+		t = t.Append(conversation.P("\n"), conversation.O(p.Error))
+		if p.ResumeHint != "" {
+			t = t.Append(conversation.P("\nTo continue: "), conversation.O(p.ResumeHint))
+		}
+	}
+	return nextActions(t, run)
+}
+
+func nextActions(t conversation.Text, run db.Run) (conversation.Text, []conversation.Button) {
+	resume, abandon := cmd(commands.KindResume, run.ID), cmd(commands.KindAbandon, run.ID)
+	t = t.Append(conversation.P("\nNext: "), conversation.C(resume), conversation.P(" continues where it stopped; "),
+		conversation.C(abandon), conversation.P(" discards it."))
+	return t, []conversation.Button{
+		{Label: "Resume", Command: resume, Style: conversation.StylePrimary},
+		{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
+	}
+}

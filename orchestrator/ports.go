@@ -1,0 +1,88 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"threadflow/agent"
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// Store is what the orchestrator needs from a run store. db/sqlite and db/postgres implement it; the
+// state machine it enforces is documented in docs/state-machine.md.
+type Store interface {
+	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
+	ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (db.Run, error)
+	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
+	PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, error)
+	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
+	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)
+	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
+	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
+	ResolveGate(ctx context.Context, g db.GateResolution) (db.Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
+	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
+	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)
+	Events(ctx context.Context, runID string) ([]db.Event, error)
+	GetRun(ctx context.Context, runID string) (db.Run, error)
+	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error)
+	FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error)
+	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
+	SetRunConversation(ctx context.Context, runID, conversationID string) error
+	EnsureConversation(ctx context.Context, c db.Conversation) (db.Conversation, error)
+	GetSession(ctx context.Context, conversationID, runID, nodeID string) (db.Session, error)
+	SetSession(ctx context.Context, s db.Session) error
+	SetMessageRef(ctx context.Context, ref db.MessageRef) error
+	MessageRefs(ctx context.Context, runID string) ([]db.MessageRef, error)
+}
+
+// Provider runs one AI agent turn. package agent implements it for the Claude Code and Codex CLIs.
+type Provider interface {
+	Name() string
+	Run(ctx context.Context, r agent.Request) (agent.Result, error)
+}
+
+// Providers finds a provider by name ("" means the configured default). It returns an error that
+// says what to configure when the provider is unknown or off.
+type Providers interface {
+	Provider(name string) (Provider, error)
+}
+
+// Notifier tells people about a run where it was started. Reporter is the implementation that
+// renders notices for every adapter's conversation.Outbox.
+type Notifier interface {
+	Notify(ctx context.Context, n Notice)
+}
+
+// NoticeKind says what happened to a run.
+type NoticeKind string
+
+// Notice kinds.
+const (
+	NoticeStarted   NoticeKind = "started"
+	NoticeProgress  NoticeKind = "progress"
+	NoticeGate      NoticeKind = "gate"
+	NoticeCompleted NoticeKind = "completed"
+	NoticeFailed    NoticeKind = "failed"
+	NoticePaused    NoticeKind = "paused" // recovery pause: resumable with a hint
+	NoticeCancelled NoticeKind = "cancelled"
+	NoticeNote      NoticeKind = "note" // a one-line remark, such as "session continuity was lost"
+)
+
+// Notice is one thing worth telling about a run.
+type Notice struct {
+	Kind  NoticeKind
+	Run   db.Run
+	Node  string
+	Nodes []NodeStatus // progress: every node's state
+	Text  conversation.Text
+}
+
+// NodeStatus is one node's state for progress displays.
+type NodeStatus struct {
+	ID       string
+	State    string
+	Attempt  int
+	Duration time.Duration
+}

@@ -1,0 +1,323 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// Reporter is the Notifier every platform shares: it renders run notices as conversation Replies
+// and sends them through the adapter Outbox of the run's platform. Each run gets a root message
+// in the channel that opens its thread, one live status message in that thread (edited, debounced,
+// instead of a message per event), and a message for each gate, failure and completion.
+type Reporter struct {
+	Store    Store
+	Outboxes map[string]conversation.Outbox
+	Log      *zap.Logger
+	Debounce time.Duration // minimum time between status edits; default 1s
+	Observe  Observer
+
+	mu   sync.Mutex
+	runs map[string]*runReport // runs this replica reported on; dropped when a run stops for good
+}
+
+// runReport remembers where a run is reported and which messages to edit. Its mutex serialises
+// everything said about the run, so a gate answered while its question is still being posted edits
+// the question instead of leaving live buttons behind, and a resumed run's status message is out
+// before any report of its progress.
+type runReport struct {
+	mu      sync.Mutex
+	addr    conversation.Address
+	status  *conversation.Ref
+	gate    *conversation.Ref
+	timer   *time.Timer
+	pending *Notice // the latest progress not yet shown
+}
+
+// Post sends a reply to an address, logging failures: a reply that cannot be sent must not fail
+// the command that produced it.
+// The adapters retry with bounded backoff; what reaches here has failed for good and is logged with
+// the run id when there is one (fields).
+func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conversation.Reply, fields ...zap.Field) (conversation.Ref, bool) {
+	ob := r.Outboxes[to.Platform]
+	if ob == nil {
+		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.String("reason", "no adapter for platform"))...)
+		return conversation.Ref{}, false
+	}
+	ref, err := ob.Post(ctx, to, rep)
+	if err != nil {
+		observerOr(r.Observe).SendFailed(to.Platform)
+		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.Error(err))...)
+		return conversation.Ref{}, false
+	}
+	return ref, true
+}
+
+// Edit replaces a posted message.
+func (r *Reporter) Edit(ctx context.Context, ref conversation.Ref, rep conversation.Reply) {
+	ob := r.Outboxes[ref.Platform]
+	if ob == nil {
+		return
+	}
+	if err := ob.Edit(ctx, ref, rep); err != nil {
+		r.Log.Warn("orchestrator.edit_failed", zap.String("platform", ref.Platform), zap.Error(err))
+	}
+}
+
+// Announce opens a new run's place before the run exists, so no worker can report on the run before
+// its thread is there: a root message in the channel that opens the run's thread, and the live
+// status message inside it. It returns the thread, which becomes the run's conversation so replies
+// in it reach the run; on a platform without threads, or when posting fails, it returns at.
+// The returned refs are the messages to record with the run when it is created.
+func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID, workflow, user string) (conversation.Address, []db.MessageRef) {
+	rep := &runReport{addr: at}
+	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
+		conversation.P(" by "), conversation.U(UserLabel(user)))
+	if ob := r.Outboxes[at.Platform]; ob != nil {
+		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root})
+		if err != nil {
+			r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", runID), zap.Error(err))
+		} else {
+			rep.addr = thread
+		}
+	}
+	status := statusText(db.Run{ID: runID}, string(db.StatusQueued), nil)
+	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: status}, zap.String("run_id", runID)); ok {
+		rep.status = &ref
+	}
+	r.mu.Lock()
+	r.report()[runID] = rep
+	r.mu.Unlock()
+	var refs []db.MessageRef
+	if rep.status != nil {
+		refs = append(refs, messageRef(runID, refStatus, rep.status))
+	}
+	return rep.addr, refs
+}
+
+// Hold locks a run's reports until the returned function is called: whoever holds it says the
+// next thing about the run. The dispatcher holds it across a resume so that the fresh status
+// message is posted before any worker reports on the resumed run.
+func (r *Reporter) Hold(ctx context.Context, run db.Run) (unlock func()) {
+	rep := r.lookup(ctx, run)
+	if rep == nil {
+		return func() {}
+	}
+	rep.mu.Lock()
+	return rep.mu.Unlock
+}
+
+// Resumed says in the run's thread that it resumes, then posts a fresh live status message: the
+// old one may be far up the thread, or unknown to this replica. The caller holds the run (Hold).
+func (r *Reporter) Resumed(ctx context.Context, run db.Run, note conversation.Text) {
+	rep := r.lookup(ctx, run)
+	if rep == nil {
+		return
+	}
+	r.Post(ctx, rep.addr, conversation.Reply{Text: note})
+	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: statusText(run, string(db.StatusQueued), nil)}); ok {
+		rep.status = &ref
+		r.saveRef(ctx, run.ID, refStatus, &ref)
+	}
+}
+
+func (r *Reporter) report() map[string]*runReport {
+	if r.runs == nil {
+		r.runs = map[string]*runReport{}
+	}
+	return r.runs
+}
+
+// lookup returns what this replica knows about a run's reporting, resolving its thread from the
+// database when another replica started it.
+func (r *Reporter) lookup(ctx context.Context, run db.Run) *runReport {
+	r.mu.Lock()
+	rep := r.report()[run.ID]
+	r.mu.Unlock()
+	if rep != nil {
+		return rep
+	}
+	conv := run.ConversationID
+	if fresh, err := r.Store.GetRun(ctx, run.ID); err == nil {
+		conv = fresh.ConversationID
+	}
+	platform, channel, thread, ok := db.ParseConversationKey(conv)
+	if !ok {
+		return nil
+	}
+	rep = &runReport{addr: conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}}
+	r.loadRefs(ctx, run.ID, rep)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if existing := r.report()[run.ID]; existing != nil {
+		return existing
+	}
+	r.report()[run.ID] = rep
+	return rep
+}
+
+// forget drops what the reporter remembers about a run that stopped for good.
+// Message kinds remembered in the database, so any replica (also after a restart) edits the
+// run's live status message and settles its gate question.
+const (
+	refStatus = "status"
+	refGate   = "gate"
+)
+
+// loadRefs reads the run's status and gate messages recorded by whichever replica posted them.
+func (r *Reporter) loadRefs(ctx context.Context, runID string, rep *runReport) {
+	refs, err := r.Store.MessageRefs(ctx, runID)
+	if err != nil {
+		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", runID), zap.Error(err))
+		return
+	}
+	for _, m := range refs {
+		ref := &conversation.Ref{Address: conversation.Address{Platform: m.Platform, ChannelID: m.ChannelID, ThreadID: m.ThreadID}, MessageID: m.MessageID}
+		switch m.Kind {
+		case refStatus:
+			rep.status = ref
+		case refGate:
+			rep.gate = ref
+		}
+	}
+}
+
+// saveRef records (nil: forgets) one of the run's messages. Failing costs only a later edit, so it
+// is logged, not returned.
+func (r *Reporter) saveRef(ctx context.Context, runID, kind string, ref *conversation.Ref) {
+	if err := r.Store.SetMessageRef(ctx, messageRef(runID, kind, ref)); err != nil {
+		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", runID), zap.Error(err))
+	}
+}
+
+// messageRef is the stored form of one of a run's messages; a nil ref forgets it.
+func messageRef(runID, kind string, ref *conversation.Ref) db.MessageRef {
+	m := db.MessageRef{RunID: runID, Kind: kind}
+	if ref != nil {
+		m.Platform, m.ChannelID, m.ThreadID, m.MessageID = ref.Platform, ref.ChannelID, ref.ThreadID, ref.MessageID
+	}
+	return m
+}
+
+// A timer of a forgotten run finds nothing pending once showStatus cleared it.
+func (r *Reporter) forget(runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.report(), runID)
+}
+
+// Note posts a remark in a run's thread.
+func (r *Reporter) Note(ctx context.Context, run db.Run, t conversation.Text) {
+	r.Notify(ctx, Notice{Kind: NoticeNote, Run: run, Text: t})
+}
+
+// GateResolved shows the decision on the gate message (without its buttons) and in the thread.
+func (r *Reporter) GateResolved(ctx context.Context, run db.Run, t conversation.Text) {
+	rep := r.lookup(ctx, run)
+	if rep == nil {
+		return
+	}
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if rep.gate != nil {
+		r.Edit(ctx, *rep.gate, conversation.Reply{Text: t})
+		rep.gate = nil
+		r.saveRef(ctx, run.ID, refGate, nil)
+	}
+	r.Post(ctx, rep.addr, conversation.Reply{Text: t})
+}
+
+// Notify implements Notifier.
+func (r *Reporter) Notify(ctx context.Context, n Notice) {
+	rep := r.lookup(ctx, n.Run)
+	if rep == nil {
+		r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", n.Run.ID), zap.String("reason", "run has no conversation"))
+		return
+	}
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	switch n.Kind {
+	case NoticeProgress:
+		r.progress(rep, n)
+		return
+	case NoticeNote:
+		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text}, zap.String("run_id", n.Run.ID))
+		return
+	}
+	r.showStatus(ctx, rep, n)
+	r.post(ctx, rep, n)
+	if n.Kind != NoticeGate && n.Kind != NoticePaused {
+		r.forget(n.Run.ID)
+	}
+}
+
+// post sends the notice's message; the caller holds rep.mu.
+func (r *Reporter) post(ctx context.Context, rep *runReport, n Notice) {
+	msg, buttons := noticeMessage(n)
+	if msg == nil {
+		return
+	}
+	ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: msg, Buttons: buttons}, zap.String("run_id", n.Run.ID))
+	if ok && n.Kind == NoticeGate {
+		rep.gate = &ref
+		r.saveRef(ctx, n.Run.ID, refGate, &ref)
+	}
+}
+
+// progress shows node progress on the status message at most once per Debounce; the caller holds
+// rep.mu.
+func (r *Reporter) progress(rep *runReport, n Notice) {
+	rep.pending = &n
+	if rep.timer != nil {
+		return
+	}
+	rep.timer = time.AfterFunc(r.debounce(), func() {
+		rep.mu.Lock()
+		defer rep.mu.Unlock()
+		p := rep.pending
+		rep.pending, rep.timer = nil, nil
+		if p != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			r.showStatus(ctx, rep, *p)
+		}
+	})
+}
+
+func (r *Reporter) debounce() time.Duration {
+	if r.Debounce <= 0 {
+		return time.Second
+	}
+	return r.Debounce
+}
+
+// showStatus edits the live status message now, cancelling a pending debounced edit; the caller
+// holds rep.mu.
+func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n Notice) {
+	if rep.timer != nil && n.Kind != NoticeProgress {
+		rep.timer.Stop()
+		rep.timer, rep.pending = nil, nil
+	}
+	if rep.status != nil {
+		r.Edit(ctx, *rep.status, conversation.Reply{Text: statusText(n.Run, stateOf(n), n.Nodes)})
+	}
+}
+
+func stateOf(n Notice) string {
+	switch n.Kind {
+	case NoticeCompleted:
+		return string(db.StatusCompleted)
+	case NoticeFailed:
+		return string(db.StatusFailed)
+	case NoticeGate, NoticePaused:
+		return string(db.StatusPaused)
+	case NoticeCancelled:
+		return string(db.StatusCancelled)
+	}
+	return string(db.StatusRunning)
+}

@@ -1,0 +1,189 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/workflow"
+)
+
+// previewRunes is how much of a prior run's request the resume prompt shows.
+const previewRunes = 160
+
+// runCommand handles `/workflow run NAME ARGS`. This is the resume gate: a fresh run never picks up
+// an older failed or paused run of the same workflow in the same conversation. When one exists and
+// --force was not given, nothing runs; the person sees the old run and chooses explicitly.
+func (b *Bot) runCommand(ctx context.Context, m conversation.Message, c commands.Command) {
+	cat := b.Catalogs.Catalog()
+	wf, ok := cat.Get(c.Workflow)
+	if !ok {
+		b.unknownWorkflow(ctx, m, c.Workflow, cat.Names())
+		return
+	}
+	if err := wf.CheckArgs(c.ArgsText()); err != nil {
+		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
+		return
+	}
+	if !c.Force {
+		prior, err := b.Store.FindResumable(ctx, wf.Name, m.ConversationID())
+		if err == nil {
+			b.promptPrior(ctx, m, c, prior)
+			return
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			b.internalError(ctx, m, "check for earlier runs", err)
+			return
+		}
+	}
+	run, err := b.StartRun(ctx, m.Address, m.UserID, wf, c.ArgsText())
+	if err != nil {
+		b.internalError(ctx, m, "start the run", err)
+		return
+	}
+	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), conversation.U(UserLabel(m.UserID)), conversation.P(".")))
+}
+
+// StartRun creates a fresh run of wf in a fresh working directory with the workflow frozen into it.
+// Its thread is opened first and the run is created in it, so every report lands in the thread
+// even when a worker claims the run at once; then the workers are woken.
+func (b *Bot) StartRun(ctx context.Context, at conversation.Address, user string, wf *workflow.Workflow, args string) (db.Run, error) {
+	parent, err := b.ensureConversation(ctx, at)
+	if err != nil {
+		return db.Run{}, err
+	}
+	id := db.NewRunID()
+	thread, messages := b.Reporter.Announce(ctx, at, id, wf.Name, user)
+	// The run, its thread and its status message are recorded in one transaction: one write on the
+	// path every message of a burst shares.
+	conv := &db.Conversation{ID: thread.ConversationID(), Platform: thread.Platform, ChannelID: thread.ChannelID, ThreadID: thread.ThreadID}
+	if thread.ThreadID != "" {
+		conv.ParentID = thread.Channel().ConversationID()
+	}
+	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: parent,
+		UserID: user, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source, Conversation: conv, Messages: messages})
+	if err != nil {
+		b.Reporter.forget(id)
+		return db.Run{}, err
+	}
+	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(user)))
+	b.Workers.Wake()
+	return run, nil
+}
+
+// ensureConversation records the conversation (and for a thread, its channel) and returns its id.
+// Conversations are never deleted, so one recorded by this process need not be written again.
+func (b *Bot) ensureConversation(ctx context.Context, a conversation.Address) (string, error) {
+	id := a.ConversationID()
+	if b.known.has(id) {
+		return id, nil
+	}
+	parent := ""
+	if a.ThreadID != "" {
+		ch, err := b.Store.EnsureConversation(ctx, db.Conversation{ID: a.Channel().ConversationID(), Platform: a.Platform, ChannelID: a.ChannelID})
+		if err != nil {
+			return "", err
+		}
+		parent = ch.ID
+	}
+	c, err := b.Store.EnsureConversation(ctx, db.Conversation{ID: id, Platform: a.Platform, ChannelID: a.ChannelID, ThreadID: a.ThreadID, ParentID: parent})
+	if err == nil {
+		b.known.add(id)
+	}
+	return c.ID, err
+}
+
+// knownLimit bounds the conversations remembered as recorded; past it the set starts over, which
+// costs one idempotent write per conversation, never correctness.
+const knownLimit = 10000
+
+// knownSet is a bounded set of conversation ids already recorded in the database.
+type knownSet struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (k *knownSet) has(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.ids[id]
+	return ok
+}
+
+func (k *knownSet) add(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= knownLimit {
+		k.ids = make(map[string]struct{})
+	}
+	k.ids[id] = struct{}{}
+}
+
+// promptPrior tells the person about the earlier run instead of running anything, with the three
+// ways forward as literal commands and buttons. The new arguments are kept in the --force command.
+func (b *Bot) promptPrior(ctx context.Context, m conversation.Message, c commands.Command, prior db.Run) {
+	b.Log.Info("orchestrator.failed_resume_user_prompted", zap.String("run_id", prior.ID), zap.String("workflow", prior.Workflow),
+		zap.String("status", string(prior.Status)), zap.String("user", MaskUser(m.UserID)))
+	force := commands.Command{Kind: commands.KindRun, Workflow: c.Workflow, Args: c.Args, Force: true}.String()
+	resume := commands.Command{Kind: commands.KindResume, RunID: prior.ID}.String()
+	abandon := commands.Command{Kind: commands.KindAbandon, RunID: prior.ID}.String()
+	t := conversation.T(conversation.P("Nothing was started: run "), conversation.C(prior.ID), conversation.P(" of "),
+		conversation.C(prior.Workflow), conversation.P(" in this conversation is "), conversation.B(string(prior.Status)))
+	t = t.Append(priorDetail(prior)...)
+	t = t.Append(conversation.P(".\nIt was started with: "), conversation.U(conversation.Preview(prior.UserMessage, previewRunes)),
+		conversation.P("\nChoose one:\n"))
+	first := conversation.Button{Label: "Resume", Command: resume, Style: conversation.StylePrimary}
+	if gate := prior.Meta.Pause; prior.Status == db.StatusPaused && gate != nil && gate.Kind.IsGate() {
+		approve := commands.Command{Kind: commands.KindApprove, RunID: prior.ID}.String()
+		first = conversation.Button{Label: "Approve", Command: approve, Style: conversation.StylePrimary}
+		t = t.Append(conversation.P("• "), conversation.C(approve), conversation.P(" or "),
+			conversation.C(commands.Command{Kind: commands.KindReject, RunID: prior.ID}.String()),
+			conversation.P(" - answer its gate and let it continue\n"))
+	} else {
+		t = t.Append(conversation.P("• "), conversation.C(resume), conversation.P(" - continue that run where it stopped (it re-runs its original request)\n"))
+	}
+	t = t.Append(conversation.P("• "), conversation.C(abandon), conversation.P(" then run again - discard it and start fresh\n"),
+		conversation.P("• "), conversation.C(force), conversation.P(" - start fresh with your new arguments and leave the old run as it is"))
+	b.reply(ctx, m, t, first,
+		conversation.Button{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
+		conversation.Button{Label: "Start fresh", Command: force})
+}
+
+func priorDetail(r db.Run) []conversation.Span {
+	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Node != "" {
+		return []conversation.Span{conversation.P(" at "), conversation.C(p.Node)}
+	}
+	if e := r.Meta.LastError; e != nil && e.Node != "" {
+		return []conversation.Span{conversation.P(" (node "), conversation.C(e.Node), conversation.P(")")}
+	}
+	return nil
+}
+
+func (b *Bot) unknownWorkflow(ctx context.Context, m conversation.Message, name string, names []string) {
+	t := conversation.T(conversation.P("There is no workflow named "), conversation.U(name), conversation.P("."))
+	if close := commands.Closest(name, names, 3); len(close) > 0 {
+		t = t.Append(conversation.P(" Did you mean "))
+		for i, n := range close {
+			if i > 0 {
+				t = t.Append(conversation.P(", "))
+			}
+			t = t.Append(conversation.C(n))
+		}
+		t = t.Append(conversation.P("?"))
+	}
+	b.reply(ctx, m, t.Append(conversation.P(" "), conversation.C("/workflow list"), conversation.P(" shows them all.")))
+}
+
+// UserLabel is how a user is named in bot messages: the platform-qualified id without the platform.
+func UserLabel(id string) string {
+	if _, rest, ok := strings.Cut(id, ":"); ok {
+		return rest
+	}
+	return id
+}

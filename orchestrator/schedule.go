@@ -1,0 +1,279 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"threadflow/db"
+	"threadflow/workflow"
+)
+
+// scheduler state of one execution: which nodes run now and why the run must stop.
+type scheduler struct {
+	running map[string]bool
+	results chan nodeResult
+	failure *nodeResult // first failure no trigger rule tolerates
+	pause   *db.Pause   // first gate that wants a person
+	abort   error       // interruption: lease lost, shutdown
+}
+
+// schedule starts every node as soon as its dependencies allow (no layer barriers), at most
+// MaxParallel at once, and stops launching once the run must fail, pause or abort; nodes already
+// running are allowed to finish so their progress is recorded.
+func (e *execution) schedule(ctx context.Context) error {
+	s := &scheduler{running: map[string]bool{}, results: make(chan nodeResult)}
+	for {
+		if err := e.launchReady(ctx, s); err != nil {
+			s.stop(err)
+		}
+		if len(s.running) == 0 {
+			break
+		}
+		r := <-s.results
+		delete(s.running, r.node.ID)
+		e.handleResult(ctx, s, r)
+		e.notifyProgress(ctx)
+	}
+	return e.finish(ctx, s)
+}
+
+// recordFailed handles a failed write about node n: a record contradicting what is stored is a bug,
+// never retried, so the run fails and says so; anything else (lease lost, database gone) interrupts
+// the execution and is returned.
+func (s *scheduler) recordFailed(n *workflow.Node, attempt int, err error) error {
+	if !errors.Is(err, db.ErrConflict) {
+		return err
+	}
+	if s.failure == nil {
+		s.failure = &nodeResult{node: n, attempt: attempt, err: &nodeError{class: db.ClassPermanent, msg: err.Error()}}
+	}
+	return nil
+}
+
+func (s *scheduler) stopping() bool { return s.failure != nil || s.pause != nil || s.abort != nil }
+
+func (s *scheduler) stop(err error) {
+	if s.abort == nil {
+		s.abort = err
+	}
+}
+
+// launchReady decides every undecided node whose dependencies allow it. Skips are recorded at
+// once and can make further nodes decidable, so it repeats until nothing changes.
+func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
+	for changed := true; changed && !s.stopping(); {
+		changed = false
+		for _, n := range e.wf.Nodes {
+			h := e.hist[n.ID]
+			if h.finishedState() || s.running[n.ID] {
+				continue
+			}
+			verdict, reason := n.Decide(e.depStates(n))
+			if verdict == workflow.Run && n.When != nil && !n.When.Eval(e.vars(e.outputs())) {
+				verdict, reason = workflow.Skip, "condition `"+n.When.String()+"` is false"
+			}
+			switch verdict {
+			case workflow.Skip:
+				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
+				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, nodeData{Reason: reason}); err != nil {
+					return s.recordFailed(n, 0, err)
+				}
+				h.state, h.reason, changed = workflow.StateSkipped, reason, true
+				h.skips++
+			case workflow.Run:
+				if len(s.running) >= e.x.maxParallel() {
+					return nil
+				}
+				s.running[n.ID] = true
+				h.state = workflow.StateRunning
+				go e.runNode(ctx, n, e.vars(e.outputs()), *h, s.results)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *execution) depStates(n *workflow.Node) map[string]workflow.NodeState {
+	deps := make(map[string]workflow.NodeState, len(n.DependsOn))
+	for _, d := range n.DependsOn {
+		deps[d] = e.hist[d].state
+	}
+	return deps
+}
+
+func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult) {
+	h := e.hist[r.node.ID]
+	h.starts, h.started, h.finished = r.attempt, r.started, r.finished
+	defer func() {
+		if h.state == workflow.StateCompleted || h.state == workflow.StateFailed {
+			e.x.observer().NodeFinished(e.run.Workflow, string(h.state), r.finished.Sub(r.started))
+		}
+	}()
+	var ne *nodeError
+	switch {
+	case r.err == nil && r.pause != nil:
+		h.state = workflow.StatePending
+		if s.pause == nil {
+			s.pause = r.pause
+		}
+	case r.err == nil:
+		h.state, h.output = workflow.StateCompleted, r.output
+		e.progressed = true
+	case errors.As(r.err, &ne):
+		h.state, h.reason = workflow.StateFailed, ne.msg
+		if !e.tolerated(r.node) && s.failure == nil {
+			s.failure = &r
+		}
+	case errors.Is(r.err, db.ErrConflict):
+		h.state = workflow.StateFailed
+		_ = s.recordFailed(r.node, r.attempt, r.err)
+	default:
+		h.state = workflow.StatePending
+		s.stop(r.err)
+	}
+}
+
+// tolerated reports whether a dependent's trigger rule accepts the node failing.
+func (e *execution) tolerated(failed *workflow.Node) bool {
+	for _, n := range e.wf.Nodes {
+		for _, d := range n.DependsOn {
+			if d == failed.ID && (n.TriggerRule == workflow.AllDone || n.TriggerRule == workflow.OneSuccess) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// finish records how the run stopped.
+func (e *execution) finish(ctx context.Context, s *scheduler) error {
+	switch {
+	case s.abort != nil:
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+		return s.abort
+	case s.failure != nil:
+		return e.stopFailed(ctx, s.failure.node.ID, s.failure.attempt, s.failure.err)
+	case s.pause != nil:
+		return e.pauseAtGate(ctx, *s.pause)
+	}
+	for _, n := range e.wf.Nodes {
+		if h := e.hist[n.ID]; h.state == workflow.StateFailed && !e.tolerated(n) {
+			return e.stopFailed(ctx, n.ID, 0, &nodeError{class: db.ClassPermanent, msg: h.reason})
+		}
+	}
+	return e.complete(ctx)
+}
+
+// complete finishes the run with the outputs of its completed sink nodes.
+func (e *execution) complete(ctx context.Context) error {
+	var parts []string
+	for _, n := range e.wf.Nodes {
+		if e.isSink(n) && e.hist[n.ID].state == workflow.StateCompleted {
+			if out := strings.TrimSpace(e.hist[n.ID].output); out != "" {
+				parts = append(parts, out)
+			}
+		}
+	}
+	run, err := e.x.Store.CompleteRun(ctx, e.lease, strings.Join(parts, "\n\n"))
+	if err != nil {
+		return e.interrupted(err)
+	}
+	e.x.observer().RunStopped(run.Workflow, run.Status)
+	e.x.Notify.Notify(ctx, Notice{Kind: NoticeCompleted, Run: run, Nodes: e.nodeStatuses()})
+	return nil
+}
+
+func (e *execution) isSink(n *workflow.Node) bool {
+	for _, m := range e.wf.Nodes {
+		for _, d := range m.DependsOn {
+			if d == n.ID {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stopFailed moves the run to a resumable state after a failure at node ("" when it happened before
+// any node, such as creating the working directory). An infrastructure failure before any progress
+// in this execution (a provider binary missing, the working directory gone) never burns the run:
+// it goes back to where it was (paused with a hint, or failed if it was failed) with the error, so
+// the same /workflow resume works once the cause is fixed. Any other failure fails the run, which
+// stays resumable too: failed is not terminal.
+func (e *execution) stopFailed(ctx context.Context, node string, attempt int, err error) error {
+	var ne *nodeError
+	if !errors.As(err, &ne) {
+		ne = &nodeError{class: db.ClassPermanent, msg: err.Error()}
+	}
+	if e.resumed && !e.progressed { // a resume attempt that failed: recorded, and the run stays resumable
+		_ = e.record(ctx, db.EventResumeFailed, node, attempt, nodeData{Error: ne.msg, Class: ne.class})
+	}
+	if ne.class == db.ClassInfra && !e.progressed && !(e.resumed && e.run.Meta.ResumedFrom == db.StatusFailed) {
+		hint := ne.hint
+		if hint == "" {
+			hint = "fix the cause"
+		}
+		hint += fmt.Sprintf(", then /workflow resume %s", e.run.ID)
+		run, err := e.x.Store.PauseRun(ctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: node, Error: ne.msg, ResumeHint: hint, Since: e.x.now()})
+		if err != nil {
+			return e.interrupted(err)
+		}
+		e.x.observer().RunStopped(run.Workflow, run.Status)
+		e.x.Notify.Notify(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
+		return nil
+	}
+	return e.fail(ctx, db.RunError{Node: node, Class: ne.class, Message: ne.msg})
+}
+
+func (e *execution) fail(ctx context.Context, runErr db.RunError) error {
+	run, err := e.x.Store.FailRun(ctx, e.lease, runErr)
+	if err != nil {
+		return e.interrupted(err)
+	}
+	e.x.observer().RunStopped(run.Workflow, run.Status)
+	e.x.Notify.Notify(ctx, Notice{Kind: NoticeFailed, Run: run, Node: runErr.Node, Nodes: e.nodeStatuses()})
+	return nil
+}
+
+func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
+	p.Since = e.x.now()
+	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
+	if err != nil {
+		return e.interrupted(err)
+	}
+	e.x.observer().RunStopped(run.Workflow, run.Status)
+	e.x.Notify.Notify(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: e.nodeStatuses()})
+	return nil
+}
+
+// interrupted marks a failed final write: the lease is gone or the database failed.
+func (e *execution) interrupted(err error) error {
+	if errors.Is(err, db.ErrLeaseLost) {
+		e.cancel(err)
+	}
+	return err
+}
+
+func (e *execution) nodeStatuses() []NodeStatus {
+	if e.wf == nil { // the frozen workflow did not parse: there are no nodes to show
+		return nil
+	}
+	out := make([]NodeStatus, 0, len(e.wf.Nodes))
+	for _, n := range e.wf.Nodes {
+		h := e.hist[n.ID]
+		st := NodeStatus{ID: n.ID, State: string(h.state), Attempt: h.starts}
+		if h.state == workflow.StateCompleted || h.state == workflow.StateFailed {
+			st.Duration = h.finished.Sub(h.started)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (e *execution) notifyProgress(ctx context.Context) {
+	e.x.Notify.Notify(ctx, Notice{Kind: NoticeProgress, Run: e.run, Nodes: e.nodeStatuses()})
+}

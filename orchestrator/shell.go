@@ -1,0 +1,102 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+
+	"threadflow/db"
+)
+
+// stderrTail is how much of a failed command's standard error reaches the run's last error.
+const stderrTail = 2048
+
+// nodeError is a failure classified where it happened.
+type nodeError struct {
+	class db.ErrorClass
+	msg   string
+	hint  string // what a person can do about it, for recovery pauses
+}
+
+func (e *nodeError) Error() string { return e.msg }
+
+// runShell runs script with `sh -c` in dir, in its own process group so that cancelling the context
+// kills the whole tree (a script's children included) at once. Values reach the script only through
+// env; the script text never contains user input.
+func runShell(ctx context.Context, dir, script string, env []string) (string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return "", &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
+			hint: "restore the directory, or abandon the run and start it again"}
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &limitedTail{buf: &stderr, max: stderrTail}
+	// Pdeathsig: if the bot itself dies (kill -9, OOM), sh dies with it instead of running on while
+	// another replica re-runs the node.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Pdeathsig fires when the thread that started the child exits, not only the process: keep this
+	// goroutine on its thread until the child is gone (golang/go#27505).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return "", &nodeError{class: db.ClassInfra, msg: "cannot start sh: " + err.Error(), hint: "make sure sh is installed"}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return shellResult(stdout.String(), stderr.String(), err)
+	case <-ctx.Done():
+		// Kill the process group, not only sh: a script's children must not outlive the run.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return "", ctx.Err()
+	}
+}
+
+func shellResult(out, errOut string, err error) (string, error) {
+	if err == nil {
+		return out, nil
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		msg := fmt.Sprintf("exit status %d", exit.ExitCode())
+		if t := bytes.TrimSpace([]byte(errOut)); len(t) > 0 {
+			msg += ": " + string(t)
+		}
+		return out, &nodeError{class: db.ClassPermanent, msg: msg}
+	}
+	return out, &nodeError{class: db.ClassPermanent, msg: err.Error()}
+}
+
+// limitedTail keeps the last max bytes written to it.
+type limitedTail struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedTail) Write(p []byte) (int, error) {
+	l.buf.Write(p)
+	if over := l.buf.Len() - l.max; over > 0 {
+		l.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+// withTimeout bounds ctx by d when d is set, and says so in the error: a timeout is transient.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, errNodeTimeout)
+}
+
+var errNodeTimeout = errors.New("node timed out")

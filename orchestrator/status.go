@@ -1,0 +1,239 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+)
+
+// recentFailed is how many failed runs `/workflow status` lists besides the active ones.
+const recentFailed = 5
+
+// Interrupted is the state shown for a running run whose lease expired: its worker died and the
+// rescuer has not re-queued it yet. It is derived, never stored.
+const Interrupted = "interrupted"
+
+// DisplayState is the truthful state of a run for people: a terminal run is never active, and a
+// running run without a live lease is interrupted.
+func DisplayState(r db.Run, now time.Time) string {
+	if r.Status == db.StatusRunning && !r.LeaseExpiresAt.IsZero() && r.LeaseExpiresAt.Before(now) {
+		return Interrupted
+	}
+	return string(r.Status)
+}
+
+// Active reports whether a run is still in progress or waiting: queued, running or paused.
+func Active(r db.Run) bool {
+	return r.Status == db.StatusQueued || r.Status == db.StatusRunning || r.Status == db.StatusPaused
+}
+
+func (b *Bot) status(ctx context.Context, m conversation.Message, c commands.Command) {
+	if c.RunID != "" {
+		run, ok := b.resolveRun(ctx, m, c.RunID)
+		if !ok {
+			return
+		}
+		t, err := RunTimeline(ctx, b.Store, run, time.Now())
+		if err != nil {
+			b.internalError(ctx, m, "read the run", err)
+			return
+		}
+		b.reply(ctx, m, t)
+		return
+	}
+	active, err := b.conversationRuns(ctx, m, []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused})
+	if err != nil {
+		b.internalError(ctx, m, "list runs", err)
+		return
+	}
+	failed, err := b.conversationRuns(ctx, m, []db.Status{db.StatusFailed})
+	if err != nil {
+		b.internalError(ctx, m, "list runs", err)
+		return
+	}
+	b.reply(ctx, m, b.statusList(ctx, active, failed[:min(len(failed), recentFailed)]))
+}
+
+// conversationRuns lists runs started in or reported to this conversation, newest first.
+func (b *Bot) conversationRuns(ctx context.Context, m conversation.Message, statuses []db.Status) ([]db.Run, error) {
+	conv := m.ConversationID()
+	started, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: statuses, ParentConversationID: conv, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	inThread, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: statuses, ConversationID: conv, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []db.Run
+	for _, r := range append(started, inThread...) {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r)
+		}
+	}
+	sortNewestFirst(out)
+	return out, nil
+}
+
+func (b *Bot) statusList(ctx context.Context, active, failed []db.Run) conversation.Text {
+	if len(active)+len(failed) == 0 {
+		return conversation.T(conversation.P("No active or failed runs in this conversation. "), conversation.C("/workflow list"), conversation.P(" shows what you can run."))
+	}
+	now := time.Now()
+	t := conversation.T()
+	section := func(title string, runs []db.Run) {
+		if len(runs) == 0 {
+			return
+		}
+		t = t.Append(conversation.B(title), conversation.P("\n"))
+		for _, r := range runs {
+			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+DisplayState(r, now)))
+			if node := b.currentNode(ctx, r); node != "" {
+				t = t.Append(conversation.P(" at "), conversation.C(node))
+			}
+			t = t.Append(conversation.P(" - "+age(now.Sub(r.CreatedAt))+" - by "), conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
+		}
+	}
+	section("Active", active)
+	section("Recently failed", failed)
+	return t
+}
+
+// currentNode is the node a run is at: the gate it waits on, the node that failed, or the latest
+// node started.
+func (b *Bot) currentNode(ctx context.Context, r db.Run) string {
+	if r.Meta.Pause != nil {
+		return r.Meta.Pause.Node
+	}
+	if r.Status == db.StatusFailed && r.Meta.LastError != nil {
+		return r.Meta.LastError.Node
+	}
+	events, err := b.Store.Events(ctx, r.ID)
+	if err != nil {
+		return ""
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == db.EventNodeStarted {
+			return events[i].NodeID
+		}
+	}
+	return ""
+}
+
+// RunTimeline renders one run: state, nodes with attempts and durations, and the last error.
+func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (conversation.Text, error) {
+	events, err := s.Events(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
+		conversation.P(" - "), conversation.B(DisplayState(r, now)), conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "),
+		conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
+	h := history(events)
+	for _, id := range nodeOrder(events) {
+		n := h[id]
+		line := fmt.Sprintf("• %s %s", stateIcon(string(n.state)), id)
+		if n.starts > 1 {
+			line += fmt.Sprintf(" (attempt %d)", n.starts)
+		}
+		if !n.finished.IsZero() && n.finished.After(n.started) {
+			line += " " + n.finished.Sub(n.started).Round(time.Millisecond).String()
+		}
+		t = t.Append(conversation.P(line + "\n"))
+	}
+	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
+		t = t.Append(conversation.P("Waiting at "), conversation.C(p.Node), conversation.P(": "), conversation.U(firstNonEmpty(p.Message, p.Error)), conversation.P("\n"))
+	}
+	if e := r.Meta.LastError; e != nil && r.Status != db.StatusCompleted {
+		t = t.Append(conversation.P("Last error at "), conversation.C(e.Node), conversation.P(": "), conversation.O(e.Message), conversation.P("\n"))
+	}
+	return t, nil
+}
+
+// nodeOrder lists node ids in the order they first appear in the events.
+func nodeOrder(events []db.Event) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, e := range events {
+		if e.NodeID != "" && !seen[e.NodeID] {
+			seen[e.NodeID] = true
+			ids = append(ids, e.NodeID)
+		}
+	}
+	return ids
+}
+
+func stateIcon(state string) string {
+	switch state {
+	case "completed":
+		return "✓"
+	case "failed":
+		return "✗"
+	case "skipped":
+		return "–"
+	case "running":
+		return "▶"
+	}
+	return "·"
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// age renders a duration for people: 45s, 12m, 3h, 2d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func (b *Bot) list(ctx context.Context, m conversation.Message) {
+	cat := b.Catalogs.Catalog()
+	t := conversation.T(conversation.B("Workflows"), conversation.P("\n"))
+	for _, wf := range cat.List() {
+		t = t.Append(conversation.P("• "), conversation.C(wf.Name))
+		if d := strings.TrimSpace(wf.Description); d != "" {
+			t = t.Append(conversation.P(" - "), conversation.U(firstLine(d)))
+		}
+		t = t.Append(conversation.P("\n"))
+	}
+	b.reply(ctx, m, t.Append(conversation.P("Run one with "), conversation.C("/workflow run NAME [ARGS...]")))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func (b *Bot) reset(ctx context.Context, m conversation.Message) {
+	err := b.Store.SetSession(ctx, db.Session{ConversationID: m.ConversationID(), Provider: b.Assistant.DefaultName})
+	if err != nil {
+		b.internalError(ctx, m, "forget the session", err)
+		return
+	}
+	b.reply(ctx, m, conversation.T(conversation.P("Forgot this conversation's AI session; the next message starts fresh.")))
+}
+
+func sortNewestFirst(runs []db.Run) {
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAt.After(runs[j].CreatedAt) })
+}

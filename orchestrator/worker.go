@@ -1,0 +1,223 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/db"
+)
+
+// Workers claims queued runs and executes them, at most Slots at once. Each run is held by a lease
+// renewed every third of LeaseTTL; when renewal says the lease is lost, the run's processes are
+// stopped at once. Workers never decide that a run crashed: the Rescuer does, from expired leases.
+type Workers struct {
+	Store    Store
+	Exec     *Executor
+	Log      *zap.Logger
+	Owner    string        // replica id written as lease owner
+	LeaseTTL time.Duration // default 30s
+	Slots    int           // runs at once; default 8
+	Poll     time.Duration // how often to look for work other replicas queued; default 1s
+	Grace    time.Duration // SHUTDOWN_GRACE: how long running nodes may finish at shutdown
+	// Platforms, when set, limits claims to runs whose conversation is on one of them: a process
+	// claims only runs it can report on, so a run started from `bot chat` is not taken by a bot
+	// without a terminal, and the other way round.
+	Platforms []string
+
+	wake    chan struct{}
+	mu      sync.Mutex
+	active  map[string]*localRun // by run id: the one local execution of each run, for Stop
+	wg      sync.WaitGroup
+	initOne sync.Once
+}
+
+// errShutdown is the cause given to executions stopped by a graceful shutdown.
+var errShutdown = errors.New("replica shutting down")
+
+// errAbandoned is the cause given to an execution whose run was abandoned by a person.
+var errAbandoned = errors.New("run abandoned")
+
+func (w *Workers) init() {
+	w.initOne.Do(func() {
+		w.wake = make(chan struct{}, 1)
+		w.active = map[string]*localRun{}
+		if w.LeaseTTL <= 0 {
+			w.LeaseTTL = 30 * time.Second
+		}
+		if w.Slots <= 0 {
+			w.Slots = 8
+		}
+		if w.Poll <= 0 {
+			w.Poll = time.Second
+		}
+	})
+}
+
+// Wake tells the workers that a run was queued, so they claim it now instead of at the next poll.
+func (w *Workers) Wake() {
+	w.init()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop cancels the local execution of a run, if this replica runs it (an abandon).
+func (w *Workers) Stop(runID string) {
+	w.init()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x := w.active[runID]; x != nil {
+		x.cancel(errAbandoned)
+	}
+}
+
+// Run claims and executes runs until ctx ends, then shuts down gracefully: it stops claiming, lets
+// running nodes finish for Grace, then hands unfinished runs back to the queue.
+func (w *Workers) Run(ctx context.Context) {
+	w.init()
+	runCtx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopRuns(nil)
+	sem := make(chan struct{}, w.Slots)
+	for ctx.Err() == nil {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		run, err := w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, w.Platforms...)
+		if err != nil {
+			<-sem
+			w.idle(ctx, err)
+			continue
+		}
+		w.start(runCtx, run, sem)
+	}
+	w.drain(stopRuns)
+}
+
+// idle waits for a wake-up or the next poll after finding nothing to claim.
+func (w *Workers) idle(ctx context.Context, err error) {
+	if !errors.Is(err, db.ErrNoQueuedRun) && ctx.Err() == nil {
+		w.Log.Warn("orchestrator.claim_failed", zap.Error(err))
+	}
+	t := time.NewTimer(w.Poll)
+	defer t.Stop()
+	select {
+	case <-w.wake:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// localRun is one local execution of a claimed run. A run can be claimed again while the
+// execution that paused it is still reporting (a gate answered at once), so entries are told apart
+// by identity, never by run id alone.
+type localRun struct {
+	cancel context.CancelCauseFunc
+}
+
+func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	x := &localRun{cancel: cancel}
+	w.mu.Lock()
+	w.active[run.ID] = x
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer func() { <-sem }()
+		defer w.forget(run.ID, x)
+		w.execute(ctx, cancel, run)
+	}()
+}
+
+// forget ends an execution and drops it, unless a newer execution of the run replaced it.
+func (w *Workers) forget(runID string, x *localRun) {
+	x.cancel(nil)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.active[runID] == x {
+		delete(w.active, runID)
+	}
+}
+
+func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, run db.Run) {
+	log := w.Log.With(zap.String("run_id", run.ID), zap.String("workflow", run.Workflow))
+	log.Info("orchestrator.run_claimed", zap.Int("recoveries", run.Recoveries))
+	beat := make(chan struct{})
+	go func() { defer close(beat); w.heartbeat(ctx, cancel, run.Lease(), log) }()
+	err := w.Exec.Execute(ctx, run)
+	cancel(nil)
+	<-beat
+	switch cause := context.Cause(ctx); {
+	case err == nil:
+		log.Info("orchestrator.run_stopped")
+	case errors.Is(cause, errShutdown):
+		w.release(run, log)
+	case errors.Is(err, db.ErrLeaseLost) || errors.Is(cause, db.ErrLeaseLost):
+		log.Warn("orchestrator.lease_lost", zap.Error(err))
+	case errors.Is(cause, errAbandoned):
+		log.Info("orchestrator.run_abandoned")
+	default:
+		log.Error("orchestrator.run_interrupted", zap.Error(err))
+	}
+}
+
+// heartbeat renews the lease every third of its TTL. A lost lease stops the run's processes at
+// once; a database error is retried until the lease would have expired, then treated as lost.
+func (w *Workers) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, l db.Lease, log *zap.Logger) {
+	t := time.NewTicker(w.LeaseTTL / 3)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := w.Store.Heartbeat(ctx, l, w.LeaseTTL)
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+		case errors.Is(err, db.ErrLeaseLost):
+			cancel(db.ErrLeaseLost)
+			return
+		case time.Since(lastOK) >= w.LeaseTTL:
+			log.Warn("orchestrator.heartbeat_failed", zap.Error(err))
+			cancel(db.ErrLeaseLost)
+			return
+		}
+	}
+}
+
+// drain waits Grace for running executions, then stops the rest and lets them hand back.
+func (w *Workers) drain(stopRuns context.CancelCauseFunc) {
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	t := time.NewTimer(w.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	stopRuns(errShutdown)
+	<-done
+}
+
+// release hands a run back to the queue without counting a recovery, so another replica
+// continues it at once.
+func (w *Workers) release(run db.Run, log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := w.Store.ReleaseRun(ctx, run.Lease()); err != nil {
+		log.Warn("orchestrator.release_failed", zap.Error(err))
+		return
+	}
+	log.Info("orchestrator.run_released")
+}

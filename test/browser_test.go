@@ -1,0 +1,119 @@
+package test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// shipWorkflow builds (waiting until the test lets it finish, so the run page can be watched
+// changing), asks for approval, then deploys.
+const shipWorkflow = `name: ship
+description: Builds a version, asks for approval, deploys it.
+nodes:
+  - id: build
+    bash: |
+      while [ ! -f "$HOME/let-build-finish" ]; do sleep 0.05; done
+      echo "built $ARGUMENTS"
+  - id: approve-release
+    depends_on: [build]
+    approval:
+      message: Ship this build to production?
+  - id: deploy
+    depends_on: [approve-release]
+    bash: echo "deployed $ARGUMENTS"
+`
+
+func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
+	ctx := browser(t)
+	const token = "browser-test-token"
+	env := botEnv(t)
+	wf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wf, "ship.yaml"), []byte(shipWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env["WORKFLOWS_DIR"] = wf
+	env["DASHBOARD_TOKEN"] = token
+	p := startBot(t, env)
+	base := p.URL()
+
+	// A newcomer opens the chat page (the token link signs the browser in) and starts a run.
+	act(t, ctx, "type the run command on the chat page",
+		chromedp.Navigate(base+"chat?token="+token),
+		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v2.0"),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.WaitVisible(`//div[contains(@class,"msg") and not(contains(@class,"mine")) and contains(., "ship")]`),
+	)
+	if chatLog := value(t, ctx, "read the chat log", chromedp.Text(chromedp.CSS("#chat-log"))); !strings.Contains(chatLog, "/workflow run ship v2.0") {
+		t.Errorf("chat log does not show what was typed:\n%s", chatLog)
+	}
+
+	// The runs list shows the run (live); its page says it is running while the build waits.
+	act(t, ctx, "find the run on the runs list",
+		chromedp.Navigate(base),
+		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
+	)
+	href := value(t, ctx, "read the run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
+	act(t, ctx, "open the run page",
+		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
+		chromedp.WaitVisible(chromedp.CSS("#run-state.state-running")),
+	)
+	value(t, ctx, "mark the page", chromedp.Evaluate[bool](`window.notReloaded = true`))
+
+	// The build finishes: the page changes to paused by itself (no reload) and shows the gate.
+	if err := os.WriteFile(filepath.Join(env["HOME"], "let-build-finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	act(t, ctx, "watch the run page change to paused live",
+		chromedp.WaitVisible(chromedp.CSS("#run-state.state-paused")),
+		chromedp.WaitVisible(chromedp.CSS("#btn-approve")),
+	)
+	if !value(t, ctx, "check the page was not reloaded", chromedp.Evaluate[bool](`window.notReloaded === true`)) {
+		t.Error("the run page was reloaded; want a live update")
+	}
+	page := value(t, ctx, "read the paused run page", chromedp.Text(chromedp.CSS("main")))
+	for _, want := range []string{"Ship this build to production?", "built v2.0"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("paused run page lacks %q:\n%s", want, page)
+		}
+	}
+	screenshot(t, ctx, "dashboard-run.png")
+
+	// Approve with the button: the run completes and the page says who approved it.
+	act(t, ctx, "approve with the button and see the run complete",
+		chromedp.Click(chromedp.CSS("#btn-approve")),
+		chromedp.WaitVisible(chromedp.CSS("#run-state.state-completed")),
+		chromedp.WaitVisible(`//pre[contains(., "deployed v2.0")]`),
+	)
+	if page := value(t, ctx, "read the completed run page", chromedp.Text(chromedp.CSS("main"))); !strings.Contains(page, "approve by web:local") {
+		t.Errorf("completed run page does not say who approved:\n%s", page)
+	}
+	act(t, ctx, "see the completed run on the runs list",
+		chromedp.Navigate(base),
+		chromedp.WaitVisible(chromedp.CSS("table.runs .state-completed")),
+	)
+	screenshot(t, ctx, "dashboard-runs.png")
+}
+
+// act performs browser steps, failing the test with what was being done.
+func act(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// value runs one browser action and returns its result, failing the test with what was being done.
+func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}

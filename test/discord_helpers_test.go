@@ -1,0 +1,238 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"threadflow/test/discordfake"
+	"threadflow/workflow"
+)
+
+// The Discord guild of these tests: one text channel of discordfake.GuildID and one requester.
+const (
+	discordChannel = "910000000000000001"
+	discordAlice   = "920000000000000001"
+)
+
+// discordLimit is Discord's hard limit on a message's content, in characters.
+const discordLimit = 2000
+
+// discordWorkflows are written to WORKFLOWS_DIR for every Discord bot. Scripts read their inputs
+// from the environment; $HOME is the bot's own temporary home.
+var discordWorkflows = map[string]string{
+	// asked waits for a person; the answer they give becomes the gate's output, which reply prints.
+	"asked.yaml": `name: asked
+description: Prepares, asks a person, then prints their answer.
+nodes:
+  - id: prepare
+    bash: echo "prepared $ARGUMENTS"
+  - id: gate
+    depends_on: [prepare]
+    approval:
+      message: Ship $ARGUMENTS?
+      capture_response: true
+  - id: reply
+    depends_on: [gate]
+    bash: echo "answer was [$gate.output]"
+`,
+	// picky fails on the input A; any other input deploys.
+	"picky.yaml": `name: picky
+description: Deploys its input; input A fails.
+nodes:
+  - id: prepare
+    bash: echo "prepared $ARGUMENTS"
+  - id: deploy
+    depends_on: [prepare]
+    bash: |
+      if [ "$ARGUMENTS" = "A" ]; then
+        echo "target for A is not ready" >&2
+        exit 1
+      fi
+      echo "deployed $ARGUMENTS"
+`,
+	// long prints 5,000 characters: 50 numbered lines of 99 characters and a newline each.
+	"long.yaml": `name: long
+description: Prints 5,000 characters.
+nodes:
+  - id: report
+    bash: |
+      i=1
+      while [ $i -le 50 ]; do
+        printf 'line %02d %s\n' $i "$(printf '%091d' 0 | tr 0 .)"
+        i=$((i+1))
+      done
+`,
+}
+
+// discordBot is one bot process connected to a Discord fake.
+type discordBot struct {
+	fake *discordfake.Server
+	bot  *botProcess
+}
+
+// startDiscordBot starts the bot with env (from botEnv or forEachEngine) connected to fake, and
+// waits until its gateway session is identified and /workflow is registered in the guild. Several
+// bots may share one fake: like replicas with one token, each then receives every event.
+func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]string) *discordBot {
+	t.Helper()
+	env["DISCORD_BOT_TOKEN"] = "fake-discord-token"
+	env["DISCORD_APP_ID"] = discordfake.AppID
+	env["DISCORD_GUILD_IDS"] = discordfake.GuildID
+	env["DISCORD_API_URL"] = fake.URL()
+	env["WORKFLOWS_DIR"] = writeDiscordWorkflows(t)
+	before := fake.Sessions()
+	b := &discordBot{fake: fake, bot: startBot(t, env)}
+	fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+		return f.Sessions() > before && f.Commands(discordfake.GuildID) != nil
+	})
+	// Registration follows the handshake, so the bot is ready once it logged that it connected.
+	b.bot.WaitLog("discord.gateway_connected", nil)
+	return b
+}
+
+// writeDiscordWorkflows writes discordWorkflows to a fresh directory and checks that they load.
+func writeDiscordWorkflows(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range discordWorkflows {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, errs := workflow.Discover(t.TempDir(), []string{dir}); len(errs) > 0 {
+		t.Fatalf("test workflows do not load: %v", errs)
+	}
+	return dir
+}
+
+// runWorkflow types "/workflow run name arguments" in the test channel and returns the
+// interaction id.
+func runWorkflow(fake *discordfake.Server, name, args string) string {
+	opts := map[string]any{"name": name}
+	if args != "" {
+		opts["arguments"] = args
+	}
+	return fake.SlashCommand(discordAlice, discordChannel, "run", opts)
+}
+
+// discordRun is one run as Discord shows it: its announcement in the channel and its thread.
+type discordRun struct {
+	id     string
+	root   discordfake.Message
+	thread string // the thread's channel id
+}
+
+var discordRootRE = regexp.MustCompile("^▶ `([^`]+)` - run `([^`]+)` by ")
+
+// discordRoots are the run announcements in the test channel.
+func discordRoots(f *discordfake.Server) []discordfake.Message {
+	var out []discordfake.Message
+	for _, m := range f.BotMessages(discordChannel) {
+		if discordRootRE.MatchString(m.Content) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitDiscordRun waits for the n-th (1-based) announcement of workflowName and for its thread.
+func waitDiscordRun(t *testing.T, f *discordfake.Server, workflowName string, n int) discordRun {
+	t.Helper()
+	var r discordRun
+	f.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+		seen := 0
+		for _, m := range discordRoots(f) {
+			if sm := discordRootRE.FindStringSubmatch(m.Content); sm[1] == workflowName {
+				if seen++; seen == n {
+					r = discordRun{id: sm[2], root: m}
+				}
+			}
+		}
+		return r.id != "" && threadOf(f, r.root) != ""
+	})
+	r.thread = threadOf(f, r.root)
+	return r
+}
+
+// threadOf returns the id of the thread started on msg, "" while there is none.
+func threadOf(f *discordfake.Server, msg discordfake.Message) string {
+	for _, th := range f.Threads() {
+		if th.ParentID == msg.ChannelID && th.MessageID == msg.ID {
+			return th.ID
+		}
+	}
+	return ""
+}
+
+// waitDiscordMessage waits until a message of channel (a thread id works) satisfies match and
+// returns its current state.
+func waitDiscordMessage(t *testing.T, f *discordfake.Server, channel, what string, match func(discordfake.Message) bool) discordfake.Message {
+	t.Helper()
+	var found discordfake.Message
+	f.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+		for _, m := range f.BotMessages(channel) {
+			if match(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	if found.ID == "" {
+		t.Fatalf("no message: %s", what)
+	}
+	return found
+}
+
+// waitInRunThread waits for a bot message in r's thread satisfying match.
+func waitInRunThread(t *testing.T, f *discordfake.Server, r discordRun, what string, match func(discordfake.Message) bool) discordfake.Message {
+	t.Helper()
+	return waitDiscordMessage(t, f, r.thread, what, match)
+}
+
+// waitDiscordStatus waits until r's live status message shows state.
+func waitDiscordStatus(t *testing.T, f *discordfake.Server, r discordRun, state string) discordfake.Message {
+	t.Helper()
+	return waitInRunThread(t, f, r, "status "+state, contentPrefix("Status of run `"+r.id+"`: **"+state+"**"))
+}
+
+// discordMessage returns the current state of a message.
+func discordMessage(t *testing.T, f *discordfake.Server, msg discordfake.Message) discordfake.Message {
+	t.Helper()
+	for _, m := range f.Messages(msg.ChannelID) {
+		if m.ID == msg.ID {
+			return m
+		}
+	}
+	t.Fatalf("message %s is gone", msg.ID)
+	return discordfake.Message{}
+}
+
+func contentPrefix(prefix string) func(discordfake.Message) bool {
+	return func(m discordfake.Message) bool { return strings.HasPrefix(m.Content, prefix) }
+}
+
+func contentHas(sub string) func(discordfake.Message) bool {
+	return func(m discordfake.Message) bool { return strings.Contains(m.Content, sub) }
+}
+
+// discordLabels lists a message's button labels in order.
+func discordLabels(m discordfake.Message) []string {
+	out := make([]string, 0, len(m.Buttons))
+	for _, b := range m.Buttons {
+		out = append(out, b.Label)
+	}
+	return out
+}
+
+// responseKinds lists the kinds of an interaction's answers in order.
+func responseKinds(rs []discordfake.Response) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Kind
+	}
+	return out
+}

@@ -1,0 +1,246 @@
+package discordfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// apiPath strips the REST root ("/api/v9/", "/api/v10/", ...): the fake answers any version.
+func apiPath(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/api/v")
+	if !ok {
+		return "", false
+	}
+	_, rest, ok = strings.Cut(rest, "/")
+	return rest, ok
+}
+
+// route is one REST endpoint: a method and a path pattern whose "*" segments are captured.
+type route struct {
+	method, pattern string
+	handle          func(s *Server, r *http.Request, args []string, body []byte) (int, any)
+}
+
+var routes = []route{
+	{"GET", "gateway", (*Server).getGateway},
+	{"GET", "gateway/bot", (*Server).getGateway},
+	{"GET", "users/@me", func(*Server, *http.Request, []string, []byte) (int, any) { return 200, botUser() }},
+	{"GET", "channels/*", (*Server).getChannel},
+	{"PUT", "applications/*/commands", (*Server).putCommands},
+	{"PUT", "applications/*/guilds/*/commands", (*Server).putCommands},
+	{"POST", "interactions/*/*/callback", (*Server).postCallback},
+	{"POST", "webhooks/*/*", (*Server).postFollowup},
+	{"PATCH", "webhooks/*/*/messages/@original", (*Server).patchOriginal},
+	{"POST", "channels/*/messages", (*Server).postMessage},
+	{"PATCH", "channels/*/messages/*", (*Server).patchMessage},
+	{"POST", "channels/*/messages/*/threads", (*Server).postThread},
+}
+
+func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	path, _ := apiPath(r.URL.Path)
+	for _, rt := range routes {
+		args, ok := match(rt.pattern, path)
+		if !ok || rt.method != r.Method {
+			continue
+		}
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bot ") {
+			writeJSON(w, http.StatusUnauthorized, apiError("401: Unauthorized"))
+			return
+		}
+		code, v := rt.handle(s, r, args, body)
+		writeJSON(w, code, v)
+		return
+	}
+	s.mu.Lock()
+	s.unhandled = append(s.unhandled, r.Method+" "+r.URL.Path)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusNotFound, apiError("404: Not Found"))
+}
+
+// match compares a path with a pattern segment by segment, capturing "*" segments.
+func match(pattern, path string) ([]string, bool) {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return nil, false
+	}
+	var args []string
+	for i, p := range ps {
+		switch {
+		case p == "*":
+			args = append(args, xs[i])
+		case p != xs[i]:
+			return nil, false
+		}
+	}
+	return args, true
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	if code == http.StatusNoContent {
+		w.WriteHeader(code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func apiError(msg string) map[string]any { return map[string]any{"code": 0, "message": msg} }
+
+func (s *Server) getGateway(r *http.Request, _ []string, _ []byte) (int, any) {
+	return 200, map[string]any{"url": "ws://" + r.Host + "/gateway", "shards": 1}
+}
+
+func (s *Server) getChannel(_ *http.Request, args []string, _ []byte) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.channelLocked(args[0])
+	out := map[string]any{"id": c.ID, "type": c.Type}
+	if c.GuildID != "" {
+		out["guild_id"] = c.GuildID
+	}
+	if c.ParentID != "" {
+		out["parent_id"] = c.ParentID
+	}
+	return 200, out
+}
+
+func (s *Server) putCommands(_ *http.Request, args []string, body []byte) (int, any) {
+	var cmds []map[string]any
+	if err := json.Unmarshal(body, &cmds); err != nil {
+		return 400, apiError("commands: " + err.Error())
+	}
+	scope := "global"
+	if len(args) == 2 {
+		scope = args[1]
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commands[scope] = body
+	for _, c := range cmds {
+		c["id"] = s.id()
+		c["application_id"] = args[0]
+	}
+	return 200, cmds
+}
+
+// messageBody is the part of a message create/edit/followup body the fake understands.
+type messageBody struct {
+	Content         *string `json:"content"`
+	Flags           int     `json:"flags"`
+	AllowedMentions *struct {
+		Parse []string `json:"parse"`
+	} `json:"allowed_mentions"`
+	Components *[]struct {
+		Components []struct {
+			Label    string `json:"label"`
+			CustomID string `json:"custom_id"`
+			Style    int    `json:"style"`
+		} `json:"components"`
+	} `json:"components"`
+}
+
+// noneAllowed reports whether allowed_mentions.parse was sent as an empty list.
+func (b messageBody) noneAllowed() bool {
+	return b.AllowedMentions != nil && b.AllowedMentions.Parse != nil && len(b.AllowedMentions.Parse) == 0
+}
+
+func (b messageBody) buttons() []Button {
+	if b.Components == nil {
+		return nil
+	}
+	var out []Button
+	for _, row := range *b.Components {
+		for _, c := range row.Components {
+			out = append(out, Button{Label: c.Label, CustomID: c.CustomID, Style: c.Style})
+		}
+	}
+	return out
+}
+
+// apply writes a create or edit body onto m; fields the body leaves out keep their value.
+func (b messageBody) apply(m *Message) {
+	if b.Content != nil {
+		m.Content = *b.Content
+	}
+	if b.Components != nil {
+		m.Buttons = b.buttons()
+	}
+	m.AllowedMentionsNone = b.noneAllowed()
+}
+
+func messageJSON(m *Message) map[string]any {
+	return map[string]any{
+		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content,
+		"author": map[string]any{"id": m.Author}, "timestamp": time.Now().UTC().Format(time.RFC3339),
+	}
+}
+
+func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, any) {
+	var b messageBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return 400, apiError("message: " + err.Error())
+	}
+	s.mu.Lock()
+	if s.failSends > 0 {
+		s.failSends--
+		s.mu.Unlock()
+		return 500, apiError("500: injected failure")
+	}
+	c := s.channelLocked(args[0])
+	m := &Message{ID: s.id(), ChannelID: args[0], Author: BotUserID}
+	b.apply(m)
+	s.messages[args[0]] = append(s.messages[args[0]], m)
+	s.mu.Unlock()
+	// Discord echoes the bot's own messages on the gateway; a bot must ignore them.
+	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, nil))
+	return 200, messageJSON(m)
+}
+
+func (s *Server) patchMessage(_ *http.Request, args []string, body []byte) (int, any) {
+	var b messageBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return 400, apiError("message: " + err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.findLocked(args[0], args[1])
+	if m == nil {
+		return 404, apiError("10008: Unknown Message")
+	}
+	b.apply(m)
+	return 200, messageJSON(m)
+}
+
+func (s *Server) findLocked(channelID, id string) *Message {
+	for _, m := range s.messages[channelID] {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (s *Server) postThread(_ *http.Request, args []string, body []byte) (int, any) {
+	var b struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil || b.Name == "" || len([]rune(b.Name)) > 100 {
+		return 400, apiError(fmt.Sprintf("thread name must be 1-100 characters, got %q", b.Name))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.findLocked(args[0], args[1]) == nil {
+		return 404, apiError("10008: Unknown Message")
+	}
+	parent := s.channelLocked(args[0])
+	th := Thread{ID: s.id(), ParentID: args[0], MessageID: args[1], Name: b.Name}
+	s.threads = append(s.threads, th)
+	s.channels[th.ID] = channel{ID: th.ID, GuildID: parent.GuildID, ParentID: args[0], Type: 11}
+	return 201, map[string]any{"id": th.ID, "type": 11, "parent_id": args[0], "guild_id": parent.GuildID, "name": b.Name}
+}

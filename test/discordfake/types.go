@@ -1,0 +1,66 @@
+package discordfake
+
+import "time"
+
+// Message is the fake's view of one message after every edit, as a user of the channel sees it.
+type Message struct {
+	ID        string
+	ChannelID string
+	Content   string
+	Author    string // user id; the bot's messages carry BotUserID
+	Buttons   []Button
+	// AllowedMentionsNone is true when the last create or edit sent allowed_mentions.parse as an
+	// empty list, which is what keeps Discord from pinging anyone named in the content.
+	AllowedMentionsNone bool
+}
+
+// Button is one button of a message's action rows.
+type Button struct {
+	Label    string
+	CustomID string
+	Style    int // 1 primary, 2 secondary, 4 danger
+}
+
+// Thread is a thread the bot started from a message.
+type Thread struct {
+	ID        string
+	ParentID  string
+	MessageID string
+	Name      string
+}
+
+// Response is one answer to an interaction: the callback (deferral, autocomplete choices, message)
+// or a later webhook followup or edit of the original response.
+type Response struct {
+	Kind      string // see the Kind* constants
+	Content   string
+	Choices   []Choice
+	Ephemeral bool
+	At        time.Time
+}
+
+// Choice is one autocomplete suggestion.
+type Choice struct {
+	Name  string
+	Value string
+}
+
+// Response kinds.
+const (
+	KindDeferred       = "deferred"        // callback type 5: "thinking", answered later
+	KindDeferredUpdate = "deferred_update" // callback type 6: a component click acknowledged
+	KindMessage        = "message"         // callback type 4: an immediate message
+	KindAutocomplete   = "autocomplete"    // callback type 8: choices
+	KindOther          = "other_callback"  // any other callback type
+	KindRejected       = "rejected"        // a second callback, refused as Discord does
+	KindExpired        = "expired"         // a callback after CallbackDeadline, refused as Discord does
+	KindFollowup       = "followup"        // POST /webhooks/{app}/{token}
+	KindEditOriginal   = "edit_original"   // PATCH /webhooks/{app}/{token}/messages/@original
+)
+
+// BotUserID and AppID are the identities the fake hands to every bot that connects.
+const (
+	BotUserID = "900000000000000001"
+	AppID     = "900000000000000002"
+	GuildID   = "900000000000000003"
+)

@@ -1,0 +1,235 @@
+// Package slackfake is a loopback fake of the Slack Web API and Socket Mode for tests. It serves the
+// few Web API methods the bot calls (auth.test, apps.connections.open, chat.postMessage, chat.update,
+// chat.postEphemeral), checks tokens and Block Kit limits the way Slack does, pushes Socket Mode
+// envelopes (slash commands, mentions, thread messages, button clicks) to the connected bot, records
+// their acks, and keeps the channel history as a person would see it.
+package slackfake
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Credentials and identities the fake accepts and reports. A bot under test is configured with
+// BotToken and AppToken; auth.test answers with BotUserID and BotID.
+const (
+	BotToken  = "xoxb-slackfake-bot-token"
+	AppToken  = "xapp-slackfake-app-token"
+	BotUserID = "UBOTFAKE01"
+	BotID     = "BBOTFAKE01"
+	TeamID    = "TFAKE0001"
+	AppID     = "AFAKE0001"
+)
+
+// Message is one message as the channel shows it: its current state after any chat.update.
+type Message struct {
+	Channel  string
+	TS       string
+	ThreadTS string // empty for a top-level message
+	User     string // the poster's user id; BotUserID for the bot
+	Text     string
+	Blocks   string // the Block Kit JSON as sent, empty when the message has none
+	Buttons  []Button
+	Edited   bool
+}
+
+// Button is one Block Kit button of a message.
+type Button struct {
+	Label, Value, ActionID, Style string
+}
+
+// Server is the fake. All methods are safe for concurrent use.
+type Server struct {
+	t        testing.TB
+	srv      *httptest.Server
+	upgrader websocket.Upgrader
+
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every state change, for WaitFor
+	conn        *websocket.Conn
+	connections int
+	pending     [][]byte // envelopes pushed while no bot was connected
+	envelopes   map[string]*envelope
+	acked       map[string]bool
+	messages    []*Message
+	ephemerals  map[string][]Message
+	rateLimited int
+	seq         int
+}
+
+// New starts a fake on a loopback port; it is closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{
+		t:          t,
+		changed:    make(chan struct{}),
+		envelopes:  map[string]*envelope{},
+		acked:      map[string]bool{},
+		ephemerals: map[string][]Message{},
+		// socketmode dials with Origin https://api.slack.com, which a loopback host never matches.
+		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/socket", s.serveSocket)
+	mux.HandleFunc("/response/", s.serveResponseURL)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.close)
+	return s
+}
+
+// URL is the Web API base URL, with the trailing "/api/" slack-go expects (SLACK_API_URL).
+func (s *Server) URL() string { return s.srv.URL + "/api/" }
+
+func (s *Server) close() {
+	s.mu.Lock()
+	if s.conn != nil {
+		_ = s.conn.Close()
+		s.conn = nil
+	}
+	s.mu.Unlock()
+	s.srv.Close()
+}
+
+// notifyLocked wakes WaitFor; the caller holds s.mu.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// nextLocked returns a fresh sequence number; the caller holds s.mu.
+func (s *Server) nextLocked() int {
+	s.seq++
+	return s.seq
+}
+
+// nextTSLocked returns a fresh, increasing Slack message timestamp.
+func (s *Server) nextTSLocked() string {
+	return fmt.Sprintf("1700000000.%06d", s.nextLocked())
+}
+
+// Messages returns every message posted or updated in channel through the Web API, oldest first.
+func (s *Server) Messages(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.messages {
+		if m.Channel == channel {
+			out = append(out, m.clone())
+		}
+	}
+	return out
+}
+
+// Ephemerals returns the ephemeral messages shown to user, oldest first.
+func (s *Server) Ephemerals(user string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Message, 0, len(s.ephemerals[user]))
+	for _, m := range s.ephemerals[user] {
+		out = append(out, m.clone())
+	}
+	return out
+}
+
+// Acked reports whether the bot acknowledged the envelope.
+func (s *Server) Acked(envelopeID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked[envelopeID]
+}
+
+// Connections counts the Socket Mode connections the bot has opened so far.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connections
+}
+
+// Connected reports whether a bot holds an open Socket Mode connection.
+func (s *Server) Connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn != nil
+}
+
+// RateLimitNext makes the next n chat.postMessage calls answer 429 with Retry-After: 1.
+func (s *Server) RateLimitNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rateLimited = n
+}
+
+// WaitFor polls cond until it holds, re-checking on every change of the fake and at a short interval
+// (cond may also look at state outside the fake). It fails the test with a dump of every message
+// when timeout passes first.
+func (s *Server) WaitFor(t testing.TB, timeout time.Duration, cond func(s *Server) bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		changed := s.changed
+		s.mu.Unlock()
+		if cond(s) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("slackfake: condition not met within %v; state:\n%s", timeout, s.Dump())
+		}
+	}
+}
+
+// Dump renders every message, ephemeral and envelope ack, for failure messages.
+func (s *Server) Dump() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, m := range s.messages {
+		fmt.Fprintf(&b, "%s\n", m.describe())
+	}
+	users := make([]string, 0, len(s.ephemerals))
+	for u := range s.ephemerals {
+		users = append(users, u)
+	}
+	sort.Strings(users)
+	for _, u := range users {
+		for _, m := range s.ephemerals[u] {
+			fmt.Fprintf(&b, "ephemeral to %s: %s\n", u, m.describe())
+		}
+	}
+	fmt.Fprintf(&b, "connections=%d connected=%v pending=%d acked=%d/%d\n",
+		s.connections, s.conn != nil, len(s.pending), len(s.acked), len(s.envelopes))
+	return b.String()
+}
+
+func (m *Message) clone() Message {
+	c := *m
+	c.Buttons = append([]Button(nil), m.Buttons...)
+	return c
+}
+
+func (m *Message) describe() string {
+	where := m.Channel
+	if m.ThreadTS != "" {
+		where += " thread " + m.ThreadTS
+	}
+	s := fmt.Sprintf("[%s ts %s by %s edited=%v] %q", where, m.TS, m.User, m.Edited, m.Text)
+	for _, b := range m.Buttons {
+		s += fmt.Sprintf(" [button %q -> %q]", b.Label, b.Value)
+	}
+	return s
+}

@@ -1,0 +1,49 @@
+package workflow
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The validation example in docs/workflows.md must show exactly what Parse reports.
+func TestDocsValidationExampleIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../docs/workflows.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## Validation")
+	if !ok {
+		t.Fatal("docs/workflows.md has no Validation section")
+	}
+	blocks := fencedBlocks(section, 2)
+	if len(blocks) < 2 {
+		t.Fatal("Validation section needs a yaml block and an output block")
+	}
+	_, err = Parse("deploy.yaml", []byte(blocks[0]))
+	if err == nil {
+		t.Fatal("the example is valid")
+	}
+	if got, want := err.Error(), strings.TrimSpace(blocks[1]); got != want {
+		t.Errorf("docs show:\n%s\nParse reports:\n%s", want, got)
+	}
+}
+
+// fencedBlocks returns the contents of the first n ``` blocks of md.
+func fencedBlocks(md string, n int) []string {
+	var out []string
+	for len(out) < n {
+		_, rest, ok := strings.Cut(md, "```")
+		if !ok {
+			break
+		}
+		_, rest, _ = strings.Cut(rest, "\n") // skip the info string
+		body, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			break
+		}
+		out = append(out, body)
+		md = after
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package workflow
+
+import (
+	"slices"
+	"strings"
+)
+
+// validateGraph checks what spans nodes: unique ids and environment names, known dependencies,
+// no cycles, and output references that only read upstream nodes.
+func (d *decoder) validateGraph(w *Workflow) {
+	byID := d.uniqueIDs(w)
+	ids := make([]string, 0, len(byID))
+	for _, n := range w.Nodes {
+		if byID[n.ID] == n {
+			ids = append(ids, n.ID)
+		}
+	}
+	for _, n := range w.Nodes {
+		m := d.meta[n]
+		for i, dep := range n.DependsOn {
+			if byID[dep] == nil {
+				d.errorf(m.deps[i], "node `%s` depends on unknown node `%s`; %s", n.ID, dep, suggest(dep, ids, "nodes"))
+			}
+		}
+	}
+	d.cycles(w, byID)
+	for _, n := range w.Nodes {
+		d.checkRefs(n, byID, ids)
+	}
+}
+
+// uniqueIDs reports repeated ids and ids that collide as environment names, and returns the first
+// node of each id.
+func (d *decoder) uniqueIDs(w *Workflow) map[string]*Node {
+	byID := make(map[string]*Node, len(w.Nodes))
+	byEnv := make(map[string]*Node, len(w.Nodes))
+	for _, n := range w.Nodes {
+		at := d.meta[n].id
+		if first, dup := byID[n.ID]; dup {
+			d.errorf(at, "duplicate node id `%s`; the first is at line %d, column %d; rename one", n.ID, first.Line, first.Col)
+			continue
+		}
+		byID[n.ID] = n
+		env := OutputEnvName(n.ID)
+		if other, clash := byEnv[env]; clash {
+			d.errorf(at, "node ids `%s` (line %d) and `%s` both become the shell variable %s; rename one so they differ by more than '-' and '_'", other.ID, other.Line, n.ID, env)
+			continue
+		}
+		byEnv[env] = n
+	}
+	return byID
+}
+
+// cycles reports each dependency cycle once, as a path a -> b -> a.
+func (d *decoder) cycles(w *Workflow, byID map[string]*Node) {
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	seen := map[string]bool{}
+	var stack []string
+	var visit func(n *Node)
+	visit = func(n *Node) {
+		state[n.ID] = active
+		stack = append(stack, n.ID)
+		for _, dep := range n.DependsOn {
+			next := byID[dep]
+			switch {
+			case next == nil:
+			case state[dep] == active:
+				d.reportCycle(byID, stack[slices.Index(stack, dep):], seen)
+			case state[dep] == unvisited:
+				visit(next)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n.ID] = done
+	}
+	for _, n := range w.Nodes {
+		if byID[n.ID] == n && state[n.ID] == unvisited {
+			visit(n)
+		}
+	}
+}
+
+// reportCycle reports the cycle in dependency order at its first node, unless already reported.
+// The DFS walks from a node to what it depends on, so the path is reversed to read "runs before".
+func (d *decoder) reportCycle(byID map[string]*Node, path []string, seen map[string]bool) {
+	cycle := slices.Clone(path)
+	slices.Reverse(cycle)
+	start := slices.Index(cycle, slices.Min(cycle))
+	cycle = append(cycle[start:], cycle[:start]...)
+	key := strings.Join(cycle, " ")
+	if seen[key] {
+		return
+	}
+	seen[key] = true
+	first := byID[cycle[0]]
+	d.errorf(d.meta[first].id, "dependency cycle: %s -> %s; remove one of these depends_on entries", strings.Join(cycle, " -> "), cycle[0])
+}
+
+// checkRefs checks every $node.output a node reads, in its `when` and in its texts.
+func (d *decoder) checkRefs(n *Node, byID map[string]*Node, ids []string) {
+	m := d.meta[n]
+	up := ancestors(n, byID)
+	if n.When != nil {
+		for _, o := range n.When.refs() {
+			line, col := d.posIn(m.when, o.off)
+			d.checkRef(n, o.text, "`when`", line, col, up, ids)
+		}
+	}
+	for _, t := range m.texts {
+		eachRef(t.val.Value, func(start int, r ref) {
+			if r.node != "" {
+				line, col := d.posIn(t.val, start)
+				d.checkRef(n, r.node, t.field, line, col, up, ids)
+			}
+		})
+	}
+}
+
+func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[string]bool, ids []string) {
+	switch {
+	case !slices.Contains(ids, target):
+		d.errorAt(line, col, "%s of node `%s` reads `$%s.output` but there is no node `%s`; %s", where, n.ID, target, target, suggest(target, ids, "nodes"))
+	case target == n.ID:
+		d.errorAt(line, col, "%s of node `%s` reads its own output, which does not exist yet; read an upstream node instead", where, n.ID)
+	case !up[target]:
+		d.errorAt(line, col, "%s of node `%s` reads `$%s.output` but `%s` is not upstream of it; add it to depends_on", where, n.ID, target, target)
+	}
+}
+
+// ancestors is every node n depends on, directly or not.
+func ancestors(n *Node, byID map[string]*Node) map[string]bool {
+	up := map[string]bool{}
+	todo := slices.Clone(n.DependsOn)
+	for len(todo) > 0 {
+		id := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if up[id] || byID[id] == nil {
+			continue
+		}
+		up[id] = true
+		todo = append(todo, byID[id].DependsOn...)
+	}
+	return up
+}

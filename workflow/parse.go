@@ -1,0 +1,164 @@
+package workflow
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxSourceSize bounds a workflow file; real workflows are a few kilobytes.
+const maxSourceSize = 1 << 20
+
+var (
+	topFields   = []string{"name", "description", "inputs", "nodes"}
+	inputFields = []string{"name", "description", "required"}
+)
+
+// ParseFile reads and parses one workflow file.
+func ParseFile(path string) (*Workflow, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read workflow: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Parse decodes and validates a workflow. On failure the error is Errors holding every problem
+// found, each as file:line:col: message. path is used in messages and kept as Workflow.Path.
+func Parse(path string, src []byte) (*Workflow, error) {
+	d := &decoder{file: path}
+	if len(src) > maxSourceSize {
+		d.errorAt(1, 1, "file is %d bytes; a workflow must be under %d", len(src), maxSourceSize)
+		return nil, d.errs
+	}
+	root := d.document(src)
+	if root == nil {
+		return nil, d.errs
+	}
+	d.lines = strings.Split(string(src), "\n")
+	w := &Workflow{Path: path, Source: bytes.Clone(src)}
+	d.workflow(root, w)
+	d.validateGraph(w)
+	if len(d.errs) > 0 {
+		d.errs.sortByPosition()
+		return nil, d.errs
+	}
+	return w, nil
+}
+
+// document decodes the YAML text into its root mapping, or records why it cannot.
+func (d *decoder) document(src []byte) (root *yaml.Node) {
+	defer func() {
+		// yaml.v3 has panicked on malformed input before; a hostile file must not take down the bot.
+		if r := recover(); r != nil {
+			d.errorAt(1, 1, "cannot read this file as YAML: %v", r)
+			root = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.errorAt(1, 1, "file is empty; a workflow needs at least `name` and `nodes`")
+		} else {
+			d.yamlError(err)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		d.errorAt(max(extra.Line, 1), 1, "a workflow file holds one YAML document; remove the `---` and what follows, or move it to its own file")
+		return nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		d.errorAt(1, 1, "a workflow must be a mapping with `name` and `nodes` at the top level")
+		return nil
+	}
+	return doc.Content[0]
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a positioned Error.
+// yaml.v3 reports no column for syntax errors, and its line is where the broken construct began,
+// so the column is 1 and the message says to look from there on.
+func (d *decoder) yamlError(err error) {
+	msg := err.Error()
+	line := 1
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			line = n
+		}
+		msg = msg[len(m[0]):]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	d.errorAt(line, 1, "YAML syntax error: %s; check indentation and quoting from this line on", msg)
+}
+
+func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
+	fs := d.mapping(root, "the workflow", topFields)
+	if f, ok := fs["name"]; ok {
+		w.Name, _ = d.id(f)
+	} else {
+		d.errorf(root, "missing `name`; add a line like `name: my-workflow`")
+	}
+	if f, ok := fs["description"]; ok {
+		w.Description, _ = d.str(f)
+	}
+	if f, ok := fs["inputs"]; ok {
+		w.Inputs = d.inputs(f)
+	}
+	f, ok := fs["nodes"]
+	if !ok {
+		d.errorf(root, "missing `nodes`; add a list of nodes, each with an `id` and one of bash, prompt, approval, loop")
+		return
+	}
+	if f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
+		d.errorf(f.val, "`nodes` must be a non-empty list of nodes, found %s", describe(f.val))
+		return
+	}
+	for _, n := range f.val.Content {
+		if node := d.node(n); node != nil {
+			w.Nodes = append(w.Nodes, node)
+		}
+	}
+}
+
+func (d *decoder) inputs(f field) []Input {
+	if f.val.Kind != yaml.SequenceNode {
+		d.errorf(f.val, "`inputs` must be a list of {name, description, required}, found %s", describe(f.val))
+		return nil
+	}
+	var out []Input
+	seen := map[string]int{}
+	for _, n := range f.val.Content {
+		fs := d.mapping(n, "an input", inputFields)
+		if fs == nil {
+			continue
+		}
+		var in Input
+		if nf, ok := fs["name"]; !ok {
+			d.errorf(n, "input has no `name`; add `name: <what the argument is>`")
+		} else if in.Name, ok = d.id(nf); ok {
+			if line, dup := seen[in.Name]; dup {
+				d.errorf(nf.val, "input `%s` is declared twice (first at line %d); rename or remove one", in.Name, line)
+			}
+			seen[in.Name] = nf.val.Line
+		}
+		if df, ok := fs["description"]; ok {
+			in.Description, _ = d.str(df)
+		}
+		if rf, ok := fs["required"]; ok {
+			in.Required = d.boolean(rf)
+		}
+		out = append(out, in)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package workflow
+
+import "time"
+
+// Workflow is one parsed and validated workflow definition.
+type Workflow struct {
+	Name, Description string
+	Inputs            []Input
+	Nodes             []*Node
+	Path              string // the file it was parsed from, as given to Parse
+	Source            []byte // the exact bytes parsed; runs freeze this copy
+}
+
+// Input documents what a workflow expects in $ARGUMENTS.
+type Input struct {
+	Name, Description string
+	Required          bool
+}
+
+// Node returns the node with the given id, or nil.
+func (w *Workflow) Node(id string) *Node {
+	for _, n := range w.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Kind says what a node does.
+type Kind string
+
+// The node kinds; every node has exactly one.
+const (
+	KindBash     Kind = "bash"
+	KindPrompt   Kind = "prompt"
+	KindApproval Kind = "approval"
+	KindLoop     Kind = "loop"
+)
+
+// TriggerRule decides from its dependencies' states whether a node runs. See Node.Decide.
+type TriggerRule string
+
+// The trigger rules. AllSuccess is the default.
+const (
+	AllSuccess              TriggerRule = "all_success"
+	OneSuccess              TriggerRule = "one_success"
+	NoneFailedMinOneSuccess TriggerRule = "none_failed_min_one_success"
+	AllDone                 TriggerRule = "all_done"
+)
+
+// RetryOn says which failures a node retries.
+type RetryOn string
+
+// Retry policies. RetryTransient (the default) retries only failures the orchestrator classifies as
+// transient; RetryAll retries any failure.
+const (
+	RetryTransient RetryOn = "transient"
+	RetryAll       RetryOn = "all"
+)
+
+// Retry is a node's retry budget. MaxAttempts counts the first attempt and defaults to 1 (no retry).
+type Retry struct {
+	MaxAttempts int
+	Delay       time.Duration
+	On          RetryOn
+}
+
+// ContextMode says whether a prompt starts a new AI session or continues the shared one.
+type ContextMode string
+
+// Context modes. ContextFresh is the default.
+const (
+	ContextFresh  ContextMode = "fresh"
+	ContextShared ContextMode = "shared"
+)
+
+// Approval is a gate that pauses the run until a person approves or rejects it.
+type Approval struct {
+	Message         string
+	CaptureResponse bool // the approver's comment becomes the node's output
+}
+
+// Loop repeats a prompt until its output contains Until or MaxIterations is reached.
+type Loop struct {
+	Prompt, Until string
+	MaxIterations int
+	FreshContext  bool // each iteration starts a new AI session
+	Interactive   bool // pause after each iteration for a person's reply ($LOOP_USER_INPUT)
+	GateMessage   string
+}
+
+// Node is one step of a workflow. Exactly one of Bash, Prompt, Approval, Loop is set, as Kind says.
+type Node struct {
+	ID          string
+	DependsOn   []string
+	When        *Expr // nil when the node has no condition
+	TriggerRule TriggerRule
+	Timeout     time.Duration // 0: no node-level timeout
+	Retry       Retry
+	Kind        Kind
+	Bash        string
+	Prompt      string
+	Provider    string // prompt and loop nodes; empty means the default provider
+	Model       string
+	Context     ContextMode // prompt nodes
+	Approval    *Approval
+	Loop        *Loop
+	Line, Col   int // where the node is defined, for messages about it
+}
