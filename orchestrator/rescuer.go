@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"threadflow/db"
 )
 
 // Rescuer re-queues running runs whose lease expired: their worker died or was cut off. The store
@@ -34,6 +36,18 @@ func (r *Rescuer) Run(ctx context.Context) {
 	}
 }
 
+// noticeGrace bounds how long a notice of a store write already made may take once shutdown began.
+const noticeGrace = 10 * time.Second
+
+// notifyFailed tells the run's thread that it failed. The run is already failed in the store, so
+// the notice must not be dropped because the engine is shutting down (ctx cancelled): the thread
+// would otherwise never learn why the run stopped or how to resume it.
+func (r *Rescuer) notifyFailed(ctx context.Context, run db.Run) {
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	defer cancel()
+	r.Notify.Notify(nctx, Notice{Kind: NoticeFailed, Run: run})
+}
+
 // Once performs one rescue pass.
 func (r *Rescuer) Once(ctx context.Context) {
 	rescued, err := r.Store.RescueExpired(ctx, r.MaxRecoveries)
@@ -51,7 +65,7 @@ func (r *Rescuer) Once(ctx context.Context) {
 		if res.Exhausted {
 			log.Warn("orchestrator.recovery_budget_exhausted")
 			observerOr(r.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
-			r.Notify.Notify(ctx, Notice{Kind: NoticeFailed, Run: res.Run})
+			r.notifyFailed(ctx, res.Run)
 			continue
 		}
 		log.Info("orchestrator.run_rescued")

@@ -1,0 +1,67 @@
+package orchestrator_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/adapters/console"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/db/storetest"
+	"threadflow/orchestrator"
+)
+
+// shutdownAfterRescue is the real store, with the engine's shutdown arriving right after the
+// rescuer's store write: the moment `bot chat` exits once its runs have stopped.
+type shutdownAfterRescue struct {
+	db.Store
+	shutdown context.CancelFunc
+}
+
+func (s shutdownAfterRescue) RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error) {
+	defer s.shutdown()
+	return s.Store.RescueExpired(ctx, maxRecoveries)
+}
+
+// A run the rescuer fails for good is already failed in the store when its notice goes out. The
+// notice must still reach the thread when the engine shuts down at that moment; CI caught `bot
+// chat` exiting in between, and the thread never learned why the run stopped or how to resume it.
+func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		clock := storetest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+		st := open(t, db.Options{Now: clock.Now})
+		ctx, shutdown := context.WithCancel(context.Background())
+		defer shutdown()
+		conv := db.ConversationKey(console.Platform, "crash", "")
+		if _, err := st.EnsureConversation(ctx, db.Conversation{ID: conv, Platform: console.Platform, ChannelID: "crash"}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := st.CreateRun(ctx, db.NewRun{Workflow: "crasher", ConversationID: conv, ParentConversationID: conv, UserID: "console:local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(2 * time.Second) // the worker died: its lease runs out
+		var out bytes.Buffer
+		reporter := &orchestrator.Reporter{Store: st, Log: zap.NewNop(),
+			Outboxes: map[string]conversation.Outbox{console.Platform: console.NewOutbox(&out)}}
+		r := &orchestrator.Rescuer{Store: shutdownAfterRescue{st, shutdown}, Notify: reporter, Log: zap.NewNop(), MaxRecoveries: 0}
+		r.Once(ctx)
+		if got, _ := st.GetRun(context.Background(), run.ID); got.Status != db.StatusFailed {
+			t.Fatalf("run is %s after the rescue, want failed", got.Status)
+		}
+		for _, want := range []string{run.ID, "without completing a node", "/workflow resume " + run.ID, "/workflow abandon " + run.ID} {
+			if !strings.Contains(out.String(), want) {
+				t.Fatalf("the conversation lacks %q; it shows:\n%s", want, out.String())
+			}
+		}
+	})
+}
