@@ -76,6 +76,10 @@ type Store interface {
 
 	// MarkInbound records a platform event id as handled. first is false when it was already.
 	MarkInbound(ctx context.Context, platform, eventID string) (first bool, err error)
+	// MarkInboundMany records several platform events in one transaction: first[i] tells whether
+	// events[i] was new. An event listed twice is new at most at its first position. On error
+	// nothing was recorded.
+	MarkInboundMany(ctx context.Context, events []InboundEvent) (first []bool, err error)
 
 	// Ready reports nil when the database answers and every migration is applied.
 	Ready(ctx context.Context) error

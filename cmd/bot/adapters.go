@@ -10,7 +10,6 @@ import (
 	"threadflow/adapters/discord"
 	"threadflow/adapters/slack"
 	"threadflow/conversation"
-	"threadflow/db"
 	"threadflow/orchestrator"
 )
 
@@ -22,11 +21,11 @@ const inboxWorkers = 64
 // chatAdapters builds the chat adapters the configuration turns on, registers their outboxes, and
 // returns them as components. Each platform feeds the bot through its own Inbox, so messages of a
 // conversation are handled in order and redelivered events act once.
-func chatAdapters(cfg Config, log *zap.Logger, st db.Store, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
+func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
 	dups duplicateCounter) ([]component, error) {
 	var comps []component
 	if cfg.Slack.Enabled() {
-		in := conversation.NewInbox(eng.Bot, st, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
+		in := conversation.NewInbox(eng.Bot, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
 		a, err := slack.New(slack.Config{BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			Log: log.Named("slack")}, inboxHandler{in: in, log: log, dups: dups})
 		if err != nil {
@@ -40,7 +39,7 @@ func chatAdapters(cfg Config, log *zap.Logger, st db.Store, eng *orchestrator.En
 		// receive every gateway event), so its inbox must not de-duplicate the same id again.
 		in := conversation.NewInbox(eng.Bot, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
 		a, err := discord.New(discord.Config{BotToken: cfg.Discord.BotToken, AppID: cfg.Discord.AppID, GuildIDs: cfg.Discord.GuildIDs,
-			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Bot, claimer{st})
+			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Bot, claimer{dedup})
 		if err != nil {
 			return nil, err
 		}
@@ -109,8 +108,8 @@ func (h inboxHandler) Handle(ctx context.Context, m conversation.Message) {
 }
 
 // claimer lets the Discord adapter claim gateway events through the store's inbound table.
-type claimer struct{ st db.Store }
+type claimer struct{ d conversation.Deduper }
 
 func (c claimer) Claim(ctx context.Context, platform, eventID string) (bool, error) {
-	return c.st.MarkInbound(ctx, platform, eventID)
+	return c.d.MarkInbound(ctx, platform, eventID)
 }

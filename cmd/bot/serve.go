@@ -92,11 +92,13 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	outboxes := map[string]conversation.Outbox{}
 	m := newMetrics(log, st) // issue 8: /metrics observes the orchestrator
 	eng := newEngine(cfg, log, st, outboxes, nil, m)
-	chats, err := chatAdapters(cfg, log, st, eng, outboxes, m)
+	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
+	dedup := conversation.NewBatchDeduper(st)
+	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m)
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close())
 	}
-	webp, err := newWeb(cfg, log, st, eng, m, outboxes) // issue 8: dashboard and web chat
+	webp, err := newWeb(cfg, log, st, dedup, eng, m, outboxes) // issue 8: dashboard and web chat
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close())
 	}

@@ -33,10 +33,10 @@ func newMetrics(log *zap.Logger, st db.Store) *metrics.Metrics {
 // newWeb builds the web adapter, registers its Outbox so runs started from the chat page report
 // there, and returns the HTTP handlers and the component that stops it. Chat messages and dashboard
 // buttons reach the bot through their own Inbox, like every other platform's.
-func newWeb(cfg Config, log *zap.Logger, st db.Store, eng *orchestrator.Engine, m *metrics.Metrics,
+func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper, eng *orchestrator.Engine, m *metrics.Metrics,
 	outboxes map[string]conversation.Outbox) (webParts, error) {
 	wlog := log.With(zap.String("platform", web.Platform))
-	in := conversation.NewInbox(eng.Bot, st, webInboxWorkers, wlog)
+	in := conversation.NewInbox(eng.Bot, dedup, webInboxWorkers, wlog)
 	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog})
 	if err != nil {
 		return webParts{}, err

@@ -82,17 +82,6 @@ func (s *Store) SetSession(ctx context.Context, sess db.Session) error {
 	return nil
 }
 
-// MarkInbound records a platform event id as handled; first is false when a replica (or an earlier
-// delivery) already did.
-func (s *Store) MarkInbound(ctx context.Context, platform, eventID string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO inbound_events (platform, event_id, received_at) VALUES ($1, $2, $3)
-		ON CONFLICT (platform, event_id) DO NOTHING`, platform, eventID, s.now())
-	if err != nil {
-		return false, fmt.Errorf("mark inbound %s event: %w", platform, translate(err))
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
 // SetMessageRef records (or, with an empty MessageID, forgets) one message of a run.
 func (s *Store) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
 	return setMessageRef(ctx, s.pool, ref)

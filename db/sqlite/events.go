@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -24,7 +23,7 @@ func (s *Store) RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Eve
 	}
 	now := s.clock()
 	var out db.Event
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		if err := holdsLease(ctx, tx, l); err != nil {
 			return err
 		}
@@ -51,7 +50,7 @@ func (s *Store) RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Eve
 
 // holdsLease checks the lease inside the write transaction; BEGIN IMMEDIATE holds the write lock,
 // so the run cannot change between this check and the append.
-func holdsLease(ctx context.Context, tx *sql.Tx, l db.Lease) error {
+func holdsLease(ctx context.Context, tx *wtx, l db.Lease) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''`,
 		l.RunID, l.Token).Scan(&one)
@@ -65,7 +64,7 @@ func holdsLease(ctx context.Context, tx *sql.Tx, l db.Lease) error {
 	return err
 }
 
-func findLifecycle(ctx context.Context, tx *sql.Tx, runID string, e db.Event) (db.Event, error) {
+func findLifecycle(ctx context.Context, tx *wtx, runID string, e db.Event) (db.Event, error) {
 	row := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
 		WHERE run_id = ? AND type = ? AND node_id = ? AND attempt = ?`, runID, string(e.Type), e.NodeID, e.Attempt)
 	return scanEvent(row)

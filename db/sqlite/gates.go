@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -19,7 +18,7 @@ func (s *Store) ResolveGate(ctx context.Context, g db.GateResolution) (db.Run, e
 	}
 	now := s.clock()
 	var out db.Run
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		node, err := gateNode(ctx, tx, g)
 		if err != nil {
 			return err
@@ -57,7 +56,7 @@ func resolution(d db.GateDecision) (db.Op, string, error) {
 // gateNode is the gate the resolution answers: the one it names, or else the gate the run is
 // paused at, or else (the run moved on) the gate it asked last, so a late answer still learns who
 // answered first.
-func gateNode(ctx context.Context, tx *sql.Tx, g db.GateResolution) (string, error) {
+func gateNode(ctx context.Context, tx *wtx, g db.GateResolution) (string, error) {
 	if g.Node != "" {
 		return g.Node, nil
 	}
@@ -71,7 +70,7 @@ func gateNode(ctx context.Context, tx *sql.Tx, g db.GateResolution) (string, err
 	return node, nil
 }
 
-func appendResolution(ctx context.Context, tx *sql.Tx, runID, node string, g db.GateResolution, at time.Time) error {
+func appendResolution(ctx context.Context, tx *wtx, runID, node string, g db.GateResolution, at time.Time) error {
 	data := object(resolvedData{Decision: g.Decision, By: g.By, Text: g.Text})
 	if _, err := appendEvent(ctx, tx, runID, newEvent{typ: db.EventGateResolved, node: node, data: data}, at); err != nil {
 		return err
@@ -93,7 +92,7 @@ type resolvedData struct {
 
 // alreadyResolved explains a refused resolution: a *db.GateResolvedError when the gate's latest ask
 // was already answered, a *db.TransitionError otherwise.
-func alreadyResolved(ctx context.Context, tx *sql.Tx, runID, node string, op db.Op) error {
+func alreadyResolved(ctx context.Context, tx *wtx, runID, node string, op db.Op) error {
 	var (
 		data string
 		at   int64

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -27,7 +26,7 @@ func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
 	}
 	now := micros(s.clock())
 	var out db.Run
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		if conv != nil {
 			if err := insertConversation(ctx, tx, *conv, fromMicros(now)); err != nil {
 				return err
@@ -140,7 +139,7 @@ func filter(f db.RunFilter) (string, []any) {
 
 // SetRunConversation moves a run to another existing conversation.
 func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, conversationID, runID)
 		if err != nil {
 			return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))

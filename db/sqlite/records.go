@@ -17,7 +17,7 @@ func (s *Store) EnsureConversation(ctx context.Context, c db.Conversation) (db.C
 		return db.Conversation{}, fmt.Errorf("ensure %w", err)
 	}
 	var out db.Conversation
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		if err := insertConversation(ctx, tx, c, s.clock()); err != nil {
 			return err
 		}
@@ -37,7 +37,7 @@ func (s *Store) EnsureConversation(ctx context.Context, c db.Conversation) (db.C
 }
 
 // insertConversation records c unless its id is known already.
-func insertConversation(ctx context.Context, tx *sql.Tx, c db.Conversation, now time.Time) error {
+func insertConversation(ctx context.Context, tx *wtx, c db.Conversation, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, platform, channel_id, thread_id, parent_id, created_at)
 		VALUES (?, ?, ?, ?, NULLIF(?, ''), ?) ON CONFLICT (id) DO NOTHING`,
 		c.ID, c.Platform, c.ChannelID, c.ThreadID, c.ParentID, micros(now))
@@ -65,7 +65,7 @@ func (s *Store) GetSession(ctx context.Context, conversationID, runID, nodeID st
 
 // SetSession stores s; an empty SessionID is stored as NULL, meaning the next turn starts fresh.
 func (s *Store) SetSession(ctx context.Context, sess db.Session) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (conversation_id, run_id, node_id, provider, session_id, updated_at)
 			VALUES (?, ?, ?, ?, NULLIF(?, ''), ?)
 			ON CONFLICT (conversation_id, run_id, node_id) DO UPDATE
@@ -78,28 +78,12 @@ func (s *Store) SetSession(ctx context.Context, sess db.Session) error {
 	})
 }
 
-// MarkInbound records a platform event id; first is false when it was recorded before.
-func (s *Store) MarkInbound(ctx context.Context, platform, eventID string) (bool, error) {
-	var first bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO inbound_events (platform, event_id, received_at) VALUES (?, ?, ?)
-			ON CONFLICT (platform, event_id) DO NOTHING`, platform, eventID, micros(s.clock()))
-		if err != nil {
-			return fmt.Errorf("mark inbound %s event: %w", platform, translate(err))
-		}
-		n, err := res.RowsAffected()
-		first = n == 1
-		return translate(err)
-	})
-	return first, err
-}
-
 // SetMessageRef records (or, with an empty MessageID, forgets) one message of a run.
 func (s *Store) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
-	return s.write(ctx, func(tx *sql.Tx) error { return setMessageRef(ctx, tx, ref) })
+	return s.write(ctx, func(tx *wtx) error { return setMessageRef(ctx, tx, ref) })
 }
 
-func setMessageRef(ctx context.Context, tx *sql.Tx, ref db.MessageRef) error {
+func setMessageRef(ctx context.Context, tx *wtx, ref db.MessageRef) error {
 	var err error
 	if ref.MessageID == "" {
 		_, err = tx.ExecContext(ctx, `DELETE FROM run_messages WHERE run_id = ? AND kind = ?`, ref.RunID, ref.Kind)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -23,7 +22,7 @@ type expired struct {
 func (s *Store) RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error) {
 	now := s.clock()
 	var out []db.Rescue
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		found, err := findExpired(ctx, tx, now)
 		if err != nil {
 			return err
@@ -46,7 +45,7 @@ func (s *Store) RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Resc
 	return out, nil
 }
 
-func findExpired(ctx context.Context, tx *sql.Tx, now time.Time) ([]expired, error) {
+func findExpired(ctx context.Context, tx *wtx, now time.Time) ([]expired, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, lease_owner, lease_token, recoveries FROM runs
 		WHERE status = 'running' AND lease_expires_at < ? ORDER BY lease_expires_at, id`, micros(now))
 	if err != nil {
@@ -66,7 +65,7 @@ func findExpired(ctx context.Context, tx *sql.Tx, now time.Time) ([]expired, err
 
 // rescue moves one expired run, guarded by the token, expiry and counter it was found with: if its
 // worker heartbeated or finished meanwhile, the compare-and-set fails and the run is left alone.
-func rescue(ctx context.Context, tx *sql.Tx, x expired, maxRecoveries int, now time.Time) (db.Rescue, error) {
+func rescue(ctx context.Context, tx *wtx, x expired, maxRecoveries int, now time.Time) (db.Rescue, error) {
 	c := cas{op: db.OpRescue, runID: x.id,
 		set: `status = 'queued', recoveries = recoveries + 1, queued_at = ?,
 			lease_owner = '', lease_token = '', lease_expires_at = NULL`,

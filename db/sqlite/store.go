@@ -35,8 +35,10 @@ const readConns = 4
 
 // Store is a db.Store on one SQLite database file.
 type Store struct {
-	w        *sql.DB // the only writer: MaxOpenConns 1, BEGIN IMMEDIATE
-	r        *sql.DB // read-only pool
+	w        *sql.DB    // the only writer: MaxOpenConns 1, BEGIN IMMEDIATE
+	turn     turn       // the order writers get w in
+	ws       *stmtCache // statements prepared on w (see wtx)
+	r        reader     // read-only pool, with cached statements
 	migrator *goose.Provider
 	now      func() time.Time
 	log      *zap.Logger
@@ -57,17 +59,18 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	s := &Store{w: w, now: opts.Clock(), log: log}
+	s := &Store{w: w, ws: newStmtCache(w), now: opts.Clock(), log: log}
 	if err := s.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	s.r, err = sql.Open("sqlite", dsn(path, true))
+	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	s.r.SetMaxOpenConns(readConns)
+	r.SetMaxOpenConns(readConns)
+	s.r = newReader(r)
 	return s, nil
 }
 
@@ -110,7 +113,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Ready reports nil when both pools answer and no migration is pending.
 func (s *Store) Ready(ctx context.Context) error {
-	for _, p := range []*sql.DB{s.w, s.r} {
+	for _, p := range []*sql.DB{s.w, s.r.DB} {
 		if err := p.PingContext(ctx); err != nil {
 			return fmt.Errorf("sqlite ping: %w", translate(err))
 		}
@@ -127,7 +130,7 @@ func (s *Store) Ready(ctx context.Context) error {
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.r.stmts.close(), s.r.Close(), s.ws.close(), s.w.Close())
 }
 
 // clock returns the injected time, in UTC.

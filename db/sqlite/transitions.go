@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +15,7 @@ import (
 // updated run, all in one transaction.
 func (s *Store) transition(ctx context.Context, c cas, at time.Time, events func(r db.Run) []newEvent) (db.Run, error) {
 	var out db.Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		r, replayed, err := c.run(ctx, tx)
 		if err != nil || replayed {
 			out = r
@@ -45,7 +44,7 @@ func one(e newEvent) func(db.Run) []newEvent {
 func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (db.Run, error) {
 	now := s.clock()
 	var out db.Run
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var id string
 		query, args := claimQuery(platforms)
 		err := tx.QueryRowContext(ctx, query, args...).Scan(&id)
@@ -88,7 +87,7 @@ const opHeartbeat db.Op = "heartbeat"
 // Heartbeat extends a held lease by ttl from now.
 func (s *Store) Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error {
 	now := s.clock()
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET lease_expires_at = ?, heartbeat_at = ?
 			WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''`,
 			micros(now.Add(ttl)), micros(now), l.RunID, l.Token)

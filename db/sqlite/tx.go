@@ -12,13 +12,32 @@ import (
 )
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE through the DSN's _txlock) and commits it
-// when fn returns nil.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+// when fn returns nil. Writers take turns in arrival order (see turn).
+func (s *Store) write(ctx context.Context, fn func(tx *wtx) error) error {
+	return s.writeTx(ctx, false, fn)
+}
+
+// writeUrgent is write ahead of the queued normal writers.
+func (s *Store) writeUrgent(ctx context.Context, fn func(tx *wtx) error) error {
+	return s.writeTx(ctx, true, fn)
+}
+
+func (s *Store) writeTx(ctx context.Context, urgent bool, fn func(tx *wtx) error) error {
+	if err := s.turn.acquire(ctx, urgent); err != nil {
+		return fmt.Errorf("sqlite begin: %w", translate(err))
+	}
+	defer s.turn.release()
+	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite begin: %w", translate(err))
 	}
-	defer func() { _ = tx.Rollback() }() // no-op after Commit
+	tx := &wtx{Tx: sqlTx, stmts: s.ws}
+	defer func() {
+		_ = tx.Rollback() // no-op after Commit
+		for _, q := range tx.missed {
+			s.ws.prepare(ctx, q) // the connection is free again and the turn still ours
+		}
+	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -38,7 +57,7 @@ type newEvent struct {
 
 // appendEvent gives the event the run's next seq and inserts it. Incrementing runs.last_seq in the
 // same transaction makes seq gap-free and unique without a read-then-write race.
-func appendEvent(ctx context.Context, tx *sql.Tx, runID string, e newEvent, at time.Time) (db.Event, error) {
+func appendEvent(ctx context.Context, tx *wtx, runID string, e newEvent, at time.Time) (db.Event, error) {
 	var seq int64
 	err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, runID).Scan(&seq)
 	if err != nil {
@@ -103,7 +122,7 @@ func (c cas) query() (string, []any) {
 // run executes the compare-and-set. When it matches no row it reports why: a replay of the
 // caller's own committed lease write returns the run and replayed=true; anything else is a
 // *db.TransitionError carrying the status found.
-func (c cas) run(ctx context.Context, tx *sql.Tx) (r db.Run, replayed bool, err error) {
+func (c cas) run(ctx context.Context, tx *wtx) (r db.Run, replayed bool, err error) {
 	q, args := c.query()
 	r, err = scanRun(tx.QueryRowContext(ctx, q, args...))
 	if err == nil {
@@ -128,7 +147,7 @@ type refusal struct {
 // refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
 // A lease write whose run already is where the write leads, under the same token, is the worker
 // retrying a write that committed (its reply was lost): that is reported as replayed, not refused.
-func refuse(ctx context.Context, tx *sql.Tx, f refusal) (db.Run, bool, error) {
+func refuse(ctx context.Context, tx *wtx, f refusal) (db.Run, bool, error) {
 	r, err := getRun(ctx, tx, f.runID)
 	if isNotFound(err) {
 		return db.Run{}, false, &db.TransitionError{RunID: f.runID, Op: f.op, Lease: f.lease}

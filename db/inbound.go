@@ -1,0 +1,25 @@
+package db
+
+// InboundEvent names one event a chat platform delivered, for de-duplication: the platform and
+// the platform's own id for the event (a Slack envelope id, a Discord interaction or message id).
+type InboundEvent struct {
+	Platform string
+	EventID  string
+}
+
+// MaxInboundBatch is the most events one MarkInboundMany statement carries; engines split longer
+// lists. It keeps a statement's parameters far below SQLite's and PostgreSQL's limits.
+const MaxInboundBatch = 500
+
+// DistinctInbound returns events without repeats, in order, and where each first occurs in events.
+// Engines insert the distinct events and report an event new only at its first position.
+func DistinctInbound(events []InboundEvent) (distinct []InboundEvent, firstAt map[InboundEvent]int) {
+	firstAt = make(map[InboundEvent]int, len(events))
+	for i, e := range events {
+		if _, seen := firstAt[e]; !seen {
+			firstAt[e] = i
+			distinct = append(distinct, e)
+		}
+	}
+	return distinct, firstAt
+}
