@@ -99,7 +99,7 @@ func (e *execution) loopGate(n *workflow.Node, v workflow.Vars, i int, session s
 // itself: the stored id is cleared, session_reset is recorded, the chat is told once that
 // continuity was lost, and the turn is retried exactly once with a fresh session.
 func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prompt, session string) (agent.Result, error) {
-	req := agent.Request{Prompt: prompt, Model: n.Model, SessionID: session, Dir: e.run.WorkingPath}
+	req := agent.Request{Prompt: prompt, Model: n.Model, SessionID: session, Dir: e.run.WorkingPath, Env: []string{runMarker(e.run.ID)}}
 	res, err := p.Run(ctx, req)
 	if err == nil || session == "" || agent.ClassOf(err) != db.ClassStaleSession {
 		return res, err

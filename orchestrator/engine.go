@@ -59,7 +59,7 @@ func New(c Config) *Engine {
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
-	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs}
+	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{}}
 	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace}
 	return &Engine{
 		reportableOnly: c.ClaimReportableOnly,

@@ -27,7 +27,8 @@ type Executor struct {
 	Sleep       func(ctx context.Context, d time.Duration) error // retry backoff; injected by tests
 	Now         func() time.Time
 	Observe     Observer
-	Dirs        Dirs // creates a run's working directory when it first executes
+	Dirs        Dirs    // creates a run's working directory when it first executes
+	Strays      *Strays // stops what crashed attempts left running; nil scans afresh each time
 }
 
 // spillLimit is the largest output kept inline in an event; longer output goes to the artifacts dir.
@@ -50,6 +51,7 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 		return fmt.Errorf("read events of run %s: %w", run.ID, err)
 	}
 	e.wf, e.hist, e.resumed = wf, history(events), resumedNow(events)
+	e.stopStrays()
 	if err := e.ensureWorkDir(ctx, events); err != nil {
 		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable"})
 	}
@@ -59,6 +61,24 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 		}
 	}
 	return e.schedule(ctx)
+}
+
+// stopStrays kills what an earlier worker's nodes left running on this host (see Strays) before
+// any node of the run starts again. Only a node that started and never finished can have left
+// processes, so a run without one costs no scan of /proc.
+func (e *execution) stopStrays() {
+	strays := e.x.Strays
+	if strays == nil {
+		strays = &Strays{}
+	}
+	for _, h := range e.hist {
+		if h.state == workflow.StateRunning {
+			if n := strays.Kill(e.run.ID, e.x.Log.With(zap.String("run_id", e.run.ID))); n > 0 {
+				e.x.Log.Warn("orchestrator.strays_stopped", zap.String("run_id", e.run.ID), zap.Int("processes", n))
+			}
+			return
+		}
+	}
 }
 
 func (x *Executor) maxParallel() int {

@@ -122,7 +122,7 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 	)
 	switch n.Kind {
 	case workflow.KindBash:
-		out, err = runShell(ctx, e.run.WorkingPath, workflow.ShellScript(n.Bash), workflow.ShellEnv(v))
+		out, err = runShell(ctx, e.run.WorkingPath, workflow.ShellScript(n.Bash), append(workflow.ShellEnv(v), runMarker(e.run.ID)))
 	case workflow.KindPrompt:
 		out, err = e.runPrompt(ctx, n, v)
 	case workflow.KindApproval:

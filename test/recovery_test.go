@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -405,4 +406,44 @@ nodes:
 			t.Fatalf("execute ran attempts %v, want [1 2]", got)
 		}
 	})
+}
+
+// A shell node's sh dies with the bot (Pdeathsig), but what its script started in the background
+// does not. The worker that takes the run over stops those strays before the node runs again, so
+// two attempts of one node never run side by side.
+func TestTakeoverStopsWhatACrashedNodeLeftRunning(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, env map[string]string) {
+		counters := t.TempDir()
+		env["COUNTERS"], env["LEASE_TTL"] = counters, "1s"
+		st := openStore(t, env)
+		src := `
+name: stray
+nodes:
+  - id: build
+    bash: 'if [ "$ATTEMPT" = 1 ]; then sleep 600 & echo $! > "$COUNTERS/stray.pid"; kill -9 $PPID; wait; fi; echo built'
+`
+		p := startBot(t, env)
+		ids := queueRuns(t, st, src, 1)
+		p.wait() // the build node kills the bot
+		pid := readPid(filepath.Join(counters, "stray.pid"))
+		if pid == 0 || !running(pid) {
+			t.Fatalf("the background sleep (pid %d) is not running after the crash, so this test would prove nothing", pid)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		p.Restart()
+		waitAll(t, st, ids, db.StatusCompleted)
+		if running(pid) {
+			t.Fatalf("the sleep the crashed attempt started (pid %d) still runs after the run was taken over and completed", pid)
+		}
+	})
+}
+
+// running reports whether pid is a live process (not gone, not a zombie awaiting its reaper).
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && !strings.HasPrefix(string(stat[i+1:]), " Z") && !strings.HasPrefix(string(stat[i+1:]), " X")
 }
