@@ -1,5 +1,7 @@
 package db
 
+import "context"
+
 // InboundEvent names one event a chat platform delivered, for de-duplication: the platform and
 // the platform's own id for the event (a Slack envelope id, a Discord interaction or message id).
 type InboundEvent struct {
@@ -22,4 +24,13 @@ func DistinctInbound(events []InboundEvent) (distinct []InboundEvent, firstAt ma
 		}
 	}
 	return distinct, firstAt
+}
+
+// MarkOne records one event through an engine's MarkInboundMany: how engines implement MarkInbound.
+func MarkOne(ctx context.Context, many func(context.Context, []InboundEvent) ([]bool, error), platform, eventID string) (bool, error) {
+	first, err := many(ctx, []InboundEvent{{Platform: platform, EventID: eventID}})
+	if err != nil {
+		return false, err
+	}
+	return first[0], nil
 }

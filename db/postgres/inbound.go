@@ -13,11 +13,7 @@ import (
 // MarkInbound records a platform event id as handled; first is false when a replica (or an earlier
 // delivery) recorded it before.
 func (s *Store) MarkInbound(ctx context.Context, platform, eventID string) (bool, error) {
-	first, err := s.MarkInboundMany(ctx, []db.InboundEvent{{Platform: platform, EventID: eventID}})
-	if err != nil {
-		return false, err
-	}
-	return first[0], nil
+	return db.MarkOne(ctx, s.MarkInboundMany, platform, eventID)
 }
 
 // MarkInboundMany records events in one transaction; first[i] is whether events[i] was new.

@@ -11,11 +11,7 @@ import (
 
 // MarkInbound records a platform event id; first is false when it was recorded before.
 func (s *Store) MarkInbound(ctx context.Context, platform, eventID string) (bool, error) {
-	first, err := s.MarkInboundMany(ctx, []db.InboundEvent{{Platform: platform, EventID: eventID}})
-	if err != nil {
-		return false, err
-	}
-	return first[0], nil
+	return db.MarkOne(ctx, s.MarkInboundMany, platform, eventID)
 }
 
 // MarkInboundMany records events in one transaction; first[i] is whether events[i] was new.
