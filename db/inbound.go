@@ -9,8 +9,8 @@ type InboundEvent struct {
 	EventID  string
 }
 
-// MaxInboundBatch is the most events one MarkInboundMany statement carries; engines split longer
-// lists. It keeps a statement's parameters far below SQLite's and PostgreSQL's limits.
+// MaxInboundBatch is the most events one PostgreSQL MarkInboundMany statement carries, and the most
+// a BatchDeduper writes at once. It keeps a statement's parameters far below PostgreSQL's limit.
 const MaxInboundBatch = 500
 
 // DistinctInbound returns events without repeats, in order, and where each first occurs in events.

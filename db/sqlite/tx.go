@@ -35,7 +35,7 @@ func (s *Store) writeTx(ctx context.Context, urgent bool, fn func(tx *wtx) error
 	defer func() {
 		_ = tx.Rollback() // no-op after Commit
 		for _, q := range tx.missed {
-			s.ws.prepare(ctx, q) // the connection is free again and the turn still ours
+			s.ws.get(ctx, q) // the connection is free again and the turn still ours
 		}
 	}()
 	if err := fn(tx); err != nil {
