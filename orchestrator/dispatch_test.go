@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,11 @@ func failedDeploy(t *testing.T, h *harness, args string) db.Run {
 	t.Helper()
 	t.Setenv("FIXED", filepath.Join(t.TempDir(), "fixed"))
 	h.writeWorkflow("deploy", failing)
-	return h.waitStatus(h.startRun("deploy", args).ID, db.StatusFailed)
+	run := h.waitStatus(h.startRun("deploy", args).ID, db.StatusFailed)
+	// The failure notice follows the store write; wait for it so a later h.say does not take it
+	// for a reply (CI caught exactly that).
+	h.waitMessage(fmt.Sprintf("Run %s of deploy failed", run.ID))
+	return run
 }
 
 func TestFreshRunWithPriorFailedRunPromptsAndRunsNothing(t *testing.T) {
