@@ -3,9 +3,10 @@ package commands
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
-// Intent is what a short reply in a paused run's thread means.
+// Intent is what a reply in a paused run's thread means.
 type Intent int
 
 // Intents. The zero value is IntentUnclear, so anything not recognised never acts.
@@ -25,156 +26,234 @@ func (i Intent) String() string {
 	return "unclear"
 }
 
-// maxClassifyRunes bounds what can count as an answer: only short messages are unambiguous.
-const maxClassifyRunes = 40
-
-// approvePhrases and rejectPhrases are compared with the whole normalised message, never searched
-// for inside it: "no idea what this does" and "yes but change X" must stay unclear.
-var approvePhrases = setOf(
-	"approve", "approved", "approve it", "i approve", "lgtm", "looks good", "looks good to me",
-	"yes", "y", "yep", "yeah", "yup", "yes please", "ok", "okay", "go", "go ahead", "go for it",
-	"ship it", "proceed", "continue", "sure", "do it", "accept", "accepted", "confirm", "confirmed",
-	"+1", "✅", "👍", "✔", "☑", "🆗", "🚢",
-	":+1:", ":thumbsup:", ":white_check_mark:", ":heavy_check_mark:", ":ballot_box_with_check:", ":ok:", ":ship:",
-)
-
-var rejectPhrases = setOf(
-	"reject", "rejected", "reject it", "i reject", "no", "n", "nope", "nah", "no thanks", "stop",
-	"cancel", "abort", "deny", "denied", "decline", "declined", "do not", "don't", "dont", "halt",
-	"-1", "👎", "❌", "✖", "🚫", "🛑", "⛔", "❎",
-	":-1:", ":thumbsdown:", ":x:", ":no_entry:", ":no_entry_sign:", ":octagonal_sign:",
-	":heavy_multiplication_x:", ":negative_squared_cross_mark:",
-)
-
-func setOf(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
+// Answer is what ReadAnswer made of a reply at a gate.
+type Answer struct {
+	Intent Intent
+	// Note is the text after the clear phrase, as typed: the approval's note or the rejection's
+	// reason. Empty for a bare answer ("lgtm", "no 👎").
+	Note string
+	// Why says, for an unclear reply, what could not be decided, as a phrase that completes "I could
+	// not tell whether that was a yes or a no: ...". It may quote a word of the reply.
+	Why string
 }
 
-// Classify reads a natural-language answer to an approval gate. Only a short message that is
-// exactly one known answer (case-insensitive, trimmed, trailing punctuation tolerated), optionally
-// decorated with emoji that agree with it, counts. Questions, mixed signals and sentences are
-// IntentUnclear: acting on a misread answer is worse than asking again.
-func Classify(text string) Intent {
-	s := strings.ToLower(strings.TrimSpace(text))
-	if s == "" || strings.ContainsRune(s, '?') || len([]rune(s)) > maxClassifyRunes {
-		return IntentUnclear
+// maxAnswerRunes bounds what is read as an answer at all: a long message is a discussion, and a
+// discussion is never an approval.
+const maxAnswerRunes = 500
+
+// Classify returns only the intent of ReadAnswer.
+func Classify(text string) Intent { return ReadAnswer(text).Intent }
+
+// ReadAnswer reads a reply to an approval gate conservatively. A clear approval or rejection
+// (optionally with emoji that agree) is that answer; a clear phrase followed by more words is that
+// answer with the words as its note or reason ("lgtm, ship it", "nah, fix the tests first").
+// Everything else is unclear and resolves nothing: a question, a reply that mixes yes and no, an
+// approval followed by a negation, a reservation or a condition ("lgtm but wait until monday"), or
+// a reply that does not start with a clear answer ("I don't approve"). Misreading an objection as an
+// approval is the worst outcome here; asking back is cheap.
+func ReadAnswer(text string) Answer {
+	s := strings.TrimSpace(text)
+	switch {
+	case s == "":
+		return unclear("it is empty")
+	case utf8.RuneCountInString(s) > maxAnswerRunes:
+		return unclear("it is too long to read as a plain yes or no")
+	case strings.ContainsAny(s, "?？¿"):
+		return unclear("it asks a question")
 	}
-	words, emoji := splitEmoji(stripModifiers(s))
-	return agree(append(emoji, phrases(words)...))
+	toks := tokenize(s)
+	i := skipNeutral(toks, 0)
+	lead, end := matchLead(toks, i)
+	if lead == nil {
+		return unclear("it does not start with a clear yes or no")
+	}
+	if !lead.strong && !separated(toks[end:]) {
+		// "no idea", "go away", "stop the deploy": a short word that leads into a sentence.
+		return unclear("it does not start with a clear yes or no")
+	}
+	end, conflict := absorbVotes(toks, end, lead.intent)
+	if conflict {
+		return unclear("it says both yes and no")
+	}
+	rest := toks[end:]
+	note := noteOf(s, rest)
+	if why := contradiction(lead.intent, note, rest); why != "" {
+		return unclear(why)
+	}
+	return Answer{Intent: lead.intent, Note: note}
 }
 
-// phrases splits an answer into its comma- or semicolon-separated phrases, each of which must be a
-// known answer on its own: "lgtm, ship it" approves, "yes, but change X" is unclear.
-func phrases(words string) []string {
-	if whole := normalisePhrase(words); whole == "" || approvePhrases[whole] || rejectPhrases[whole] {
-		return nonEmpty(whole) // a known answer that happens to contain a comma ("yes, please")
-	}
-	var out []string
-	for _, part := range strings.FieldsFunc(words, func(r rune) bool { return r == ',' || r == ';' }) {
-		if p := normalisePhrase(part); p != "" {
-			out = append(out, p)
+func unclear(why string) Answer { return Answer{Intent: IntentUnclear, Why: why} }
+
+// separated reports whether the words after a lead, if any, are set off from it by punctuation
+// ("no, don't ship it"), as a short lead like "no" needs before more words.
+func separated(after []rtoken) bool {
+	for _, t := range after {
+		switch t.kind {
+		case tkPunct:
+			return true
+		case tkWord:
+			return false
 		}
 	}
-	if len(out) == 0 {
-		return []string{words} // only punctuation: never an answer
-	}
-	return out
+	return true // nothing but emoji follows
 }
 
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+// skipNeutral skips decorations that carry no answer (🎉, :tada:) at position i.
+func skipNeutral(toks []rtoken, i int) int {
+	for i < len(toks) && toks[i].kind == tkEmoji && voteOf(toks[i].text) == IntentUnclear {
+		i++
 	}
-	return []string{s}
+	return i
 }
 
-// agree returns the intent all votes share; an unknown word or a conflict makes it unclear.
-func agree(votes []string) Intent {
-	got := IntentUnclear
-	for _, v := range votes {
-		var i Intent
+// absorbVotes takes emoji and punctuation after the lead: agreeing votes and decorations are part
+// of the answer ("lgtm 👍", "no!! 👎"); a disagreeing vote is a conflict.
+func absorbVotes(toks []rtoken, i int, intent Intent) (int, bool) {
+	end := i
+	for j := i; j < len(toks); j++ {
+		t := toks[j]
+		if t.kind == tkWord {
+			break
+		}
+		if t.kind == tkEmoji {
+			if v := voteOf(t.text); v != IntentUnclear && v != intent {
+				return j, true
+			}
+			end = j + 1
+		}
+	}
+	return end, false
+}
+
+// noteOf is the text of the reply from the first word or emoji of rest on, as typed. Separators
+// before it are dropped, and a rest that is only thanks or decoration is no note.
+func noteOf(s string, rest []rtoken) string {
+	for k, t := range rest {
+		if t.kind == tkPunct {
+			continue
+		}
+		if onlyCourtesy(rest[k:]) {
+			return ""
+		}
+		return strings.TrimSpace(s[t.start:])
+	}
+	return ""
+}
+
+// onlyCourtesy reports whether toks say nothing but please and thanks, with punctuation and
+// decoration: "yes, please" is a bare yes.
+func onlyCourtesy(toks []rtoken) bool {
+	for _, t := range toks {
 		switch {
-		case approvePhrases[v]:
-			i = IntentApprove
-		case rejectPhrases[v]:
-			i = IntentReject
-		case isNeutralEmoji(v):
-			continue
+		case t.kind == tkPunct, t.kind == tkEmoji && voteOf(t.text) == IntentUnclear:
+		case t.kind == tkWord && courtesy[t.text]:
 		default:
-			return IntentUnclear
+			return false
 		}
-		if got != IntentUnclear && got != i {
-			return IntentUnclear
-		}
-		got = i
 	}
-	return got
+	return true
 }
 
-// stripModifiers removes emoji presentation selectors, skin tones and joiners, so 👍🏽 reads as 👍.
-func stripModifiers(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\uFE0F' || r == '\uFE0E' || r == '\u200D' || (r >= 0x1F3FB && r <= 0x1F3FF) {
-			return -1
+// contradiction returns why the words after a clear answer make it unclear, or "".
+func contradiction(intent Intent, note string, rest []rtoken) string {
+	if note == "" {
+		return ""
+	}
+	if looksLikeRunID(rest) {
+		return "it names a run id; to answer another run use /workflow approve ID or /workflow reject ID"
+	}
+	if intent == IntentApprove {
+		return approvalDoubt(note, rest)
+	}
+	return rejectionDoubt(rest)
+}
+
+// approvalDoubt finds what makes an approval with a note unclear: a negation anywhere, a word of
+// reservation, condition or delay, or a vote the other way.
+func approvalDoubt(note string, rest []rtoken) string {
+	if w := Negation(note); w != "" {
+		return "it also says \u201c" + w + "\u201d"
+	}
+	for _, t := range rest {
+		switch {
+		case t.kind == tkWord && reservations[t.text]:
+			return "it adds \u201c" + t.text + "\u201d"
+		case t.kind == tkEmoji && voteOf(t.text) == IntentReject:
+			return "it says both yes and no"
 		}
-		return r
-	}, s)
+	}
+	if p := findPhrase(rest, rejectLeads); p != "" {
+		return "it says both yes and \u201c" + p + "\u201d"
+	}
+	return ""
 }
 
-// splitEmoji separates symbol runes and :shortcodes: (each one vote) from the words around them.
-func splitEmoji(s string) (words string, emoji []string) {
-	var b strings.Builder
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		if code, n := shortcode(rs[i:]); n > 0 {
-			emoji = append(emoji, code)
-			i += n - 1
-			b.WriteRune(' ')
+// rejectionDoubt finds what makes a rejection with a reason unclear: a yes that nothing negates
+// ("no, lgtm actually"), a vote for approval, or a change of mind.
+func rejectionDoubt(rest []rtoken) string {
+	for i, t := range rest {
+		switch {
+		case t.kind == tkEmoji && voteOf(t.text) == IntentApprove:
+			return "it says both no and yes"
+		case t.kind == tkWord && changeOfMind[t.text]:
+			return "it adds \u201c" + t.text + "\u201d"
+		case t.kind == tkWord && !negatedAt(rest, i):
+			if p := phraseAt(rest, i, positive); p != "" {
+				return "it says both no and \u201c" + p + "\u201d"
+			}
+		}
+	}
+	return ""
+}
+
+// negatedAt reports whether one of the three words before rest[i] negates it ("don't ship it").
+func negatedAt(toks []rtoken, i int) bool {
+	seen := 0
+	for j := i - 1; j >= 0 && seen < 3; j-- {
+		if toks[j].kind != tkWord {
 			continue
 		}
-		if unicode.IsSymbol(r) && r > unicode.MaxLatin1 {
-			emoji = append(emoji, string(r))
-			b.WriteRune(' ')
+		seen++
+		if Negation(toks[j].text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeRunID reports whether a word of toks could be a run id (6-10 characters of the run id
+// alphabet with a digit): "approve 7k2m9x" in a run's thread may mean another run.
+func looksLikeRunID(toks []rtoken) bool {
+	for _, t := range toks {
+		if t.kind != tkWord || len(t.text) < 6 || len(t.text) > 10 || !strings.ContainsAny(t.text, "0123456789") {
 			continue
 		}
-		b.WriteRune(r)
-	}
-	return b.String(), emoji
-}
-
-// shortcode returns a Slack/Discord :name: at the start of rs and its length in runes.
-func shortcode(rs []rune) (string, int) {
-	if len(rs) < 3 || rs[0] != ':' {
-		return "", 0
-	}
-	for i := 1; i < len(rs); i++ {
-		r := rs[i]
-		if r == ':' && i > 1 {
-			return string(rs[:i+1]), i + 1
-		}
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '+' || r == '-') {
-			return "", 0
+		if strings.IndexFunc(t.text, func(r rune) bool { return !strings.ContainsRune(runIDAlphabet, r) }) < 0 {
+			return true
 		}
 	}
-	return "", 0
+	return false
 }
 
-// normalisePhrase drops trailing punctuation, turns commas into spaces, typographic apostrophes into
-// ASCII ones and collapses whitespace.
-// Leading punctuation is kept so a quote ("> yes") or a list item never reads as an answer.
-func normalisePhrase(s string) string {
-	s = strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	s = strings.NewReplacer(",", " ", "’", "'").Replace(s)
-	return strings.Join(strings.Fields(s), " ")
-}
+// runIDAlphabet is the alphabet of run ids (db.NewRunID): Crockford base32 in lower case.
+const runIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 
-// isNeutralEmoji reports whether v is a decoration that carries no answer (🎉, 🚀, :tada:).
-func isNeutralEmoji(v string) bool {
-	rs := []rune(v)
-	return (len(rs) == 1 && unicode.IsSymbol(rs[0])) || (len(rs) > 2 && rs[0] == ':' && rs[len(rs)-1] == ':')
+// Negation returns the first word of s that negates ("not", "don't", "never", "nein", "不"...), or
+// "". Words are runs of letters and apostrophes, so "not123" and "no-op" are found too. This is the
+// rule behind "a reply with a negation never approves".
+func Negation(s string) string {
+	s = strings.ToLower(strings.ReplaceAll(s, "\u2019", "'"))
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		w = strings.Trim(w, "'")
+		if negations[w] || strings.HasSuffix(w, "n't") {
+			return w
+		}
+		for _, n := range cjkNegations {
+			if strings.Contains(w, n) {
+				return n
+			}
+		}
+	}
+	return ""
 }

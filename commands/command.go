@@ -5,7 +5,10 @@
 // back to the same Command, so the bot can suggest commands that work when pasted.
 package commands
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Kind names a command.
 type Kind string
@@ -32,6 +35,7 @@ type Command struct {
 	Force    bool     // run: start fresh even when a failed or paused run of the workflow exists
 	RunID    string   // a full run id or a prefix of at least db.MinPrefix characters, lower case
 	Text     string   // approve: the comment; reject: the reason. Kept as typed, trimmed.
+	Reply    int64    // approve, reject: answer with the text of the reply recorded as this run event (--reply N)
 }
 
 // ArgsText is the arguments as the workflow sees them in $ARGUMENTS: joined by single spaces.
@@ -50,7 +54,9 @@ func (c Command) String() string {
 	if c.RunID != "" {
 		parts = append(parts, c.RunID)
 	}
-	if c.Text != "" {
+	if c.Reply > 0 {
+		parts = append(parts, optReply, strconv.FormatInt(c.Reply, 10))
+	} else if c.Text != "" {
 		parts = append(parts, c.Text)
 	}
 	return strings.Join(parts, " ")

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
+	"unicode"
 )
 
 // FuzzParse checks that Parse never panics and that every Command it returns has a canonical text
@@ -33,26 +33,52 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzClassify checks that Classify never panics and that an answer is never read from a question
-// or from text too long to be one. testdata/fuzz/FuzzClassify holds what earlier runs found: an
-// answer padded with whitespace, which is an answer (the property was wrong, not Classify).
+// FuzzClassify checks the property that makes gates safe to answer in plain words: no reply that
+// contains a negation or a question mark ever approves, a note is always a piece of the reply, and
+// nothing panics. The negation rule here is written out independently of the classifier's tables:
+// a word (letters and apostrophes) that is one of the English negations or ends in n't.
 func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"yes", "no", "lgtm 🚀", "👍🏽", ":+1:", "no idea", "yes?", "::", ":", "👎👍", "don’t"} {
+	for _, s := range []string{"yes", "no", "lgtm 🚀", "👍🏽", ":+1:", "no idea", "yes?", "::", ":", "👎👍", "don’t",
+		"lgtm, ship it", "lgtm, not123", "ok, no-op", "nah, fix the tests first", "ship it but not on friday",
+		"👍 NOT", "approve\u00a0not", "lgtm, isn’t it", "yes. never mind"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := Classify(s)
-		if got == IntentUnclear {
+		a := ReadAnswer(s)
+		if a.Intent == IntentUnclear {
+			if a.Why == "" || a.Note != "" {
+				t.Fatalf("ReadAnswer(%q) = %+v: an unclear reply needs a reason and carries no note", s, a)
+			}
 			return
 		}
-		// Surrounding whitespace is not part of an answer ("   y   " is "y"); what is left must be short.
-		if n := utf8.RuneCountInString(strings.ToLower(strings.TrimSpace(s))); n > maxClassifyRunes {
-			t.Fatalf("Classify(%d runes once trimmed) = %v, want unclear for long text", n, got)
+		if !strings.Contains(s, a.Note) {
+			t.Fatalf("ReadAnswer(%q) note %q is not part of the reply", s, a.Note)
 		}
-		for _, r := range s {
-			if r == '?' {
-				t.Fatalf("Classify(%q) = %v, want unclear for a question", s, got)
-			}
+		if a.Intent != IntentApprove {
+			return
+		}
+		if strings.ContainsAny(s, "?？") {
+			t.Fatalf("ReadAnswer(%q) approves a question", s)
+		}
+		if w := englishNegation(s); w != "" {
+			t.Fatalf("ReadAnswer(%q) approves a reply containing the negation %q", s, w)
 		}
 	})
+}
+
+// englishNegation is the fuzz property's own definition of a negation.
+func englishNegation(s string) string {
+	s = strings.ToLower(strings.ReplaceAll(s, "\u2019", "'"))
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	for _, w := range words {
+		w = strings.Trim(w, "'")
+		switch w {
+		case "no", "not", "never", "nope", "nah", "nothing", "none", "nobody", "nor", "neither", "without", "cannot", "dont":
+			return w
+		}
+		if strings.HasSuffix(w, "n't") {
+			return w
+		}
+	}
+	return ""
 }

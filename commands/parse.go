@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -165,11 +166,37 @@ func parseRequiredID(sc *scanner, k Kind, text bool) (Command, error) {
 	}
 	c := Command{Kind: k, RunID: id}
 	if text {
-		// Free text is kept as typed: an apostrophe in "don't ship it" must not need escaping.
+		return parseAnswerText(sc, c)
+	}
+	return c, noMore(sc, k)
+}
+
+// optReply makes an approval or rejection carry the text of a reply the bot quoted back (its
+// "Approve with this note" and "Reject with this reason" buttons).
+const optReply = "--reply"
+
+// parseAnswerText reads the comment or reason of approve and reject: `--reply N`, or free text
+// kept as typed (an apostrophe in "don't ship it" must not need escaping).
+func parseAnswerText(sc *scanner, c Command) (Command, error) {
+	at := sc.pos
+	t, ok, err := sc.next()
+	if err != nil || !ok || t.val != optReply {
+		sc.pos = at
 		c.Text = sc.rest()
 		return c, nil
 	}
-	return c, noMore(sc, k)
+	bad := &ParseError{Msg: fmt.Sprintf("%s at column %d takes the number of a reply the bot quoted, like %s 12", optReply, t.col, optReply),
+		Col: t.col, Usage: Usage(c.Kind)}
+	n, ok, err := sc.next()
+	if err != nil || !ok {
+		return Command{}, bad
+	}
+	seq, perr := strconv.ParseInt(n.val, 10, 64)
+	if perr != nil || seq < 1 || strconv.FormatInt(seq, 10) != n.val {
+		return Command{}, bad
+	}
+	c.Reply = seq
+	return c, noMore(sc, c.Kind)
 }
 
 func parseOptionalID(sc *scanner, k Kind) (Command, error) {

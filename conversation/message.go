@@ -94,3 +94,27 @@ type Outbox interface {
 type Handler interface {
 	Handle(ctx context.Context, m Message)
 }
+
+// Capabilities says what people can do on a platform, so that the bot suggests only what works
+// there. An Outbox declares them by implementing Capable; DefaultCapabilities applies otherwise.
+type Capabilities struct {
+	Threads           bool // a run reports in a thread of its own, and replies there reach it
+	Buttons           bool // people click buttons (a terminal prints the command a button runs)
+	CommandsInThreads bool // a slash command typed inside a run's thread reaches the bot (Slack: no)
+}
+
+// Capable is implemented by outboxes that declare their platform's Capabilities.
+type Capable interface {
+	Capabilities() Capabilities
+}
+
+// DefaultCapabilities are assumed of an Outbox that does not declare its own.
+var DefaultCapabilities = Capabilities{Threads: true, Buttons: true, CommandsInThreads: true}
+
+// CapabilitiesOf returns what the platform of ob lets people do.
+func CapabilitiesOf(ob Outbox) Capabilities {
+	if c, ok := ob.(Capable); ok {
+		return c.Capabilities()
+	}
+	return DefaultCapabilities
+}

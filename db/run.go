@@ -111,6 +111,12 @@ type Pause struct {
 	Error           string    `json:"error,omitempty"`       // recovery pauses: what went wrong
 	ResumeHint      string    `json:"resume_hint,omitempty"` // recovery pauses: what to do about it
 	Since           time.Time `json:"since,omitzero"`        // when the run paused: the age of a waiting gate
+
+	// Approval gates only: who may answer, and the gate's timers (see gates.go).
+	Gate      *GatePolicy `json:"gate,omitempty"`       // nil: anyone allowed to use the bot answers alone
+	DueAt     time.Time   `json:"due_at,omitzero"`      // an unanswered gate times out then; zero: never
+	OnTimeout string      `json:"on_timeout,omitempty"` // TimeoutReject or TimeoutAbandon
+	RemindAt  time.Time   `json:"remind_at,omitzero"`   // one reminder is posted then; zero: none
 }
 
 // ErrorClass is decided where an error happens and steers what the orchestrator does with it.
@@ -173,6 +179,10 @@ const (
 	EventGateRequested   EventType = "gate_requested"
 	EventGateResolved    EventType = "gate_resolved"
 	EventSessionReset    EventType = "session_reset"
+	EventGateApproval    EventType = "gate_approval"       // one of several required approvals
+	EventGateRefused     EventType = "gate_answer_refused" // someone not allowed tried to answer
+	EventGateReply       EventType = "gate_reply_unclear"  // a reply that was neither a clear yes nor no
+	EventGateReminded    EventType = "gate_reminder_sent"
 )
 
 // Idempotent reports whether recording the same (run, type, node, attempt) twice is a no-op rather
@@ -233,25 +243,6 @@ type Session struct {
 	Provider       string
 	SessionID      string
 	UpdatedAt      time.Time
-}
-
-// GateDecision is a person's answer to a paused gate.
-type GateDecision string
-
-// Gate decisions. Approve and answer resume the run; reject cancels it.
-const (
-	DecisionApprove GateDecision = "approve"
-	DecisionReject  GateDecision = "reject"
-	DecisionAnswer  GateDecision = "answer"
-)
-
-// GateResolution is the input of Store.ResolveGate.
-type GateResolution struct {
-	RunID    string
-	Node     string // the gate node the person answered; must match the run's pause
-	Decision GateDecision
-	By       string // platform-qualified user id
-	Text     string // comment, reason or answer
 }
 
 // Checked validates a conversation before it is stored and fills in its key when the caller left

@@ -31,9 +31,21 @@ type Store interface {
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
 	ResumeRun(ctx context.Context, runID, by string) (Run, error)
-	// ResolveGate answers a paused gate once: approve and answer -> queued, reject -> cancelled.
-	// A second resolution gets a *GateResolvedError describing the first.
-	ResolveGate(ctx context.Context, g GateResolution) (Run, error)
+	// ResolveGate answers a paused gate, as JudgeGate decides: approve and answer -> queued once
+	// enough distinct people approved (until then the approval is counted and the run stays paused),
+	// reject -> cancelled. Someone the gate does not allow gets a *GateRefusedError, recorded as a
+	// gate_answer_refused event; an answer to a gate already answered gets a *GateResolvedError
+	// describing the first answer.
+	ResolveGate(ctx context.Context, g GateResolution) (GateResult, error)
+	// RecordGateReply records a reply to the gate the run waits at that was neither a clear yes nor
+	// a clear no (gate_reply_unclear); its seq lets a later answer quote it (GateResolution.ReplySeq).
+	RecordGateReply(ctx context.Context, runID, node string, reply GateReplyData) (Event, error)
+	// FireGateTimers fires the gate timeouts and reminders that are due, each once whichever
+	// process calls it (JudgeTimer), and returns what fired. With platforms, only runs whose
+	// conversation is on one of them: a process fires the timers it can report.
+	FireGateTimers(ctx context.Context, platforms ...string) ([]GateTimer, error)
+	// NextGateTimer returns when the next gate timer is due; ok is false when none is set.
+	NextGateTimer(ctx context.Context, platforms ...string) (next time.Time, ok bool, err error)
 	// CancelRun abandons a queued, running, paused or failed run.
 	CancelRun(ctx context.Context, runID, by, reason string) (Run, error)
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their

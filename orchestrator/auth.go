@@ -10,10 +10,13 @@ import (
 // so a newcomer can try everything and a configured deployment keeps its rules.
 const LocalConsoleUser = "console:local"
 
-// Auth holds the authorization rules, the same on every platform. Ids are platform-qualified.
+// Auth holds the authorization rules of the bot, the same on every platform. Ids are
+// platform-qualified. Who may answer a gate is declared on the gate itself (approvers,
+// allow_self_approval, required_approvals) and decided by db.JudgeGate; Auth says only who is an
+// admin there.
 type Auth struct {
 	Allowed map[string]bool // empty: everyone may use the bot
-	Admins  map[string]bool // may abandon any run
+	Admins  map[string]bool // may resume and abandon anyone's runs; `@admins` on a gate names them
 }
 
 // NewAuth builds Auth from id lists.
@@ -31,15 +34,19 @@ func set(ids []string) map[string]bool {
 
 // Permits reports whether user may use the bot at all.
 func (a Auth) Permits(user string) bool {
-	return len(a.Allowed) == 0 || a.Allowed[user] || a.isAdmin(user)
+	return len(a.Allowed) == 0 || a.Allowed[user] || a.IsAdmin(user)
 }
 
-func (a Auth) isAdmin(user string) bool {
+// IsAdmin reports whether user is an admin: listed in ADMIN_USER_IDS, or the terminal's default
+// user while none are configured.
+func (a Auth) IsAdmin(user string) bool {
 	return a.Admins[user] || (len(a.Admins) == 0 && user == LocalConsoleUser)
 }
 
-// MayAbandon reports whether user may abandon run: admins any run, owners their own.
-func (a Auth) MayAbandon(user string, run db.Run) bool { return a.isAdmin(user) || run.UserID == user }
+// MayControl reports whether user may resume or abandon run: its owner may, and admins may do so
+// with anyone's run. Resuming re-runs the owner's request in the owner's name, so a bystander may
+// not; answering a gate is not controlling the run and follows the gate's own rules.
+func (a Auth) MayControl(user string, run db.Run) bool { return a.IsAdmin(user) || run.UserID == user }
 
 // MaskUser hides most of a user id for logs: the platform and the last three characters.
 func MaskUser(id string) string {

@@ -87,9 +87,9 @@ func (b *Bot) command(ctx context.Context, m conversation.Message, text string) 
 	case commands.KindAbandon, commands.KindCancel:
 		b.abandon(ctx, m, c)
 	case commands.KindApprove:
-		b.decide(ctx, m, c.RunID, db.DecisionApprove, c.Text)
+		b.decide(ctx, m, c, db.DecisionApprove)
 	case commands.KindReject:
-		b.decide(ctx, m, c.RunID, db.DecisionReject, c.Text)
+		b.decide(ctx, m, c, db.DecisionReject)
 	case commands.KindStatus:
 		b.status(ctx, m, c)
 	case commands.KindList:

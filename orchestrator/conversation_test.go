@@ -30,7 +30,7 @@ func (h *harness) submit(msgs ...conversation.Message) {
 }
 
 func chatMessage(event, text string) conversation.Message {
-	return conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "chan"}, UserID: admin,
+	return conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan"}, UserID: admin,
 		Text: text, EventID: event, Mentioned: true}
 }
 
@@ -71,15 +71,15 @@ func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
 func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.cfg.Auth = orchestrator.NewAuth([]string{"test:alice"}, nil)
+		h.cfg.Auth = orchestrator.NewAuth([]string{"console:alice"}, nil)
 		h.restart()
-		if replies := h.say("test:mallory", "", "/workflow run hello world"); len(replies) != 0 {
+		if replies := h.say("console:mallory", "", "/workflow run hello world"); len(replies) != 0 {
 			t.Fatalf("a user outside ALLOWED_USER_IDS got replies: %s", joined(replies))
 		}
 		if runs := h.runs("hello"); len(runs) != 0 {
 			t.Fatal("a user outside ALLOWED_USER_IDS started a run")
 		}
-		h.say("test:alice", "", "/workflow run hello world")
+		h.say("console:alice", "", "/workflow run hello world")
 		if runs := h.runs("hello"); len(runs) != 1 {
 			t.Fatal("an allowed user could not start a run")
 		}
@@ -96,7 +96,7 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 		h.restart()
 		ctx := context.Background()
 		h.say(admin, "", "hello there")
-		first, err := h.store.GetSession(ctx, "test:chan", "", "")
+		first, err := h.store.GetSession(ctx, "console:chan", "", "")
 		if err != nil || first.SessionID == "" {
 			t.Fatalf("no session stored after the first answer: %+v %v", first, err)
 		}
@@ -105,7 +105,7 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 		if !strings.Contains(replies, "starts a fresh one") || !strings.Contains(replies, "ok: are you still there") {
 			t.Fatalf("reply after an expired session:\n%s", replies)
 		}
-		second, _ := h.store.GetSession(ctx, "test:chan", "", "")
+		second, _ := h.store.GetSession(ctx, "console:chan", "", "")
 		if second.SessionID == "" || second.SessionID == first.SessionID {
 			t.Fatalf("stored session after the fallback = %q, want a new one", second.SessionID)
 		}
@@ -117,7 +117,7 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 			t.Fatalf("third message resumed %q, want the new session %q", last.ResumeSession, second.SessionID)
 		}
 		h.say(admin, "", "/reset")
-		if s, _ := h.store.GetSession(ctx, "test:chan", "", ""); s.SessionID != "" {
+		if s, _ := h.store.GetSession(ctx, "console:chan", "", ""); s.SessionID != "" {
 			t.Fatalf("/reset left session %q", s.SessionID)
 		}
 	})
@@ -144,27 +144,27 @@ func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
 	}
 }
 
-// A process claims only runs it can report on: a run started from a terminal is left for a
-// terminal, even when it was queued first.
+// A process claims only runs it can report on: a run started on another platform (here Slack, which
+// this harness has no outbox for) is left for a process that has, even when it was queued first.
 func TestWorkersClaimOnlyRunsTheyCanReport(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.ClaimReportableOnly = true
 		h.restart()
 		ctx := context.Background()
-		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "console", ChannelID: "local"})
+		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "slack", ChannelID: "C1"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		src := []byte("name: hello\nnodes:\n  - id: a\n    bash: echo hi\n")
-		console, err := h.store.CreateRun(ctx, db.NewRun{Workflow: "hello", ConversationID: conv.ID, ParentConversationID: conv.ID,
-			UserID: "console:local", WorkingPath: t.TempDir(), WorkflowSource: src})
+		other, err := h.store.CreateRun(ctx, db.NewRun{Workflow: "hello", ConversationID: conv.ID, ParentConversationID: conv.ID,
+			UserID: "slack:U1", WorkingPath: t.TempDir(), WorkflowSource: src})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ours := h.waitStatus(h.startRun("hello", "world").ID, db.StatusCompleted)
-		if got, _ := h.store.GetRun(ctx, console.ID); got.Status != db.StatusQueued {
-			t.Fatalf("the terminal's run is %s after run %s completed; a process without a terminal must leave it queued", got.Status, ours.ID)
+		if got, _ := h.store.GetRun(ctx, other.ID); got.Status != db.StatusQueued {
+			t.Fatalf("the Slack run is %s after run %s completed; a process without Slack must leave it queued", got.Status, ours.ID)
 		}
 	})
 }

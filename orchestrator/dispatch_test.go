@@ -126,7 +126,7 @@ func TestAbandonRefusesCompletedRunsAndStrangers(t *testing.T) {
 		h.writeWorkflow("deploy", failing)
 		t.Setenv("FIXED", filepath.Join(t.TempDir(), "nope"))
 		failed := h.waitStatus(h.startRun("deploy", "x").ID, db.StatusFailed)
-		if text := joined(h.say("test:mallory", "", "/workflow abandon "+failed.ID)); !strings.Contains(text, "Only the run's owner or an admin") {
+		if text := joined(h.say("console:mallory", "", "/workflow abandon "+failed.ID)); !strings.Contains(text, "or an admin (ADMIN_USER_IDS) may abandon") {
 			t.Fatalf("stranger's abandon said:\n%s", text)
 		}
 		if got, _ := h.store.GetRun(context.Background(), failed.ID); got.Status != db.StatusFailed {
@@ -159,7 +159,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n  - id: done\n    depends_on: [ok]\n    bash: echo done\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		thread := runThread(t, h, run.ID)
-		gates := h.waitMessage("Or reply in this thread")
+		gates := h.waitMessage("reply in this thread")
 		if len(gates) != 1 || len(gates[0].Buttons) != 2 {
 			t.Fatalf("want one gate message with Approve and Reject buttons:\n%s", h.out.dump())
 		}
@@ -201,7 +201,7 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 		h.shutdown() // nobody claims the run while the resumes race
 		base := h.out.count()
 		var wg sync.WaitGroup
-		for _, user := range []string{admin, "test:bob"} {
+		for _, user := range []string{admin, ops} { // the owner and another admin
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -234,7 +234,7 @@ func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		ctx := context.Background()
-		conv, err := h.store.EnsureConversation(ctx, db.Conversation{ID: "test:chan", Platform: "test", ChannelID: "chan"})
+		conv, err := h.store.EnsureConversation(ctx, db.Conversation{ID: "console:chan", Platform: "console", ChannelID: "chan"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,8 +29,11 @@ type Config struct {
 	Grace         time.Duration // SHUTDOWN_GRACE
 	Poll          time.Duration // how often idle workers look for runs queued elsewhere
 	Debounce      time.Duration // status message edits
-	Notifier      Notifier      // optional extra notifier; the Reporter always reports
-	Observer      Observer      // measurements (package metrics); optional
+	// GateTimerInterval is the longest wait before gate timers set by other replicas are seen;
+	// default 5s.
+	GateTimerInterval time.Duration
+	Notifier          Notifier // optional extra notifier; the Reporter always reports
+	Observer          Observer // measurements (package metrics); optional
 	// ClaimReportableOnly makes the workers claim only runs of the platforms in Outboxes (read when
 	// Run starts, after adapters registered their outboxes).
 	ClaimReportableOnly bool
@@ -44,6 +47,7 @@ type Engine struct {
 	Rescuer  *Rescuer
 	Reporter *Reporter
 	Executor *Executor
+	Timers   *GateTimers
 
 	reportableOnly bool
 }
@@ -59,12 +63,15 @@ func New(c Config) *Engine {
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
-	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{}}
+	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
+	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
+		GateTimersChanged: timers.Wake}
 	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace}
 	return &Engine{
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,
 		Reporter:       rep,
+		Timers:         timers,
 		Workers:        w,
 		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
@@ -79,11 +86,12 @@ func (e *Engine) Run(ctx context.Context) {
 		for p := range e.Reporter.Outboxes {
 			e.Workers.Platforms = append(e.Workers.Platforms, p)
 		}
+		e.Timers.Platforms = e.Workers.Platforms
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); e.Workers.Run(ctx) }()
-	go func() { defer wg.Done(); e.Rescuer.Run(ctx) }()
+	wg.Go(func() { e.Workers.Run(ctx) })
+	wg.Go(func() { e.Rescuer.Run(ctx) })
+	wg.Go(func() { e.Timers.Run(ctx) })
 	wg.Wait()
 }
 

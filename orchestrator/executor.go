@@ -29,6 +29,9 @@ type Executor struct {
 	Observe     Observer
 	Dirs        Dirs    // creates a run's working directory when it first executes
 	Strays      *Strays // stops what crashed attempts left running; nil scans afresh each time
+	// GateTimersChanged is called after a gate with a timeout or reminder was asked, so the gate
+	// timers look again at once; optional.
+	GateTimersChanged func()
 }
 
 // spillLimit is the largest output kept inline in an event; longer output goes to the artifacts dir.

@@ -10,7 +10,11 @@ import (
 	"threadflow/db"
 )
 
-const admin = "test:admin"
+// The harness's admins: admin starts most runs, ops is a second admin.
+const (
+	admin = "console:admin"
+	ops   = "console:ops"
+)
 
 // startRun runs a workflow from chat and returns its run.
 func (h *harness) startRun(name, args string) db.Run {

@@ -28,7 +28,8 @@ const waitTimeout = 30 * time.Second
 
 // harness is the real orchestrator wiring (store, workers, executor, dispatcher, reporter) on a real
 // database, real shell processes and the fake agent CLI, with a recording Outbox standing in for a
-// chat platform.
+// chat platform. It is named console because user ids on gates must name a real platform, but
+// unlike a terminal it has threads and buttons, as Slack and Discord do.
 type harness struct {
 	t         *testing.T
 	store     db.Store
@@ -63,8 +64,8 @@ func newHarness(t *testing.T, open opener) *harness {
 		Store:         h.store,
 		Catalogs:      catalogs{t: t, home: home, dir: h.wfDir},
 		Providers:     h.providers,
-		Outboxes:      map[string]conversation.Outbox{"test": h.out},
-		Auth:          orchestrator.NewAuth(nil, []string{"test:admin"}),
+		Outboxes:      map[string]conversation.Outbox{"console": h.out},
+		Auth:          orchestrator.NewAuth(nil, []string{admin, ops}),
 		Dirs:          orchestrator.Dirs{Home: home},
 		Log:           zaptest.NewLogger(t),
 		Owner:         "test-replica",
@@ -109,7 +110,7 @@ func (h *harness) writeWorkflow(name, src string) {
 func (h *harness) say(user, thread, text string) []posted {
 	h.t.Helper()
 	before := h.out.count()
-	m := conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "chan", ThreadID: thread},
+	m := conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 		UserID: user, Text: text, Direct: true}
 	h.engine.Bot.Handle(context.Background(), m)
 	return h.out.since(before)
@@ -249,7 +250,7 @@ type recOutbox struct {
 
 func newRecOutbox() *recOutbox { return &recOutbox{} }
 
-func (o *recOutbox) Platform() string { return "test" }
+func (o *recOutbox) Platform() string { return "console" }
 
 func (o *recOutbox) Post(_ context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	o.mu.Lock()

@@ -29,9 +29,10 @@ type nodeHistory struct {
 
 // gateAnswer is the resolution of the node's latest gate, if it was answered.
 type gateAnswer struct {
-	Decision db.GateDecision
-	By       string
-	Text     string
+	Decision  db.GateDecision
+	By        string
+	Text      string
+	Approvals []db.GateApproval // when the gate required several
 }
 
 // nodeData is the JSON payload of node events.
@@ -44,13 +45,6 @@ type nodeData struct {
 	SessionID  string        `json:"session_id,omitempty"`
 	DurationMS int64         `json:"duration_ms,omitempty"`
 	WillRetry  bool          `json:"will_retry,omitempty"`
-}
-
-// gateData is the JSON payload of gate_resolved events, as the stores write it.
-type gateData struct {
-	Decision db.GateDecision `json:"decision"`
-	By       string          `json:"by"`
-	Text     string          `json:"text"`
 }
 
 // history folds a run's events into per-node state.
@@ -109,9 +103,9 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 		_ = json.Unmarshal(e.Data, &p)
 		n.gate, n.gateIter = nil, p.LoopIteration
 	case db.EventGateResolved:
-		var g gateData
+		var g db.GateAnswerData
 		_ = json.Unmarshal(e.Data, &g)
-		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text}, true
+		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text, Approvals: g.Approvals}, true
 	}
 }
 

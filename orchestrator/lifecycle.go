@@ -20,6 +20,10 @@ func (b *Bot) resume(ctx context.Context, m conversation.Message, c commands.Com
 	if !ok {
 		return
 	}
+	if !b.Auth.MayControl(m.UserID, run) {
+		b.notOwner(ctx, m, run, "resume")
+		return
+	}
 	// Hold the run's reports across the resume so its fresh status message is out before any worker
 	// reports on it.
 	unlock := b.Reporter.Hold(ctx, run)
@@ -54,9 +58,8 @@ func (b *Bot) abandon(ctx context.Context, m conversation.Message, c commands.Co
 	if !ok {
 		return
 	}
-	if !b.Auth.MayAbandon(m.UserID, run) {
-		b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner or an admin (ADMIN_USER_IDS) may abandon run "),
-			conversation.C(run.ID), conversation.P(". Nothing was changed.")))
+	if !b.Auth.MayControl(m.UserID, run) {
+		b.notOwner(ctx, m, run, "abandon")
 		return
 	}
 	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, "abandoned")
@@ -90,49 +93,20 @@ func (b *Bot) latestActive(ctx context.Context, m conversation.Message) (db.Run,
 	return runs[0], true
 }
 
+// notOwner refuses to resume or abandon someone else's run.
+func (b *Bot) notOwner(ctx context.Context, m conversation.Message, run db.Run, action string) {
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), conversation.U(UserLabel(run.UserID)),
+		conversation.P(") or an admin (ADMIN_USER_IDS) may "+action+" run "), conversation.C(run.ID), conversation.P(". Nothing was changed.")))
+}
+
 // decide answers a paused gate by command or button: approve resumes the run (an explicit resume
 // of that run id, never a new dispatch), reject cancels it.
-func (b *Bot) decide(ctx context.Context, m conversation.Message, prefix string, d db.GateDecision, text string) {
-	run, ok := b.resolveRun(ctx, m, prefix)
+func (b *Bot) decide(ctx context.Context, m conversation.Message, c commands.Command, d db.GateDecision) {
+	run, ok := b.resolveRun(ctx, m, c.RunID)
 	if !ok {
 		return
 	}
-	b.resolveGate(ctx, m, run, d, text)
-}
-
-func (b *Bot) resolveGate(ctx context.Context, m conversation.Message, run db.Run, d db.GateDecision, text string) {
-	node := ""
-	if run.Meta.Pause != nil {
-		node = run.Meta.Pause.Node
-	}
-	resolved, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: node, Decision: d, By: m.UserID, Text: text})
-	if err != nil {
-		b.refused(ctx, m, run, string(d), err)
-		return
-	}
-	b.Log.Info("orchestrator.gate_resolved", zap.String("run_id", run.ID), zap.String("decision", string(d)), zap.String("user", MaskUser(m.UserID)))
-	t := gateDecisionText(resolved, node, d, m.UserID)
-	b.settle(ctx, m, t)
-	if m.Action == nil && m.ConversationID() != resolved.ConversationID {
-		b.reply(ctx, m, t) // answered from elsewhere: confirm there too
-	}
-	b.Reporter.GateResolved(ctx, resolved, t)
-	if d == db.DecisionReject {
-		observerOr(b.Observe).RunStopped(resolved.Workflow, resolved.Status)
-		b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: resolved, Text: t})
-		return
-	}
-	b.Workers.Wake()
-}
-
-func gateDecisionText(run db.Run, node string, d db.GateDecision, user string) conversation.Text {
-	verb := map[db.GateDecision]string{db.DecisionApprove: "✅ Approved", db.DecisionReject: "🛑 Rejected", db.DecisionAnswer: "💬 Answered"}[d]
-	t := conversation.T(conversation.P(verb+" by "), conversation.U(UserLabel(user)), conversation.P(": gate "), conversation.C(node),
-		conversation.P(" of run "), conversation.C(run.ID))
-	if d == db.DecisionReject {
-		return t.Append(conversation.P(". The run is cancelled."))
-	}
-	return t.Append(conversation.P(". The run continues."))
+	b.resolveGate(ctx, m, run, gateInput{decision: d, text: c.Text, reply: c.Reply})
 }
 
 // refused explains why a transition did not happen, from the status the store actually found.
@@ -142,8 +116,8 @@ func (b *Bot) refused(ctx context.Context, m conversation.Message, run db.Run, a
 	var t conversation.Text
 	switch {
 	case errors.As(err, &ge):
-		t = conversation.T(conversation.P("That gate was already answered: "+string(ge.Decision)+" by "), conversation.U(UserLabel(ge.By)),
-			conversation.P(". Nothing else happened."))
+		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(answeredBy(ge.By)...).
+			Append(conversation.P(". Nothing else happened."))
 	case errors.As(err, &te):
 		t = refusalText(run, action, te.Found)
 	default:

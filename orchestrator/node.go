@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"threadflow/agent"
@@ -164,15 +163,3 @@ func truncateUTF8(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// runApproval completes the node when its gate was answered, and otherwise asks to pause.
-func (e *execution) runApproval(n *workflow.Node, v workflow.Vars, h *nodeHistory) (string, *db.Pause) {
-	if h.gate != nil && h.gate.Decision != db.DecisionReject {
-		if n.Approval.CaptureResponse {
-			return h.gate.Text, nil
-		}
-		return "approved by " + h.gate.By, nil
-	}
-	msg := strings.TrimSpace(workflow.Expand(n.Approval.Message, v))
-	return "", &db.Pause{Kind: db.PauseApproval, Node: n.ID, Message: msg, CaptureResponse: n.Approval.CaptureResponse}
-}

@@ -25,12 +25,13 @@ func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text 
 	return t
 }
 
-// noticeMessage renders a notice as the message posted in the run's thread, with its buttons.
-func noticeMessage(n Notice) (conversation.Text, []conversation.Button) {
+// noticeMessage renders a notice as the message posted in the run's thread, with its buttons, for
+// a platform with the given capabilities.
+func noticeMessage(n Notice, caps conversation.Capabilities) (conversation.Text, []conversation.Button) {
 	run := n.Run
 	switch n.Kind {
 	case NoticeGate:
-		return gateMessage(run)
+		return gateMessage(run, caps)
 	case NoticeCompleted:
 		t := conversation.T(conversation.P("✅ Run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow), conversation.P(" completed."))
 		if run.Meta.Output != "" {
@@ -48,29 +49,6 @@ func noticeMessage(n Notice) (conversation.Text, []conversation.Button) {
 }
 
 func cmd(k commands.Kind, id string) string { return commands.Command{Kind: k, RunID: id}.String() }
-
-func gateMessage(run db.Run) (conversation.Text, []conversation.Button) {
-	p := run.Meta.Pause
-	if p == nil {
-		p = &db.Pause{}
-	}
-	t := conversation.T(conversation.P("⏸ Run "), conversation.C(run.ID), conversation.P(" is waiting at "), conversation.C(p.Node), conversation.P("."))
-	if p.Message != "" {
-		t = t.Append(conversation.P("\n"), conversation.O(p.Message))
-	}
-	approve, reject, abandon := cmd(commands.KindApprove, run.ID), cmd(commands.KindReject, run.ID), cmd(commands.KindAbandon, run.ID)
-	t = t.Append(conversation.P("\nApprove: "), conversation.C(approve+" [comment]"), conversation.P(" - reject: "), conversation.C(reject+" [reason]"),
-		conversation.P(" - abandon: "), conversation.C(abandon))
-	if p.CaptureResponse || p.Kind == db.PauseLoop {
-		t = t.Append(conversation.P("\nOr reply in this thread: your words become the answer."))
-	} else {
-		t = t.Append(conversation.P("\nOr reply in this thread with yes/lgtm or no."))
-	}
-	return t, []conversation.Button{
-		{Label: "Approve", Command: approve, Style: conversation.StylePrimary},
-		{Label: "Reject", Command: reject, Style: conversation.StyleDanger},
-	}
-}
 
 func failedMessage(run db.Run) (conversation.Text, []conversation.Button) {
 	t := conversation.T(conversation.P("❌ Run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow), conversation.P(" failed"))

@@ -203,7 +203,7 @@ func TestUnparsableFrozenWorkflowFailsTheRun(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		ctx := context.Background()
-		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "test", ChannelID: "chan"})
+		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "console", ChannelID: "chan"})
 		if err != nil {
 			t.Fatal(err)
 		}

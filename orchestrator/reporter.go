@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,12 +33,13 @@ type Reporter struct {
 // the question instead of leaving live buttons behind, and a resumed run's status message is out
 // before any report of its progress.
 type runReport struct {
-	mu      sync.Mutex
-	addr    conversation.Address
-	status  *conversation.Ref
-	gate    *conversation.Ref
-	timer   *time.Timer
-	pending *Notice // the latest progress not yet shown
+	mu       sync.Mutex
+	addr     conversation.Address
+	status   *conversation.Ref
+	gate     *conversation.Ref
+	askBacks map[string]conversation.Ref // questions about unclear replies, by ref kind, while their buttons are live
+	timer    *time.Timer
+	pending  *Notice // the latest progress not yet shown
 }
 
 // Post sends a reply to an address, logging failures: a reply that cannot be sent must not fail
@@ -165,8 +168,9 @@ func (r *Reporter) lookup(ctx context.Context, run db.Run) *runReport {
 // Message kinds remembered in the database, so any replica (also after a restart) edits the
 // run's live status message and settles its gate question.
 const (
-	refStatus = "status"
-	refGate   = "gate"
+	refStatus  = "status"
+	refGate    = "gate"
+	refAskBack = "ask_back:" // + the seq of the reply asked about
 )
 
 // loadRefs reads the run's status and gate messages recorded by whichever replica posted them.
@@ -183,6 +187,13 @@ func (r *Reporter) loadRefs(ctx context.Context, runID string, rep *runReport) {
 			rep.status = ref
 		case refGate:
 			rep.gate = ref
+		default:
+			if strings.HasPrefix(m.Kind, refAskBack) {
+				if rep.askBacks == nil {
+					rep.askBacks = map[string]conversation.Ref{}
+				}
+				rep.askBacks[m.Kind] = *ref
+			}
 		}
 	}
 }
@@ -216,7 +227,8 @@ func (r *Reporter) Note(ctx context.Context, run db.Run, t conversation.Text) {
 	r.Notify(ctx, Notice{Kind: NoticeNote, Run: run, Text: t})
 }
 
-// GateResolved shows the decision on the gate message (without its buttons) and in the thread.
+// GateResolved shows the decision on the gate message and on every ask-back about an unclear
+// reply (without their buttons, so nobody clicks a stale choice) and in the thread.
 func (r *Reporter) GateResolved(ctx context.Context, run db.Run, t conversation.Text) {
 	rep := r.lookup(ctx, run)
 	if rep == nil {
@@ -229,7 +241,30 @@ func (r *Reporter) GateResolved(ctx context.Context, run db.Run, t conversation.
 		rep.gate = nil
 		r.saveRef(ctx, run.ID, refGate, nil)
 	}
+	for kind, ref := range rep.askBacks {
+		r.Edit(ctx, ref, conversation.Reply{Text: t})
+		r.saveRef(ctx, run.ID, kind, nil)
+	}
+	rep.askBacks = nil
 	r.Post(ctx, rep.addr, conversation.Reply{Text: t})
+}
+
+// AskBack posts the question about an unclear reply (recorded as event seq) where the reply was
+// made, and remembers it so that answering the gate takes its buttons away.
+func (r *Reporter) AskBack(ctx context.Context, run db.Run, at conversation.Address, seq int64, rep conversation.Reply) {
+	ref, ok := r.Post(ctx, at, rep, zap.String("run_id", run.ID))
+	report := r.lookup(ctx, run)
+	if !ok || report == nil {
+		return
+	}
+	kind := refAskBack + strconv.FormatInt(seq, 10)
+	report.mu.Lock()
+	defer report.mu.Unlock()
+	if report.askBacks == nil {
+		report.askBacks = map[string]conversation.Ref{}
+	}
+	report.askBacks[kind] = ref
+	r.saveRef(ctx, run.ID, kind, &ref)
 }
 
 // Notify implements Notifier.
@@ -258,7 +293,7 @@ func (r *Reporter) Notify(ctx context.Context, n Notice) {
 
 // post sends the notice's message; the caller holds rep.mu.
 func (r *Reporter) post(ctx context.Context, rep *runReport, n Notice) {
-	msg, buttons := noticeMessage(n)
+	msg, buttons := noticeMessage(n, conversation.CapabilitiesOf(r.Outboxes[rep.addr.Platform]))
 	if msg == nil {
 		return
 	}

@@ -240,8 +240,13 @@ func (e *execution) fail(ctx context.Context, runErr db.RunError) error {
 }
 
 func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
-	p.Since = e.x.now()
+	if p.Since.IsZero() { // an approval sets it with its timers, so they count from the same instant
+		p.Since = e.x.now()
+	}
 	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
+	if err == nil && (!p.DueAt.IsZero() || !p.RemindAt.IsZero()) && e.x.GateTimersChanged != nil {
+		e.x.GateTimersChanged()
+	}
 	if err != nil {
 		return e.interrupted(err)
 	}

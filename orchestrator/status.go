@@ -149,6 +149,7 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 		}
 		t = t.Append(conversation.P(line + "\n"))
 	}
+	t = t.Append(gateAnswers(events, now)...)
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
 		t = t.Append(conversation.P("Waiting at "), conversation.C(p.Node), conversation.P(": "), conversation.U(firstNonEmpty(p.Message, p.Error)), conversation.P("\n"))
 	}

@@ -23,6 +23,9 @@ nodes:
     depends_on: [build]
     approval:
       message: Ship this build to production?
+      approvers: ["web:local", "web:release-manager", "@admins"]
+      timeout: 24h
+      remind_after: 4h
   - id: deploy
     depends_on: [approve-release]
     bash: echo "deployed $ARGUMENTS"
@@ -77,21 +80,24 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		t.Error("the run page was reloaded; want a live update")
 	}
 	page := value(t, ctx, "read the paused run page", chromedp.Text(chromedp.CSS("main")))
-	for _, want := range []string{"Ship this build to production?", "built v2.0"} {
+	for _, want := range []string{"Ship this build to production?", "built v2.0", "who may answer: web:local, web:release-manager and the admins",
+		"Times out ", "then the gate is rejected", "Reminder "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("paused run page lacks %q:\n%s", want, page)
 		}
 	}
 	screenshot(t, ctx, "dashboard-run.png")
 
-	// Approve with the button: the run completes and the page says who approved it.
-	act(t, ctx, "approve with the button and see the run complete",
+	// Approve with a note: the run completes and the page says who approved it, and with what note.
+	act(t, ctx, "approve with a note and see the run complete",
+		chromedp.SendKeys(chromedp.CSS("#gate-note"), "release notes <checked>"),
 		chromedp.Click(chromedp.CSS("#btn-approve")),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-completed")),
 		chromedp.WaitVisible(`//pre[contains(., "deployed v2.0")]`),
 	)
-	if page := value(t, ctx, "read the completed run page", chromedp.Text(chromedp.CSS("main"))); !strings.Contains(page, "approve by web:local") {
-		t.Errorf("completed run page does not say who approved:\n%s", page)
+	page = value(t, ctx, "read the completed run page", chromedp.Text(chromedp.CSS("main")))
+	if !strings.Contains(page, "approve by web:local") || !strings.Contains(page, "release notes <checked>") {
+		t.Errorf("completed run page does not say who approved, with the note:\n%s", page)
 	}
 	act(t, ctx, "see the completed run on the runs list",
 		chromedp.Navigate(base),

@@ -88,7 +88,7 @@ func TestDiscordGateAnswers(t *testing.T) {
 		{"lgtm typed in the thread", func(f *discordfake.Server, r discordRun, _ discordfake.Message) {
 			f.ThreadMessage(discordAlice, r.thread, "lgtm")
 		},
-			"completed", "✅ Approved by " + discordAlice, "answer was [lgtm]"},
+			"completed", "✅ Approved by " + discordAlice, "answer was []"}, // a bare yes carries no note
 		{"no typed in the thread", func(f *discordfake.Server, r discordRun, _ discordfake.Message) {
 			f.ThreadMessage(discordAlice, r.thread, "no")
 		},
@@ -308,8 +308,8 @@ func TestDiscordGateAnsweredAfterRestart(t *testing.T) {
 	gate := waitDiscordGate(t, b, r)
 	restartDiscordBot(t, b)
 
-	fake.ThreadMessage(discordAlice, r.thread, "lgtm")
-	waitInRunThread(t, fake, r, "the completion message", contentHas("answer was [lgtm]"))
+	fake.ThreadMessage(discordAlice, r.thread, "lgtm, ship it")
+	waitInRunThread(t, fake, r, "the completion message", contentHas("answer was [ship it]"))
 	// The worker let go of the run a second time, after the restart: its reports are all sent.
 	fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool {
 		return len(b.bot.LogEvents("orchestrator.run_stopped")) == 2

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,9 @@ import (
 const (
 	discordChannel = "910000000000000001"
 	discordAlice   = "920000000000000001"
+	discordBob     = "920000000000000002"
+	discordCarol   = "920000000000000003"
+	discordMallory = "920000000000000004" // never an approver
 )
 
 // discordLimit is Discord's hard limit on a message's content, in characters.
@@ -97,7 +101,9 @@ func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]stri
 func writeDiscordWorkflows(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, src := range discordWorkflows {
+	all := maps.Clone(discordWorkflows)
+	maps.Copy(all, gateWorkflows("discord:"+discordAlice, "discord:"+discordBob, "discord:"+discordCarol))
+	for name, src := range all {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}

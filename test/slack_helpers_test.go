@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ const (
 	alice   = "UALICE001" // the usual requester
 	bob     = "UBOB00002" // a second person
 	mallory = "UMALLORY3" // outside ALLOWED_USER_IDS where a test sets it
+	carol   = "UCAROL004" // a third person, an approver of the gate tests
 )
 
 // testWorkflows are written to WORKFLOWS_DIR for every Slack bot. Scripts read their inputs from
@@ -86,7 +88,9 @@ nodes:
 func writeWorkflows(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, src := range testWorkflows {
+	all := maps.Clone(testWorkflows)
+	maps.Copy(all, gateWorkflows("slack:"+alice, "slack:"+bob, "slack:"+carol))
+	for name, src := range all {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}

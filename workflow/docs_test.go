@@ -47,3 +47,31 @@ func fencedBlocks(md string, n int) []string {
 	}
 	return out
 }
+
+// The approval gate example in docs/workflows.md must be a valid node with every field it lists.
+func TestDocsApprovalExampleParses(t *testing.T) {
+	doc, err := os.ReadFile("../docs/workflows.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## Approval gates")
+	if !ok {
+		t.Fatal("docs/workflows.md has no Approval gates section")
+	}
+	blocks := fencedBlocks(section, 1)
+	if len(blocks) != 1 {
+		t.Fatal("the Approval gates section has no example")
+	}
+	w, err := Parse("doc.yaml", []byte("name: x\nnodes:\n  - id: check\n    bash: echo ok\n"+blocks[0]))
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	for _, field := range approvalFields {
+		if !strings.Contains(blocks[0], "      "+field+":") {
+			t.Errorf("the example does not show approval.%s", field)
+		}
+	}
+	if a := w.Node("confirm").Approval; a.RequiredApprovals != 2 || !a.Admins || a.AllowSelfApproval || a.RemindAfter == 0 {
+		t.Errorf("the example parsed as %+v", *a)
+	}
+}

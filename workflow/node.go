@@ -7,15 +7,14 @@ import (
 )
 
 var (
-	nodeFields     = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "bash", "prompt", "provider", "model", "context", "approval", "loop"}
-	kindFields     = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop)}
-	retryFields    = []string{"max_attempts", "delay", "on"}
-	approvalFields = []string{"message", "capture_response"}
-	loopFields     = []string{"prompt", "until", "max_iterations", "fresh_context", "interactive", "gate_message"}
-	triggerRules   = []string{string(AllSuccess), string(OneSuccess), string(NoneFailedMinOneSuccess), string(AllDone)}
-	providers      = []string{"claude", "codex"}
-	contextModes   = []string{string(ContextFresh), string(ContextShared)}
-	retryOns       = []string{string(RetryTransient), string(RetryAll)}
+	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "bash", "prompt", "provider", "model", "context", "approval", "loop", "on_timeout", "remind_after"}
+	kindFields   = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop)}
+	retryFields  = []string{"max_attempts", "delay", "on"}
+	loopFields   = []string{"prompt", "until", "max_iterations", "fresh_context", "interactive", "gate_message"}
+	triggerRules = []string{string(AllSuccess), string(OneSuccess), string(NoneFailedMinOneSuccess), string(AllDone)}
+	providers    = []string{"claude", "codex"}
+	contextModes = []string{string(ContextFresh), string(ContextShared)}
+	retryOns     = []string{string(RetryTransient), string(RetryAll)}
 )
 
 // maxLoopIterations caps a loop so that a typo cannot start an unbounded AI session.
@@ -79,7 +78,13 @@ func (d *decoder) common(fs map[string]field, node *Node, m *nodeMeta) {
 			node.TriggerRule = TriggerRule(s)
 		}
 	}
-	if f, ok := fs["timeout"]; ok {
+	_, gate := fs["approval"]
+	for _, key := range []string{"on_timeout", "remind_after"} {
+		if f, ok := fs[key]; ok && !gate {
+			d.errorf(f.key, "`%s` applies only to approval nodes, where it belongs inside `approval:`; remove it", key)
+		}
+	}
+	if f, ok := fs["timeout"]; ok && !gate { // an approval's timeout is how long its gate waits
 		if t, ok := d.duration(f); ok && t == 0 {
 			d.errorf(f.val, "`timeout` must be more than zero; remove it for no node timeout")
 		} else {
@@ -176,25 +181,10 @@ func (d *decoder) kind(fs map[string]field, n *yaml.Node, node *Node, m *nodeMet
 		m.texts = append(m.texts, text{"`prompt`", f.val})
 	case KindApproval:
 		node.Approval = d.approval(f, m)
+		d.gateTimerFields(fs, node.Approval)
 	case KindLoop:
 		node.Loop = d.loop(f, m)
 	}
-}
-
-func (d *decoder) approval(f field, m *nodeMeta) *Approval {
-	a := &Approval{}
-	if f.val.ShortTag() == "!!null" {
-		return a // `approval:` alone is a plain gate
-	}
-	fs := d.mapping(f.val, "`approval`", approvalFields)
-	if g, ok := fs["message"]; ok {
-		a.Message, _ = d.str(g)
-		m.texts = append(m.texts, text{"`approval.message`", g.val})
-	}
-	if g, ok := fs["capture_response"]; ok {
-		a.CaptureResponse = d.boolean(g)
-	}
-	return a
 }
 
 func (d *decoder) loop(f field, m *nodeMeta) *Loop {

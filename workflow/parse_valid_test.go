@@ -72,7 +72,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 	if ask.Retry != (Retry{MaxAttempts: 1, On: RetryTransient}) {
 		t.Errorf("default retry = %+v", ask.Retry)
 	}
-	if g := w.Node("gate"); g.Kind != KindApproval || *g.Approval != (Approval{Message: "Ship it?", CaptureResponse: true}) {
+	if g := w.Node("gate"); g.Kind != KindApproval || !reflect.DeepEqual(*g.Approval, Approval{Message: "Ship it?", CaptureResponse: true, AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}) {
 		t.Errorf("gate = %+v", *g)
 	}
 	r := w.Node("refine")
@@ -132,7 +132,7 @@ func TestParseAcceptsBareApprovalAndBracedRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := w.Node("b"); b.Approval == nil || *b.Approval != (Approval{}) {
+	if b := w.Node("b"); b.Approval == nil || !reflect.DeepEqual(*b.Approval, Approval{AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}) {
 		t.Errorf("approval = %+v", b.Approval)
 	}
 }

@@ -41,6 +41,11 @@ var _ conversation.Outbox = (*Outbox)(nil)
 // Platform returns "console".
 func (o *Outbox) Platform() string { return Platform }
 
+// Capabilities: a terminal has no threads, and prints a button as the command it runs.
+func (o *Outbox) Capabilities() conversation.Capabilities {
+	return conversation.Capabilities{CommandsInThreads: true}
+}
+
 // Post prints r, prefixed with its thread ("[thread 3] ...") when to is a thread, and its buttons
 // as the commands they run.
 func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {

@@ -163,8 +163,10 @@ func (a *Adapter) finish(ctx context.Context, in *discordgo.Interaction, t conve
 }
 
 // onClick turns a button click into the button's command, acknowledged with a deferred update so
-// the message stays as it is until the handler edits it.
+// the message stays as it is until the handler edits it. The click's token is kept like a command's,
+// so an answer meant only for the clicker (a refusal) is an ephemeral followup, not a message to all.
 func (a *Adapter) onClick(ctx context.Context, in *discordgo.Interaction) {
+	received := a.now()
 	cmd, ok := a.buttons.command(in.MessageComponentData().CustomID)
 	if !ok || in.Message == nil {
 		a.respond(ctx, in, ephemeral("This button has expired. Type the command shown in the message instead."))
@@ -179,6 +181,7 @@ func (a *Adapter) onClick(ctx context.Context, in *discordgo.Interaction) {
 		return
 	}
 	userID, name := interactionUser(in)
+	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
 	a.handler.Handle(ctx, conversation.Message{
 		Address: addr, UserID: Platform + ":" + userID, UserName: name, Text: cmd, EventID: in.ID,
 		Direct: in.GuildID == "", Action: &conversation.Action{Ref: conversation.Ref{Address: addr, MessageID: in.Message.ID}},

@@ -31,6 +31,11 @@ func (a *Adapter) Outbox() conversation.Outbox { return outbox{a} }
 
 func (o outbox) Platform() string { return Platform }
 
+// Capabilities: Discord runs have threads, buttons, and application commands work inside threads.
+func (o outbox) Capabilities() conversation.Capabilities {
+	return conversation.Capabilities{Threads: true, Buttons: true, CommandsInThreads: true}
+}
+
 // noMentions is sent with every message and edit: an empty parse list lets nothing ping.
 func noMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}

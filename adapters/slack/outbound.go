@@ -40,6 +40,12 @@ func newOutbox(api *slackapi.Client, log *zap.Logger) *outbox {
 
 func (o *outbox) Platform() string { return Platform }
 
+// Capabilities: Slack does not accept slash commands typed in a thread ("/workflow is not
+// supported in threads"), so hints there say to reply or click instead.
+func (o *outbox) Capabilities() conversation.Capabilities {
+	return conversation.Capabilities{Threads: true, Buttons: true}
+}
+
 // Post sends r, split into several messages when it is long; buttons go on the last one, whose
 // Ref is returned so that a decision can be shown by editing it.
 func (o *outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {

@@ -184,3 +184,70 @@ func waitEvent(t *testing.T, events <-chan string, want string) {
 		}
 	}
 }
+
+func TestApprovalsWithNotesFromTheRunPage(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	alice, bob, mallory := r.browser("alice"), r.browser("bob"), r.browser("mallory")
+	alice.say("/workflow run guarded")
+	run := r.waitRun("guarded", db.StatusPaused)
+
+	_, page := alice.get("/runs/" + run.ID)
+	for _, want := range []string{"who may answer: <span class=\"user-text\">web:alice, web:bob and the admins (ADMIN_USER_IDS)</span>",
+		"needs 2 approvals from different people", "Times out ", "(in 24h); then the gate is rejected", "Reminder ",
+		`<input name="note" id="gate-note"`, `formaction="/runs/` + run.ID + `/reject"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q:\n%s", want, page)
+		}
+	}
+	mallory.post("/runs/"+run.ID+"/approve", url.Values{"note": {"let me in"}})
+	alice.post("/runs/"+run.ID+"/approve", url.Values{"note": {"  changelog   <b>checked</b> "}})
+	r.idle()
+	if got, _ := r.store.GetRun(context.Background(), run.ID); got.Status != db.StatusPaused {
+		t.Fatalf("run is %s after one approval of two", got.Status)
+	}
+	_, page = bob.get("/runs/" + run.ID)
+	if !strings.Contains(page, "approved by web:alice") || !strings.Contains(page, "changelog &lt;b&gt;checked&lt;/b&gt;") || strings.Contains(page, "let me in") {
+		t.Errorf("run page does not list alice's approval with its escaped note (and only hers):\n%s", page)
+	}
+	bob.post("/runs/"+run.ID+"/approve", url.Values{"note": {"lgtm"}})
+	r.waitRun("guarded", db.StatusCompleted)
+	_, page = bob.get("/runs/" + run.ID)
+	for _, want := range []string{"<strong>approve</strong> by web:bob", "approved by web:alice", "deployed with notes: changelog &lt;b&gt;checked&lt;/b&gt;\nlgtm"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("completed run page lacks %q:\n%s", want, page)
+		}
+	}
+	if n := countEvents(t, r, run.ID, db.EventGateRefused); n != 1 {
+		t.Errorf("%d refusals recorded, want mallory's one", n)
+	}
+}
+
+func TestRejectWithAReasonFromTheRunPage(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	alice := r.browser("alice")
+	alice.say("/workflow run gated v2")
+	run := r.waitRun("gated", db.StatusPaused)
+	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {"wrong version"}})
+	r.waitRun("gated", db.StatusCancelled)
+	if _, page := alice.get("/runs/" + run.ID); !strings.Contains(page, "<strong>reject</strong> by web:alice") || !strings.Contains(page, "wrong version") {
+		t.Errorf("rejected run page lacks the reason:\n%s", page)
+	}
+	if code, _ := alice.post("/runs/"+run.ID+"/approve", url.Values{"note": {strings.Repeat("x", 2001)}}); code != 400 {
+		t.Errorf("an oversized note answered %d, want 400", code)
+	}
+}
+
+func countEvents(t *testing.T, r *rig, id string, typ db.EventType) int {
+	t.Helper()
+	evs, err := r.store.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}

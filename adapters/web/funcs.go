@@ -4,12 +4,20 @@ import (
 	"html/template"
 	"strings"
 	"time"
+
+	"threadflow/db"
 )
 
 // templateFuncs are the helpers the templates use; now is the Server's clock.
 func templateFuncs(now func() time.Time) template.FuncMap {
 	return template.FuncMap{
-		"ago":   func(t time.Time) string { return since(now(), t) },
+		"ago": func(t time.Time) string { return since(now(), t) },
+		"in": func(t time.Time) string {
+			if d := t.Sub(now()); d > 0 {
+				return "in " + db.ShortDuration(d)
+			}
+			return "due now"
+		},
 		"dur":   roundDuration,
 		"stamp": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 		"title": func(s string) string {

@@ -67,6 +67,11 @@ func NewOutbox(now func() time.Time) *Outbox {
 // Platform returns "web".
 func (o *Outbox) Platform() string { return Platform }
 
+// Capabilities: the chat page is one conversation per user without threads; its buttons click.
+func (o *Outbox) Capabilities() conversation.Capabilities {
+	return conversation.Capabilities{Buttons: true, CommandsInThreads: true}
+}
+
 // Post appends r to the conversation of to.
 func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	if err := check(ctx, to); err != nil {

@@ -28,6 +28,23 @@ const waitTimeout = 30 * time.Second
 
 const gatedWorkflow = "name: gated\nnodes:\n  - id: build\n    bash: echo built \"$ARGUMENTS\"\n  - id: ship\n    depends_on: [build]\n    approval: {message: \"Ship it?\"}\n  - id: deploy\n    depends_on: [ship]\n    bash: echo deployed\n"
 
+// guardedWorkflow's gate needs two approvals from web:alice, web:bob or an admin, and times out.
+const guardedWorkflow = `name: guarded
+nodes:
+  - id: ship
+    approval:
+      message: Ship it?
+      capture_response: true
+      approvers: ["web:alice", "web:bob", "@admins"]
+      required_approvals: 2
+      timeout: 24h
+      remind_after: 4h
+  - id: deploy
+    depends_on: [ship]
+    bash: |
+      printf 'deployed with notes: %s' "$ship.output"
+`
+
 // rig is the dashboard on the real orchestrator wiring and a real SQLite store, served by httptest.
 type rig struct {
 	t     *testing.T
@@ -59,8 +76,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "gated.yaml"), []byte(gatedWorkflow), 0o644); err != nil {
-		t.Fatal(err)
+	for name, src := range map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	log := zaptest.NewLogger(t)
 	st := dbtest.SQLite(t, db.Options{})

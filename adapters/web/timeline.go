@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"threadflow/db"
@@ -22,12 +24,47 @@ type nodeView struct {
 	Gate     *gateView
 }
 
-// gateView is a gate asked of a person and, once answered, who answered it and how.
+// gateView is a gate asked of a person: its rules and timers, the approvals so far and, once
+// answered, who answered it and how.
 type gateView struct {
 	Node, Message      string
 	AskedAt            time.Time
+	Pause              db.Pause          // as asked: who may answer, how many approvals, timers
+	Approvals          []db.GateApproval // counted approvals of a gate that needs several
 	Decision, By, Text string
+	TimedOut           bool
 	ResolvedAt         time.Time
+	Reminded           time.Time
+}
+
+// Required is how many distinct people must approve.
+func (g *gateView) Required() int { return g.Pause.Gate.RequiredApprovals() }
+
+// NoSelfApproval reports whether the run's requester may not approve.
+func (g *gateView) NoSelfApproval() bool { return g.Pause.Gate != nil && g.Pause.Gate.NoSelfApproval }
+
+// TimeoutOutcome is what happens when nobody answers in time.
+func (g *gateView) TimeoutOutcome() string {
+	if g.Pause.OnTimeout == db.TimeoutAbandon {
+		return "the run is abandoned"
+	}
+	return "the gate is rejected"
+}
+
+// CanAnswer reports whether the page offers Approve and Reject.
+func (v runView) CanAnswer() bool { return slices.Contains(v.Actions, "approve") }
+
+// Who says who may answer the gate, for people.
+func (g *gateView) Who() string {
+	p := g.Pause.Gate
+	if !p.Restricted() {
+		return "anyone allowed to use the bot"
+	}
+	who := strings.Join(p.Approvers, ", ")
+	if p.Admins {
+		who = strings.TrimPrefix(who+" and the admins (ADMIN_USER_IDS)", " and ")
+	}
+	return who
 }
 
 // historyEntry is one step of the run's resume history: resumes, failed resumes, rescues.
@@ -51,17 +88,19 @@ type runView struct {
 
 // eventData is the union of the event payloads the run page reads.
 type eventData struct {
-	Output     string `json:"output"`
-	Error      string `json:"error"`
-	Reason     string `json:"reason"`
-	DurationMS int64  `json:"duration_ms"`
-	WillRetry  bool   `json:"will_retry"`
-	Message    string `json:"message"`
-	Decision   string `json:"decision"`
-	By         string `json:"by"`
-	Text       string `json:"text"`
-	From       string `json:"from"`
-	PrevOwner  string `json:"prev_owner"`
+	Output     string            `json:"output"`
+	Error      string            `json:"error"`
+	Reason     string            `json:"reason"`
+	DurationMS int64             `json:"duration_ms"`
+	WillRetry  bool              `json:"will_retry"`
+	Message    string            `json:"message"`
+	Decision   string            `json:"decision"`
+	By         string            `json:"by"`
+	Text       string            `json:"text"`
+	Approvals  []db.GateApproval `json:"approvals"`
+	TimedOut   bool              `json:"timed_out"`
+	From       string            `json:"from"`
+	PrevOwner  string            `json:"prev_owner"`
 }
 
 // foldRun builds the run page's view of r from its events.
@@ -114,10 +153,28 @@ func (v *runView) applyNodeEvent(n *nodeView, e db.Event, d eventData) {
 	case db.EventGateRequested:
 		n.State = "waiting"
 		n.Gate = &gateView{Node: n.ID, Message: d.Message, AskedAt: e.At}
+		_ = json.Unmarshal(e.Data, &n.Gate.Pause)
 		v.Gates = append(v.Gates, n.Gate)
+	default:
+		applyGateEvent(n, e, d)
+	}
+}
+
+// applyGateEvent records approvals, reminders and the answer of the node's gate.
+func applyGateEvent(n *nodeView, e db.Event, d eventData) {
+	g := n.Gate
+	if g == nil {
+		return
+	}
+	switch e.Type {
+	case db.EventGateApproval:
+		g.Approvals = append(g.Approvals, db.GateApproval{By: d.By, Text: d.Text, At: e.At})
+	case db.EventGateReminded:
+		g.Reminded = e.At
 	case db.EventGateResolved:
-		if n.Gate != nil {
-			n.Gate.Decision, n.Gate.By, n.Gate.Text, n.Gate.ResolvedAt = d.Decision, d.By, d.Text, e.At
+		g.Decision, g.By, g.Text, g.TimedOut, g.ResolvedAt = d.Decision, d.By, d.Text, d.TimedOut, e.At
+		if len(d.Approvals) > 0 {
+			g.Approvals = d.Approvals
 		}
 		if d.Decision != string(db.DecisionReject) {
 			n.State = "completed"

@@ -60,9 +60,14 @@ func TestWorkflowRunExitStatusesAndApprove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "paused") || !strings.Contains(out, "✓ check") {
 		t.Fatalf("workflow status = exit %d:\n%s", code, out)
 	}
+	// release does not let its requester approve it: the terminal's user asks someone else.
 	out, code = cli(t, env, "workflow", "approve", id, "ship it on Friday")
-	if code != 0 || !strings.Contains(out, "note from the approver: ship it on Friday") {
-		t.Fatalf("workflow approve = exit %d:\n%s", code, out)
+	if code != exitPaused || !strings.Contains(out, "does not allow self-approval") || !strings.Contains(out, "--user NAME") {
+		t.Fatalf("self-approval = exit %d, want %d with the refusal and how to answer as someone else:\n%s", code, exitPaused, out)
+	}
+	out, code = cli(t, env, "workflow", "approve", "--user", "bob", id, "ship it on Friday")
+	if code != 0 || !strings.Contains(out, "Approved by bob") || !strings.Contains(out, "note from the approver: ship it on Friday") {
+		t.Fatalf("workflow approve --user bob = exit %d:\n%s", code, out)
 	}
 	broken := t.TempDir()
 	writeFile(t, filepath.Join(broken, "broken.yaml"), "name: broken\nnodes:\n  - id: a\n    bash: exit 4\n")
@@ -81,8 +86,12 @@ func TestChatContinuesAConversationAcrossCalls(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "waiting at `confirm`") || !strings.Contains(out, "paused at `confirm`") {
 		t.Fatalf("first chat = exit %d:\n%s", code, out)
 	}
-	out, code = cli(t, env, "chat", "lgtm, ship it")
-	if code != 0 || !strings.Contains(out, "Approved by local") || !strings.Contains(out, "shipped v2") {
+	out, code = cli(t, env, "chat", "nah, fix the tests first?")
+	if code != 0 || !strings.Contains(out, "I could not tell whether that approves or rejects `confirm`") || strings.Contains(out, "shipped") {
+		t.Fatalf("a question at the gate = exit %d:\n%s", code, out)
+	}
+	out, code = cli(t, env, "chat", "--user", "bob", "lgtm, ship it")
+	if code != 0 || !strings.Contains(out, "Approved by bob") || !strings.Contains(out, "shipped v2") || !strings.Contains(out, "note from the approver: ship it") {
 		t.Fatalf("second chat = exit %d:\n%s", code, out)
 	}
 	out, _ = cli(t, env, "chat", "--conversation", "elsewhere", "lgtm")

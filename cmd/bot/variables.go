@@ -45,7 +45,7 @@ var settings = []setting{
 		apply: intoString(func(c *Config) *string { return &c.CodexBin }, nil)},
 	{env: "ALLOWED_USER_IDS", usage: "comma-separated users who may use the bot, e.g. slack:U123,discord:4567 (empty: everyone)",
 		apply: intoList(func(c *Config) *[]string { return &c.AllowedUserIDs }, parseUserIDs)},
-	{env: "ADMIN_USER_IDS", usage: "comma-separated users who may resume, approve and abandon anyone's runs",
+	{env: "ADMIN_USER_IDS", usage: "comma-separated users who may resume and abandon anyone's runs (owners may their own) and answer gates listing @admins; empty: console:local is the admin",
 		apply: intoList(func(c *Config) *[]string { return &c.AdminUserIDs }, parseUserIDs)},
 	{env: "SLACK_BOT_TOKEN", secret: true, usage: "Slack bot token (xoxb-...); enables Slack together with SLACK_APP_TOKEN",
 		apply: intoString(func(c *Config) *string { return &c.Slack.BotToken }, prefixed("xoxb-", "a Slack bot token"))},

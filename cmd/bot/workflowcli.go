@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -34,9 +35,10 @@ func (e *runStopError) ExitCode() int { return e.code }
 
 const workflowUsage = `usage: bot workflow list
        bot workflow validate FILE...
-       bot workflow run NAME [ARGS...]
+       bot workflow run [--user NAME] NAME [ARGS...]
        bot workflow status RUN_ID
-       bot workflow resume|approve|reject|abandon RUN_ID [TEXT]`
+       bot workflow resume|approve|reject|abandon [--user NAME] RUN_ID [TEXT]
+--user acts as console:NAME instead of console:local (a gate may refuse its own requester)`
 
 // workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
 // shell. Commands that drive a run wait until it stops and exit 0 (completed), 1 (failed) or 3
@@ -53,11 +55,16 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	default:
 		return &usageError{fmt.Sprintf("unknown workflow command %q\n%s", sub, workflowUsage)}
 	}
+	user, rest, err := cliUser(sub, rest)
+	if err != nil {
+		return err
+	}
 	cli, err := openCLI(ctx, inv)
 	if err != nil {
 		return err
 	}
 	defer cli.close()
+	cli.user = user
 	switch sub {
 	case "list":
 		return cli.list(inv.stdout)
@@ -67,6 +74,26 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		return cli.status(ctx, inv.stdout, rest)
 	}
 	return cli.act(ctx, sub, rest)
+}
+
+// cliUser reads --user of the commands that act on runs, which may come before their arguments.
+func cliUser(sub string, args []string) (string, []string, error) {
+	user := orchestrator.LocalConsoleUser
+	switch sub {
+	case "run", "resume", "approve", "reject", "abandon":
+	default:
+		return user, args, nil
+	}
+	fs := flag.NewFlagSet("workflow "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("user", "", "")
+	if err := fs.Parse(args); err != nil {
+		return "", nil, &usageError{fmt.Sprintf("bot workflow %s: %v\n%s", sub, err, workflowUsage)}
+	}
+	if *name != "" {
+		user = consoleUser(*name)
+	}
+	return user, fs.Args(), nil
 }
 
 // validateFiles prints every problem of every file and fails when there is one.
@@ -96,6 +123,7 @@ type cliSession struct {
 	store  db.Store
 	engine *orchestrator.Engine
 	at     conversation.Address
+	user   string // who acts: console:local unless --user says otherwise
 	stop   func()
 }
 
@@ -148,7 +176,7 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return &usageError{err.Error()}
 	}
 	c.startEngine(ctx)
-	run, err := c.engine.Bot.StartRun(ctx, c.at, orchestrator.LocalConsoleUser, wf, argText)
+	run, err := c.engine.Bot.StartRun(ctx, c.at, c.user, wf, argText)
 	if err != nil {
 		return err
 	}
@@ -182,7 +210,7 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	}
 	c.startEngine(ctx)
 	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))
-	c.engine.Bot.Handle(ctx, conversation.Message{Address: c.at, UserID: orchestrator.LocalConsoleUser, Text: text, Direct: true})
+	c.engine.Bot.Handle(ctx, conversation.Message{Address: c.at, UserID: c.user, Text: text, Direct: true})
 	return c.waitStop(ctx, run.ID)
 }
 

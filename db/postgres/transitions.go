@@ -16,10 +16,10 @@ const opHeartbeat db.Op = "heartbeat"
 
 // claimSQL takes the oldest queued run. SKIP LOCKED lets concurrent claimers pass over a run another
 // claimer has locked instead of waiting for it and then finding it taken.
-const claimSQL = `UPDATE runs SET status = 'running', lease_owner = $2, lease_token = $3,
+var claimSQL = `UPDATE runs SET status = 'running', lease_owner = $2, lease_token = $3,
 	lease_expires_at = $4, heartbeat_at = $5, started_at = COALESCE(started_at, $5)
 WHERE id = (SELECT id FROM runs WHERE status = ANY($1)
-		AND (cardinality($6::text[]) = 0 OR split_part(conversation_id, ':', 1) = ANY($6))
+		AND ` + platformFilter("$6") + `
 	ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
 	AND status = ANY($1)
 RETURNING ` + runColumns
@@ -80,9 +80,10 @@ func (s *Store) PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, e
 	return s.transition(ctx, cas{
 		op: db.OpPause, runID: l.RunID, lease: &l,
 		query: `UPDATE runs SET status = 'paused', pause_kind = $4, pause_node = $5, lease_expires_at = NULL,
-			meta = meta || $6::jsonb
+			meta = meta || $6::jsonb, gate_due_at = $7, gate_remind_at = $8
 		WHERE id = $1 AND status = ANY($2) AND lease_token = $3 RETURNING ` + runColumns,
-		args:   []any{l.RunID, fromStatuses(db.OpPause), l.Token, string(p.Kind), p.Node, []byte(mustJSON(patch))},
+		args: []any{l.RunID, fromStatuses(db.OpPause), l.Token, string(p.Kind), p.Node, []byte(mustJSON(patch)),
+			nullTime(p.DueAt), nullTime(p.RemindAt)},
 		events: func(r db.Run) []db.Event { return []db.Event{event(r, typ, p.Node, now, p)} },
 	})
 }
@@ -144,12 +145,10 @@ func (s *Store) CancelRun(ctx context.Context, runID, by, reason string) (db.Run
 	now := s.now()
 	return s.transition(ctx, cas{
 		op: db.OpCancel, runID: runID,
-		query: `UPDATE runs SET status = 'cancelled', lease_owner = '', lease_token = '', lease_expires_at = NULL,
-			finished_at = $3, pause_kind = '', pause_node = '', meta = meta - 'pause'
-		WHERE id = $1 AND status = ANY($2) RETURNING ` + runColumns,
-		args: []any{runID, fromStatuses(db.OpCancel), now},
+		query: `UPDATE runs SET ` + cancelSet + ` WHERE id = $1 AND status = ANY($2) RETURNING ` + runColumns,
+		args:  []any{runID, fromStatuses(db.OpCancel), now},
 		events: func(r db.Run) []db.Event {
-			return []db.Event{event(r, db.EventRunCancelled, "", now, map[string]string{"by": by, "reason": reason})}
+			return []db.Event{event(r, db.EventRunCancelled, "", now, db.CancelData{By: by, Reason: reason})}
 		},
 	})
 }

@@ -71,3 +71,17 @@ func fromNull(n sql.NullInt64) time.Time {
 	}
 	return fromMicros(n.Int64)
 }
+
+// scanIDs reads a column of ids.
+func scanIDs(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, translate(rows.Err())
+}

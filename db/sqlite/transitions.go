@@ -70,15 +70,21 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, p
 
 // claimQuery selects the oldest queued run, of the given platforms only when there are any.
 func claimQuery(platforms []string) (string, []any) {
-	args := []any{string(db.StatusQueued)}
-	filter := ""
-	if len(platforms) > 0 {
-		filter = " AND substr(conversation_id, 1, instr(conversation_id, ':') - 1) IN (?" + strings.Repeat(", ?", len(platforms)-1) + ")"
-		for _, p := range platforms {
-			args = append(args, p)
-		}
+	filter, args := platformFilter(platforms)
+	return `SELECT id FROM runs WHERE status = ?` + filter + ` ORDER BY queued_at, id LIMIT 1`, append([]any{string(db.StatusQueued)}, args...)
+}
+
+// platformFilter is the condition (and its arguments) that keeps runs whose conversation is on one
+// of platforms; none keeps every run.
+func platformFilter(platforms []string) (string, []any) {
+	if len(platforms) == 0 {
+		return "", nil
 	}
-	return `SELECT id FROM runs WHERE status = ?` + filter + ` ORDER BY queued_at, id LIMIT 1`, args
+	args := make([]any, len(platforms))
+	for i, p := range platforms {
+		args[i] = p
+	}
+	return " AND substr(conversation_id, 1, instr(conversation_id, ':') - 1) IN (?" + strings.Repeat(", ?", len(platforms)-1) + ")", args
 }
 
 // opHeartbeat names heartbeat writes in errors; a heartbeat is not a state transition.
@@ -111,12 +117,13 @@ func (s *Store) PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, e
 	}
 	pause := object(p)
 	c := cas{op: db.OpPause, runID: l.RunID, token: l.Token,
-		set:  `status = 'paused', pause_kind = ?, pause_node = ?, lease_expires_at = NULL, meta = json_set(meta, '$.pause', json(?))`,
-		args: []any{string(p.Kind), p.Node, string(pause)}}
+		set: `status = 'paused', pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?, lease_expires_at = NULL,
+			meta = json_set(meta, '$.pause', json(?))`,
+		args: []any{string(p.Kind), p.Node, nullMicros(p.DueAt), nullMicros(p.RemindAt), string(pause)}}
 	ev := newEvent{typ: db.EventGateRequested, node: p.Node, data: pause}
 	if p.Kind == db.PauseRecovery {
 		lastErr := object(db.RunError{Node: p.Node, Class: db.ClassInfra, Message: p.Error})
-		c.set = `status = 'paused', pause_kind = ?, pause_node = ?, lease_expires_at = NULL,
+		c.set = `status = 'paused', pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?, lease_expires_at = NULL,
 			meta = json_set(meta, '$.pause', json(?), '$.resume_hint', ?, '$.last_error', json(?))`
 		c.args = append(c.args, p.ResumeHint, string(lastErr))
 		ev.typ = db.EventRunPaused
@@ -167,14 +174,18 @@ func (s *Store) ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
 	})
 }
 
+// cancelSet is the SET clause of every move to cancelled: leaving the run clears its lease, pause
+// and gate timers.
+const cancelSet = `status = 'cancelled', lease_owner = '', lease_token = '', lease_expires_at = NULL, finished_at = ?,
+	pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL, meta = json_remove(meta, '$.pause')`
+
 // CancelRun abandons a run. Clearing the lease makes the worker's next write fail with
 // ErrLeaseLost, which is how a running worker learns it must stop.
 func (s *Store) CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error) {
 	now := s.clock()
 	c := cas{op: db.OpCancel, runID: runID,
-		set: `status = 'cancelled', lease_owner = '', lease_token = '', lease_expires_at = NULL, finished_at = ?,
-			pause_kind = '', pause_node = '', meta = json_remove(meta, '$.pause')`,
+		set:  cancelSet,
 		args: []any{micros(now)}}
-	data := object(map[string]string{"by": by, "reason": reason})
+	data := object(db.CancelData{By: by, Reason: reason})
 	return s.transition(ctx, c, now, one(newEvent{typ: db.EventRunCancelled, data: data}))
 }

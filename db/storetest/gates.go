@@ -21,7 +21,13 @@ func gateTests() []test {
 }
 
 func resolve(e *env, id string, d db.GateDecision, by string) (db.Run, error) {
-	return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: id, Node: "review", Decision: d, By: by, Text: "because"})
+	return answerRun(e, db.GateResolution{RunID: id, Node: "review", Decision: d, By: by, Text: "because"})
+}
+
+// answerRun answers a gate and returns the run as the answer left it.
+func answerRun(e *env, g db.GateResolution) (db.Run, error) {
+	res, err := e.s.ResolveGate(e.ctx, g)
+	return res.Run, err
 }
 
 // wantResolvedBy checks err reports the gate as already answered with d by by.
@@ -79,7 +85,7 @@ func testRejectCancels(t *testing.T, e *env) {
 
 func testAnswer(t *testing.T, e *env) {
 	r, _ := e.runIn(t, fxLoop, nil)
-	got, err := e.s.ResolveGate(e.ctx, db.GateResolution{RunID: r.ID, Decision: db.DecisionAnswer, By: "slack:U1", Text: "add tests"})
+	got, err := answerRun(e, db.GateResolution{RunID: r.ID, Decision: db.DecisionAnswer, By: "slack:U1", Text: "add tests"})
 	if err != nil || got.Status != db.StatusQueued {
 		t.Fatalf("answer: %v, status %s", err, got.Status)
 	}

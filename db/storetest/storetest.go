@@ -25,6 +25,8 @@ func Run(t *testing.T, open Opener) {
 		{"Leases", leaseTests()},
 		{"Events", eventTests()},
 		{"Gates", gateTests()},
+		{"GatePolicy", gatePolicyTests()},
+		{"GateTimers", gateTimerTests()},
 		{"Queries", queryTests()},
 		{"Records", recordTests()},
 	}

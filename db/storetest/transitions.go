@@ -39,15 +39,15 @@ func opCases() []opCase {
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) { return e.s.ResumeRun(e.ctx, r.ID, "slack:U2") }},
 		{"approve", db.OpApprove, db.StatusQueued, []db.EventType{db.EventGateResolved}, "review",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
-				return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: r.ID, Node: "review", Decision: db.DecisionApprove, By: "slack:U2"})
+				return answerRun(e, db.GateResolution{RunID: r.ID, Node: "review", Decision: db.DecisionApprove, By: "slack:U2"})
 			}},
 		{"answer", db.OpApprove, db.StatusQueued, []db.EventType{db.EventGateResolved}, "review",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
-				return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: r.ID, Decision: db.DecisionAnswer, By: "slack:U2", Text: "more tests"})
+				return answerRun(e, db.GateResolution{RunID: r.ID, Decision: db.DecisionAnswer, By: "slack:U2", Text: "more tests"})
 			}},
 		{"reject", db.OpReject, db.StatusCancelled, []db.EventType{db.EventGateResolved, db.EventRunCancelled}, "review",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
-				return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: r.ID, Node: "review", Decision: db.DecisionReject, By: "slack:U2", Text: "no"})
+				return answerRun(e, db.GateResolution{RunID: r.ID, Node: "review", Decision: db.DecisionReject, By: "slack:U2", Text: "no"})
 			}},
 		{"cancel", db.OpCancel, db.StatusCancelled, []db.EventType{db.EventRunCancelled}, "",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {

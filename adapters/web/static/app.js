@@ -8,7 +8,14 @@
   document.querySelectorAll("[data-live]").forEach(function (el) {
     var source = new EventSource(el.getAttribute("data-live"));
     source.addEventListener("update", function (e) {
+      // A note being typed next to Approve/Reject survives the update (a reminder, someone else's
+      // approval), as does the focus in it.
+      var note = el.querySelector("#gate-note");
+      var typed = note ? note.value : "", focused = note && document.activeElement === note;
       el.innerHTML = e.data;
+      var again = el.querySelector("#gate-note");
+      if (again && typed) { again.value = typed; }
+      if (again && focused) { again.focus(); }
       if (el.id === "chat-log") {
         el.scrollTop = el.scrollHeight;
       }

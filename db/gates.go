@@ -1,0 +1,339 @@
+package db
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// GateDecision is a person's answer to a paused gate.
+type GateDecision string
+
+// Gate decisions. Approve and answer resume the run; reject cancels it.
+const (
+	DecisionApprove GateDecision = "approve"
+	DecisionReject  GateDecision = "reject"
+	DecisionAnswer  GateDecision = "answer" // an interactive loop's feedback
+)
+
+// GateResolution is the input of Store.ResolveGate: one person's answer.
+type GateResolution struct {
+	RunID    string
+	Node     string // the gate node the person answered; "" means the gate the run waits at
+	Decision GateDecision
+	By       string // platform-qualified user id
+	Admin    bool   // By is in ADMIN_USER_IDS (the caller knows the configuration)
+	Text     string // comment, reason or answer
+	// ReplySeq, when set, makes the answer carry the text of the gate_reply_unclear event with that
+	// seq (the "Approve with this note" button); it must be a reply to the gate's current question.
+	ReplySeq int64
+}
+
+// GatePolicy says who may answer an approval gate. It is frozen into the pause when the gate is
+// asked, so a running gate keeps the rules it was asked with.
+type GatePolicy struct {
+	Approvers      []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
+	Admins         bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
+	NoSelfApproval bool     `json:"no_self_approval,omitempty"`
+	Required       int      `json:"required,omitempty"` // distinct approvals needed; 0 means 1
+}
+
+// RequiredApprovals is how many distinct people must approve.
+func (p *GatePolicy) RequiredApprovals() int {
+	if p == nil || p.Required < 1 {
+		return 1
+	}
+	return p.Required
+}
+
+// Restricted reports whether only listed people may answer.
+func (p *GatePolicy) Restricted() bool { return p != nil && (len(p.Approvers) > 0 || p.Admins) }
+
+// Timeout actions of an approval gate (Pause.OnTimeout).
+const (
+	TimeoutReject  = "reject"
+	TimeoutAbandon = "abandon"
+)
+
+// TimeoutActor is who answers a gate that timed out, in events and errors.
+const TimeoutActor = "threadflow:timeout"
+
+// RefusalReason says why an answer was refused; it is stored in gate_answer_refused events.
+type RefusalReason string
+
+// Refusal reasons.
+const (
+	RefusedNotApprover     RefusalReason = "not_an_approver"
+	RefusedSelfApproval    RefusalReason = "self_approval"
+	RefusedAlreadyApproved RefusalReason = "already_approved"
+)
+
+// ErrNotPermitted matches every refused answer (*GateRefusedError).
+var ErrNotPermitted = errors.New("not permitted")
+
+// ErrStaleReply: an answer quoted a reply that was not made at the gate's current question.
+var ErrStaleReply = errors.New("the quoted reply does not belong to the gate's current question")
+
+// GateRefusedError is returned when the person may not give the answer; nothing changed except that
+// the refusal (not a repeated approval) was recorded as a gate_answer_refused event.
+type GateRefusedError struct {
+	RunID    string
+	Node     string
+	By       string
+	Decision GateDecision
+	Reason   RefusalReason
+	Policy   GatePolicy // the gate's rules, to say who may answer
+	Have     int        // RefusedAlreadyApproved: approvals so far
+}
+
+func (e *GateRefusedError) Error() string {
+	return fmt.Sprintf("gate %s of run %s: %s may not %s (%s)", e.Node, e.RunID, e.By, e.Decision, e.Reason)
+}
+
+// Is makes GateRefusedError match ErrNotPermitted.
+func (e *GateRefusedError) Is(target error) bool { return target == ErrNotPermitted }
+
+// GateApproval is one approval of a gate that needs several.
+type GateApproval struct {
+	By   string    `json:"by"`
+	Text string    `json:"text,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// GateResult is what an answer did.
+type GateResult struct {
+	Run       Run // after the answer: queued or cancelled when Resolved, still paused otherwise
+	Node      string
+	Decision  GateDecision
+	Resolved  bool           // false: an approval was counted and more are needed
+	Approvals []GateApproval // approvals of the current question, this one included
+	Required  int
+	Text      string // the note, reason or answer the resolution carries
+}
+
+// Event payloads of gates. One type per event, shared by both engines and every reader.
+type (
+	// GateAnswerData is the data of gate_resolved.
+	GateAnswerData struct {
+		Decision  GateDecision   `json:"decision"`
+		By        string         `json:"by"`
+		Text      string         `json:"text"`
+		Approvals []GateApproval `json:"approvals,omitempty"` // when several were required
+		TimedOut  bool           `json:"timed_out,omitempty"`
+	}
+	// GateApprovalData is the data of gate_approval.
+	GateApprovalData struct {
+		By   string `json:"by"`
+		Text string `json:"text,omitempty"`
+	}
+	// GateRefusedData is the data of gate_answer_refused.
+	GateRefusedData struct {
+		By       string        `json:"by"`
+		Decision GateDecision  `json:"decision"`
+		Reason   RefusalReason `json:"reason"`
+	}
+	// GateReplyData is the data of gate_reply_unclear.
+	GateReplyData struct {
+		By   string `json:"by"`
+		Text string `json:"text"`
+	}
+	// CancelData is the data of run_cancelled.
+	CancelData struct {
+		By     string `json:"by"`
+		Reason string `json:"reason"`
+	}
+)
+
+// GateState is what a store read about a gate, in the transaction that answers it.
+type GateState struct {
+	Run    Run
+	Node   string  // the gate being answered
+	AskSeq int64   // seq of the node's latest gate_requested; 0 if it was never asked
+	After  []Event // the run's gate_approval and gate_resolved events of Node after AskSeq, in order
+	Reply  *Event  // the event at GateResolution.ReplySeq, when one was given and exists
+}
+
+// GateVerdict is what JudgeGate decided: the events to append, the transition to make (Op is ""
+// when the run stays where it is), and the answer for the caller. Err is returned to the caller
+// after the events were committed.
+type GateVerdict struct {
+	Op     Op
+	Events []Event
+	Result GateResult
+	Err    error
+}
+
+// JudgeGate decides an answer to a gate. It is the one place that decides who may answer, how many
+// approvals open a gate, and what a late or stale answer gets; the engines only read GateState and
+// apply the verdict in the same transaction.
+func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
+	if first := firstResolution(st); first != nil {
+		return GateVerdict{Err: first}
+	}
+	p := st.Run.Meta.Pause
+	if st.Run.Status != StatusPaused || p == nil || !p.Kind.IsGate() || p.Node != st.Node {
+		return GateVerdict{Err: notAtGate(st, g)}
+	}
+	text, err := answerText(st, g)
+	if err != nil {
+		return GateVerdict{Err: err}
+	}
+	approvals := approvalsOf(st.After)
+	if reason := refusal(st.Run, p.Gate, g, approvals); reason != "" {
+		return refuse(st, g, p.Gate, reason, len(approvals), now)
+	}
+	res := GateResult{Run: st.Run, Node: st.Node, Decision: g.Decision, Required: p.Gate.RequiredApprovals(), Text: text}
+	if g.Decision == DecisionApprove {
+		approvals = append(approvals, GateApproval{By: g.By, Text: text, At: now})
+		res.Approvals = approvals
+		if len(approvals) < res.Required {
+			return GateVerdict{Result: res, Events: []Event{gateEvent(st, EventGateApproval, GateApprovalData{By: g.By, Text: text}, now)}}
+		}
+	}
+	res.Resolved = true
+	return resolve(st, g, res, now)
+}
+
+// resolve is the verdict that answers the gate for good.
+func resolve(st GateState, g GateResolution, res GateResult, now time.Time) GateVerdict {
+	data := GateAnswerData{Decision: g.Decision, By: g.By, Text: res.Text}
+	if res.Required > 1 {
+		data.Approvals = res.Approvals
+	}
+	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, EventGateResolved, data, now)}}
+	if g.Decision == DecisionReject {
+		v.Op = OpReject
+		v.Events = append(v.Events, gateEvent(st, EventRunCancelled, CancelData{By: g.By, Reason: res.Text}, now))
+		v.Events[1].NodeID = ""
+	}
+	return v
+}
+
+// refusal returns why g may not be given, or "".
+func refusal(run Run, p *GatePolicy, g GateResolution, approvals []GateApproval) RefusalReason {
+	if p.Restricted() && !slices.Contains(p.Approvers, g.By) && !(p.Admins && g.Admin) {
+		return RefusedNotApprover
+	}
+	if g.Decision != DecisionApprove {
+		return ""
+	}
+	if p != nil && p.NoSelfApproval && g.By == run.UserID {
+		return RefusedSelfApproval
+	}
+	for _, a := range approvals {
+		if a.By == g.By {
+			return RefusedAlreadyApproved
+		}
+	}
+	return ""
+}
+
+// refuse records a refusal (a repeated approval is not recorded: it is no attempt to exceed one's
+// rights) and returns it as the caller's error.
+func refuse(st GateState, g GateResolution, p *GatePolicy, reason RefusalReason, have int, now time.Time) GateVerdict {
+	e := &GateRefusedError{RunID: st.Run.ID, Node: st.Node, By: g.By, Decision: g.Decision, Reason: reason, Have: have}
+	if p != nil {
+		e.Policy = *p
+	}
+	v := GateVerdict{Err: e}
+	if reason != RefusedAlreadyApproved {
+		v.Events = []Event{gateEvent(st, EventGateRefused, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
+	}
+	return v
+}
+
+// answerText is the text the answer carries: its own, or the quoted reply's.
+func answerText(st GateState, g GateResolution) (string, error) {
+	if g.ReplySeq == 0 {
+		return g.Text, nil
+	}
+	r := st.Reply
+	if r == nil || r.Type != EventGateReply || r.NodeID != st.Node || r.Seq <= st.AskSeq {
+		return "", fmt.Errorf("run %s, reply %d: %w", st.Run.ID, g.ReplySeq, ErrStaleReply)
+	}
+	var d GateReplyData
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return "", fmt.Errorf("run %s, reply %d: stored reply is not valid: %w", st.Run.ID, g.ReplySeq, err)
+	}
+	return d.Text, nil
+}
+
+// firstResolution returns a *GateResolvedError when the gate's current question was answered.
+func firstResolution(st GateState) error {
+	for _, e := range st.After {
+		if e.Type != EventGateResolved {
+			continue
+		}
+		var d GateAnswerData
+		_ = json.Unmarshal(e.Data, &d) // written by JudgeGate; a bad payload still proves an answer
+		return &GateResolvedError{RunID: st.Run.ID, Node: st.Node, Decision: d.Decision, By: d.By, At: e.At}
+	}
+	return nil
+}
+
+// notAtGate explains an answer to a run that is not waiting at the gate.
+func notAtGate(st GateState, g GateResolution) error {
+	te := &TransitionError{RunID: st.Run.ID, Op: OpApprove, Found: st.Run.Status}
+	if g.Decision == DecisionReject {
+		te.Op = OpReject
+	}
+	p := st.Run.Meta.Pause
+	switch {
+	case st.Run.Status != StatusPaused:
+		return te
+	case p == nil || !p.Kind.IsGate():
+		return fmt.Errorf("run %s is paused for recovery, not at a gate; resume it instead: %w", st.Run.ID, te)
+	}
+	return fmt.Errorf("run %s is not waiting at gate %q but at %q: %w", st.Run.ID, st.Node, p.Node, te)
+}
+
+// approvalsOf lists the gate_approval events.
+func approvalsOf(events []Event) []GateApproval {
+	var out []GateApproval
+	for _, e := range events {
+		if e.Type != EventGateApproval {
+			continue
+		}
+		var d GateApprovalData
+		_ = json.Unmarshal(e.Data, &d)
+		out = append(out, GateApproval{By: d.By, Text: d.Text, At: e.At})
+	}
+	return out
+}
+
+// gateEvent builds an event of the gate's node.
+func gateEvent(st GateState, typ EventType, data any, at time.Time) Event {
+	return Event{RunID: st.Run.ID, Type: typ, NodeID: st.Node, Data: MustJSON(data), At: at}
+}
+
+// MustJSON encodes event payloads the code builds itself, which always encode.
+func MustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("db: encode event data: " + err.Error())
+	}
+	return b
+}
+
+// AskedGate is the gate node the run waits at, or "" when it waits at none.
+func AskedGate(r Run) string {
+	if p := r.Meta.Pause; r.Status == StatusPaused && p != nil && p.Kind.IsGate() {
+		return p.Node
+	}
+	return ""
+}
+
+// Check refuses a resolution no engine could record.
+func (g GateResolution) Check() error {
+	switch g.Decision {
+	case DecisionApprove, DecisionReject, DecisionAnswer:
+	default:
+		return fmt.Errorf("resolve gate of run %s: unknown decision %q; use approve, reject or answer", g.RunID, g.Decision)
+	}
+	if g.By == "" {
+		return fmt.Errorf("resolve gate of run %s: the answer has no author", g.RunID)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package db
+
+import (
+	"strings"
+	"time"
+)
+
+// GateTimerKind says which timer of a gate fired.
+type GateTimerKind string
+
+// Gate timers.
+const (
+	TimerTimeout  GateTimerKind = "timeout"  // nobody answered in time: the gate was rejected or the run abandoned
+	TimerReminder GateTimerKind = "reminder" // the one reminder is due
+)
+
+// GateTimer is a timer that fired, for the notice that tells the run's thread.
+type GateTimer struct {
+	Kind  GateTimerKind
+	Run   Run   // after the timer: cancelled for a timeout, still paused for a reminder
+	Pause Pause // the gate as it was asked
+}
+
+// JudgeTimer decides what is due at now for a run read in the timer's transaction: its timeout
+// (which wins over a reminder due at the same time) or its reminder. ok is false when nothing is
+// due, for example because the gate was answered since the run was selected: that is how a timer
+// fires once however many replicas look.
+func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateTimerKind, ok bool) {
+	p := run.Meta.Pause
+	if run.Status != StatusPaused || p == nil || p.Kind != PauseApproval {
+		return GateVerdict{}, "", false
+	}
+	st := GateState{Run: run, Node: p.Node, AskSeq: askSeq}
+	switch {
+	case !p.DueAt.IsZero() && !now.Before(p.DueAt):
+		return timeoutVerdict(st, *p, now), TimerTimeout, true
+	case !p.RemindAt.IsZero() && !now.Before(p.RemindAt):
+		ev := gateEvent(st, EventGateReminded, struct{}{}, now)
+		return GateVerdict{Events: []Event{ev}, Result: GateResult{Run: run, Node: p.Node}}, TimerReminder, true
+	}
+	return GateVerdict{}, "", false
+}
+
+// timeoutVerdict rejects the gate or abandons the run, as the gate's on_timeout says.
+func timeoutVerdict(st GateState, p Pause, now time.Time) GateVerdict {
+	reason := "nobody answered within " + ShortDuration(p.DueAt.Sub(p.Since))
+	if p.OnTimeout == TimeoutAbandon {
+		ev := gateEvent(st, EventRunCancelled, CancelData{By: TimeoutActor, Reason: reason}, now)
+		ev.NodeID = ""
+		return GateVerdict{Op: OpCancel, Events: []Event{ev}, Result: GateResult{Node: p.Node, Text: reason}}
+	}
+	g := GateResolution{RunID: st.Run.ID, Node: p.Node, Decision: DecisionReject, By: TimeoutActor, Text: reason}
+	v := resolve(st, g, GateResult{Node: p.Node, Decision: DecisionReject, Resolved: true, Text: reason}, now)
+	v.Events[0].Data = MustJSON(GateAnswerData{Decision: DecisionReject, By: TimeoutActor, Text: reason, TimedOut: true})
+	return v
+}
+
+// ShortDuration writes d without zero units: 24h, 1h30m, 45s.
+func ShortDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+package test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+	"threadflow/test/slackfake"
+)
+
+// waitEphemeral waits until user was shown n private messages and returns the last one.
+func (s *slackBot) waitEphemeral(t *testing.T, user string, n int) slackfake.Message {
+	t.Helper()
+	s.fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool { return len(f.Ephemerals(user)) >= n })
+	got := s.fake.Ephemerals(user)
+	return got[n-1]
+}
+
+// countRunEvents counts a run's events of one type in the bot's database.
+func countRunEvents(t *testing.T, env map[string]string, id string, typ db.EventType) int {
+	t.Helper()
+	events, err := openStore(t, env).Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSlackGateRules: a gate that only three people may answer, never its requester, needing two of
+// them. Every refused path changes nothing and tells only the person why; two approvals ship.
+func TestSlackGateRules(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, env map[string]string) {
+		s := startSlackBot(t, env, nil)
+		s.fake.SlashCommand(alice, channel, "run guarded v1")
+		r := s.waitRoot(t, "guarded", 1)
+		gate := s.waitInThread(t, r, "the gate message", hasPrefix("⏸ Run `"+r.id+"` is waiting at `confirm`."))
+		for _, want := range []string{"Who may answer: slack:" + alice + ", slack:" + bob + ", slack:" + carol + ".",
+			"It needs 2 approvals from different people", "The requester (" + alice + ") may not approve it",
+			"reply in this thread with a clear yes or no", "Or click Approve or Reject."} {
+			if !strings.Contains(gate.Text, want) {
+				t.Errorf("gate message lacks %q:\n%s", want, gate.Text)
+			}
+		}
+		if strings.Contains(gate.Text, "/workflow") {
+			t.Errorf("gate message suggests a slash command, which Slack refuses in threads:\n%s", gate.Text)
+		}
+		s.waitStopped(t, r)
+
+		s.fake.ThreadMessage(alice, channel, r.root.TS, "lgtm")
+		if got := s.waitEphemeral(t, alice, 1); !strings.Contains(got.Text, "does not allow self-approval") {
+			t.Errorf("alice was told %q", got.Text)
+		}
+		refusals := []func(){
+			func() { s.fake.Click(mallory, gate, "Approve") },
+			func() { s.fake.ThreadMessage(mallory, channel, r.root.TS, "no") },
+			func() { s.fake.Mention(mallory, channel, r.root.TS, "approve") },
+			func() { s.fake.SlashCommand(mallory, channel, "reject "+r.id+" not mine to answer") },
+		}
+		for i, refuse := range refusals {
+			refuse()
+			if got := s.waitEphemeral(t, mallory, i+1); !strings.Contains(got.Text, "You may not answer gate `confirm`") || !strings.Contains(got.Text, "Nothing was changed") {
+				t.Errorf("refusal %d told mallory %q", i, got.Text)
+			}
+		}
+		if n := countRunEvents(t, env, r.id, db.EventGateRefused); n != 1+len(refusals) {
+			t.Errorf("%d refusals recorded, want %d", n, 1+len(refusals))
+		}
+		if now := s.message(t, gate.TS); now.Edited || len(now.Buttons) != 2 {
+			t.Errorf("gate message after refusals = %q with %v; want it unchanged", now.Text, buttonLabels(now))
+		}
+
+		s.fake.ThreadMessage(bob, channel, r.root.TS, "lgtm, changelog checked")
+		s.waitInThread(t, r, "bob's counted approval", containsText("👍 Approved by "+bob+" (1 of 2 approvals)"))
+		s.fake.Mention(carol, channel, r.root.TS, "approve")
+		s.waitStatus(t, r, "completed")
+		s.waitInThread(t, r, "the completion message", containsText("shipped v1 with notes [changelog checked"))
+		if now := s.message(t, gate.TS); len(now.Buttons) != 0 || !strings.HasPrefix(now.Text, "✅ Approved by "+bob+" and "+carol) {
+			t.Errorf("answered gate message = %q with %v", now.Text, buttonLabels(now))
+		}
+	})
+}
+
+// TestSlackUnclearReplyIsAskedBack: an objection that also says yes changes nothing; the bot quotes
+// it, escaped, with buttons that answer with it in one click.
+func TestSlackUnclearReplyIsAskedBack(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, env map[string]string) {
+		s := startSlackBot(t, env, nil)
+		s.fake.SlashCommand(alice, channel, "run gated v1.2")
+		r := s.waitRoot(t, "gated", 1)
+		waitGate(t, s, r)
+		s.fake.ThreadMessage(bob, channel, r.root.TS, "ship it but not on <!channel> friday")
+		ask := s.waitInThread(t, r, "the ask-back", containsText("I could not tell whether that approves or rejects `gate`"))
+		if got := buttonLabels(ask); !slices.Equal(got, []string{"Approve with this note", "Reject with this reason"}) {
+			t.Fatalf("ask-back buttons = %v", got)
+		}
+		for _, text := range visibleTexts(t, ask) {
+			if strings.Contains(text, "<!channel>") {
+				t.Errorf("the quoted reply can ping the channel: %q", text)
+			}
+		}
+		s.fake.Click(alice, ask, "Reject with this reason")
+		s.waitStatus(t, r, "cancelled")
+		s.waitInThread(t, r, "the rejection", containsText("🛑 Rejected by "+alice+": gate `gate` of run `"+r.id+"` with reason: ship it but not on"))
+		if now := s.message(t, ask.TS); len(now.Buttons) != 0 {
+			t.Errorf("the ask-back kept its buttons after the answer: %v", buttonLabels(now))
+		}
+	})
+}
+
+// TestSlackGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
+func TestSlackGateTimesOutAndRemindsOnce(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, env map[string]string) {
+		s := startSlackBot(t, env, nil)
+		s.fake.SlashCommand(alice, channel, "run timed")
+		r := s.waitRoot(t, "timed", 1)
+		gate := s.waitInThread(t, r, "the gate message", containsText("(2s after it was asked), it is rejected."))
+		s.waitInThread(t, r, "the reminder", hasPrefix("⏰ Reminder: run `"+r.id+"` of `timed` is still waiting at `confirm`"))
+		s.waitStatus(t, r, "cancelled")
+		s.waitInThread(t, r, "the timeout", containsText("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled."))
+		reminders := 0
+		for _, m := range s.thread(r.root.TS) {
+			if strings.HasPrefix(m.Text, "⏰ Reminder") {
+				reminders++
+			}
+			if strings.Contains(m.Text, "answered in time") {
+				t.Errorf("the node after a timed-out gate ran: %q", m.Text)
+			}
+		}
+		if reminders != 1 {
+			t.Errorf("%d reminders, want 1", reminders)
+		}
+		if now := s.message(t, gate.TS); len(now.Buttons) != 0 {
+			t.Errorf("the timed-out gate kept its buttons: %v", buttonLabels(now))
+		}
+	})
+}

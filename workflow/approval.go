@@ -1,0 +1,171 @@
+package workflow
+
+import (
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	approvalFields = []string{"message", "capture_response", "approvers", "allow_self_approval", "required_approvals",
+		"timeout", "on_timeout", "remind_after"}
+	onTimeouts = []string{string(TimeoutReject), string(TimeoutAbandon)}
+	// approverPlatforms are the platforms whose user ids an approver list may name.
+	approverPlatforms = []string{"slack", "discord", "console", "web"}
+)
+
+// AdminsApprover in `approvers` stands for every id in ADMIN_USER_IDS.
+const AdminsApprover = "@admins"
+
+// Bounds of gate settings: enough for any real review, small enough that a typo cannot park a run
+// for years or ask for approvals nobody can give.
+const (
+	maxApprovers         = 100
+	maxRequiredApprovals = 20
+	maxGateWait          = 365 * 24 * time.Hour
+)
+
+func (d *decoder) approval(f field, m *nodeMeta) *Approval {
+	a := &Approval{AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}
+	if f.val.ShortTag() == "!!null" {
+		return a // `approval:` alone is a plain gate
+	}
+	fs := d.mapping(f.val, "`approval`", approvalFields)
+	if g, ok := fs["message"]; ok {
+		a.Message, _ = d.str(g)
+		m.texts = append(m.texts, text{"`approval.message`", g.val})
+	}
+	if g, ok := fs["capture_response"]; ok {
+		a.CaptureResponse = d.boolean(g)
+	}
+	if g, ok := fs["approvers"]; ok {
+		a.Approvers, a.Admins = d.approvers(g)
+	}
+	if g, ok := fs["allow_self_approval"]; ok {
+		a.AllowSelfApproval = d.boolean(g)
+	}
+	if g, ok := fs["required_approvals"]; ok {
+		d.requiredApprovals(g, a)
+	}
+	return a
+}
+
+// approvers reads the list of who may answer: platform-qualified user ids and @admins.
+func (d *decoder) approvers(f field) ([]string, bool) {
+	if f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
+		d.errorf(f.val, "`approvers` must be a non-empty list like [\"slack:U123\", \"@admins\"], found %s; remove it to let anyone allowed answer", describe(f.val))
+		return nil, false
+	}
+	if len(f.val.Content) > maxApprovers {
+		d.errorf(f.val, "`approvers` lists %d entries; at most %d are allowed (use @admins for a larger group)", len(f.val.Content), maxApprovers)
+		return nil, false
+	}
+	var ids []string
+	admins := false
+	for _, item := range f.val.Content {
+		id, ok := d.str(field{f.key, item})
+		switch {
+		case !ok:
+		case id == AdminsApprover:
+			admins = true
+		case !validApprover(id):
+			d.errorf(item, "approver %q is not a user id; write the platform and the id, like slack:U0123ABCD, discord:80351110224678912, console:alice or web:alice, or %s", clip(id), AdminsApprover)
+		case contains(ids, id):
+			d.errorf(item, "approver %q is listed twice; remove one", id)
+		default:
+			ids = append(ids, id)
+		}
+	}
+	return ids, admins
+}
+
+// validApprover reports whether id is platform:user with a known platform and no spaces.
+func validApprover(id string) bool {
+	platform, user, ok := strings.Cut(id, ":")
+	return ok && contains(approverPlatforms, platform) && user != "" && len(id) <= 200 &&
+		strings.IndexFunc(user, func(r rune) bool { return r <= ' ' || r == ':' || r == 0x7f }) < 0
+}
+
+func (d *decoder) requiredApprovals(f field, a *Approval) {
+	n, ok := d.integer(f)
+	switch {
+	case !ok:
+	case n < 1 || n > maxRequiredApprovals:
+		d.errorf(f.val, "`required_approvals` must be between 1 and %d, found %d", maxRequiredApprovals, n)
+	case len(a.Approvers) > 0 && !a.Admins && n > len(a.Approvers):
+		d.errorf(f.val, "`required_approvals` is %d but `approvers` lists only %d, so the gate could never open; list more approvers or lower it", n, len(a.Approvers))
+	default:
+		a.RequiredApprovals = n
+	}
+}
+
+// gateTimers reads timeout, on_timeout and remind_after of an approval.
+func (d *decoder) gateTimers(fs map[string]field, a *Approval) {
+	if g, ok := fs["timeout"]; ok {
+		a.Timeout = d.gateDuration(g)
+	}
+	if g, ok := fs["on_timeout"]; ok {
+		if s, ok := d.oneOf(g, onTimeouts); ok {
+			a.OnTimeout = OnTimeout(s)
+		}
+		if _, ok := fs["timeout"]; !ok {
+			d.errorf(g.key, "`on_timeout` needs a `timeout` to act on; add `timeout: 24h` (any Go duration) next to it")
+		}
+	}
+	if g, ok := fs["remind_after"]; ok {
+		a.RemindAfter = d.gateDuration(g)
+		if a.Timeout > 0 && a.RemindAfter >= a.Timeout {
+			d.errorf(g.val, "`remind_after` (%s) must be shorter than `timeout` (%s), or the reminder would come after the gate closed", a.RemindAfter, a.Timeout)
+			a.RemindAfter = 0
+		}
+	}
+}
+
+// gateDuration reads a wait of a gate: more than zero and at most a year.
+func (d *decoder) gateDuration(f field) time.Duration {
+	t, ok := d.duration(f)
+	switch {
+	case !ok:
+		return 0
+	case t < time.Second || t > maxGateWait:
+		d.errorf(f.val, "`%s` must be between 1s and %s (a year), found %s; Go durations have no days, so write 48h for two days", f.key.Value, maxGateWait, t)
+		return 0
+	}
+	return t
+}
+
+// gateTimerFields reads the gate timers of an approval node. They belong inside `approval:`, but
+// `timeout` on an approval node can only mean how long the gate waits, so the node-level spelling
+// is accepted too; giving one in both places is refused, so the file says one thing.
+func (d *decoder) gateTimerFields(fs map[string]field, a *Approval) {
+	merged := map[string]field{}
+	inner := fs["approval"].val
+	for _, key := range []string{"timeout", "on_timeout", "remind_after"} {
+		in, hasIn := innerField(inner, key)
+		out, hasOut := fs[key]
+		switch {
+		case hasIn && hasOut:
+			d.errorf(out.key, "`%s` is set both on the node and inside `approval:`; keep the one inside `approval:`", key)
+			merged[key] = in
+		case hasIn:
+			merged[key] = in
+		case hasOut:
+			merged[key] = out
+		}
+	}
+	d.gateTimers(merged, a)
+}
+
+// innerField returns the field key of the mapping m, if m is a mapping that has it.
+func innerField(m *yaml.Node, key string) (field, bool) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return field{}, false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return field{m.Content[i], m.Content[i+1]}, true
+		}
+	}
+	return field{}, false
+}
