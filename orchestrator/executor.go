@@ -34,9 +34,6 @@ type Executor struct {
 	GateTimersChanged func()
 }
 
-// spillLimit is the largest output kept inline in an event; longer output goes to the artifacts dir.
-const spillLimit = 16 << 10
-
 // Execute runs the workflow of a run this worker holds the lease of. It returns nil when the run
 // reached a stop it recorded (completed, failed, paused), and an error when it was interrupted:
 // the lease was lost, ctx ended, or the database failed. Interrupted runs stay running until their
@@ -129,9 +126,9 @@ type execution struct {
 // nodeResult is what a node goroutine reports back to the scheduler.
 type nodeResult struct {
 	node     *workflow.Node
-	output   string
-	err      error     // nil, a *nodeError, or an interruption
-	pause    *db.Pause // the node waits for a person
+	output   NodeOutput // as recorded in node_completed: what later nodes see, before and after a resume
+	err      error      // nil, a *nodeError, or an interruption
+	pause    *db.Pause  // the node waits for a person
 	attempt  int
 	started  time.Time
 	finished time.Time
@@ -170,23 +167,27 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 	return err
 }
 
-// vars are the workflow variables visible to a node: arguments, ids and completed outputs.
-func (e *execution) vars(outputs map[string]string) workflow.Vars {
+// vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
+// completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
+// which unrelated nodes happened to finish first, before or after a resume).
+func (e *execution) vars(n *workflow.Node) workflow.Vars {
+	up := e.wf.Upstream(n)
+	outputs, files := make(map[string]string, len(up)), make(map[string]string, len(up))
+	for id := range up {
+		h := e.hist[id]
+		if h == nil || h.state != workflow.StateCompleted {
+			continue
+		}
+		outputs[id] = h.output.Text
+		if h.output.File != "" {
+			files[id] = h.output.File
+		}
+	}
 	return workflow.Vars{
 		Arguments:    e.run.UserMessage,
 		RunID:        e.run.ID,
 		ArtifactsDir: e.artifactsDir(),
 		Outputs:      outputs,
+		OutputFiles:  files,
 	}
-}
-
-// outputs returns the outputs of every completed node.
-func (e *execution) outputs() map[string]string {
-	out := make(map[string]string, len(e.hist))
-	for id, h := range e.hist {
-		if h.state == workflow.StateCompleted {
-			out[id] = h.output
-		}
-	}
-	return out
 }

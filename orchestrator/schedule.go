@@ -71,7 +71,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				continue
 			}
 			verdict, reason := n.Decide(e.depStates(n))
-			if verdict == workflow.Run && n.When != nil && !n.When.Eval(e.vars(e.outputs())) {
+			if verdict == workflow.Run && n.When != nil && !n.When.Eval(e.vars(n)) {
 				verdict, reason = workflow.Skip, "condition `"+n.When.String()+"` is false"
 			}
 			switch verdict {
@@ -88,7 +88,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				}
 				s.running[n.ID] = true
 				h.state = workflow.StateRunning
-				go e.runNode(ctx, n, e.vars(e.outputs()), *h, s.results)
+				go e.runNode(ctx, n, e.vars(n), *h, s.results)
 			}
 		}
 	}
@@ -173,8 +173,13 @@ func (e *execution) complete(ctx context.Context) error {
 	var parts []string
 	for _, n := range e.wf.Nodes {
 		if e.isSink(n) && e.hist[n.ID].state == workflow.StateCompleted {
-			if out := strings.TrimSpace(e.hist[n.ID].output); out != "" {
-				parts = append(parts, out)
+			out := e.hist[n.ID].output
+			text := strings.TrimSpace(out.Text)
+			if out.Truncated() {
+				text = strings.TrimSpace(text + "\n" + truncationNote(e.run.ID, n.ID, out))
+			}
+			if text != "" {
+				parts = append(parts, text)
 			}
 		}
 	}
