@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,4 +134,59 @@ func outputError(node string, err error) *nodeError {
 func truncationNote(runID, node string, o NodeOutput) string {
 	return fmt.Sprintf("… (the first %s of %s; the full output: `bot workflow logs %s %s`, or the run's dashboard page)",
 		humanize.IBytes(InlineLimit), humanize.IBytes(uint64(o.Bytes)), runID, node)
+}
+
+// OutputRef is where the output of one node's latest attempt is kept.
+type OutputRef struct {
+	Node    string
+	Attempt int
+	State   string // completed, failed, or running for a loop between iterations
+	File    string
+	Bytes   int64
+}
+
+// ErrNoOutput is returned by NodeOutputFile for a node with no output file (yet).
+var ErrNoOutput = errors.New("no output file")
+
+// OutputFiles returns the output file of each node's latest attempt that has one, in the order
+// the nodes first appear in the run's events. Only files inside the run's outputs directory are
+// listed: the dashboard serves them, and an event must not make it serve anything else.
+func OutputFiles(run db.Run, events []db.Event) []OutputRef {
+	var refs []OutputRef
+	at := map[string]int{}
+	for _, e := range events {
+		state := ""
+		switch e.Type {
+		case db.EventNodeCompleted:
+			state = "completed"
+		case db.EventNodeFailed:
+			state = "failed"
+		case db.EventLoopIteration:
+			state = "running"
+		default:
+			continue
+		}
+		var d nodeData
+		if json.Unmarshal(e.Data, &d) != nil || d.OutputPath == "" || filepath.Dir(d.OutputPath) != outputsDir(run) {
+			continue
+		}
+		ref := OutputRef{Node: e.NodeID, Attempt: e.Attempt, State: state, File: d.OutputPath, Bytes: d.OutputBytes}
+		if i, ok := at[e.NodeID]; ok {
+			refs[i] = ref
+			continue
+		}
+		at[e.NodeID] = len(refs)
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// NodeOutputFile returns the output file of a node's latest attempt, or ErrNoOutput.
+func NodeOutputFile(run db.Run, events []db.Event, node string) (OutputRef, error) {
+	for _, ref := range OutputFiles(run, events) {
+		if ref.Node == node {
+			return ref, nil
+		}
+	}
+	return OutputRef{}, fmt.Errorf("node %s of run %s: %w", node, run.ID, ErrNoOutput)
 }
