@@ -27,8 +27,9 @@ type Executor struct {
 	Sleep       func(ctx context.Context, d time.Duration) error // retry backoff; injected by tests
 	Now         func() time.Time
 	Observe     Observer
-	Dirs        Dirs    // creates a run's working directory when it first executes
-	Strays      *Strays // stops what crashed attempts left running; nil scans afresh each time
+	Dirs        Dirs      // creates a run's working directory when it first executes
+	Strays      *Strays   // stops what crashed attempts left running; nil scans afresh each time
+	Disk        DiskGuard // a node attempt that fails while the disk is this full is blamed on the disk
 	// GateTimersChanged is called after a gate with a timeout or reminder was asked, so the gate
 	// timers look again at once; optional.
 	GateTimersChanged func()
@@ -161,11 +162,32 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = e.x.Store.RecordEvent(ctx, e.lease, db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt, Data: raw})
-	if errors.Is(err, db.ErrLeaseLost) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, db.ErrLeaseLost):
 		e.cancel(err)
+		return err
+	case errors.Is(err, db.ErrConflict), ctx.Err() != nil:
+		return err
 	}
-	return err
+	return &recordError{typ: typ, node: node, err: err}
 }
+
+// recordError is a write of the run's record that the database refused or did not answer (disk
+// full, read-only, unreachable): the execution cannot go on without it, and recordFailed decides
+// what becomes of the run.
+type recordError struct {
+	typ  db.EventType
+	node string
+	err  error
+}
+
+func (r *recordError) Error() string {
+	return fmt.Sprintf("the database could not record %s of node %s: %v", r.typ, r.node, r.err)
+}
+
+func (r *recordError) Unwrap() error { return r.err }
 
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
 // completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
