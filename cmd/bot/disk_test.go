@@ -76,3 +76,30 @@ nodes:
 		time.Sleep(10 * time.Millisecond) // polling interval of a condition wait
 	}
 }
+
+// When the database itself cannot record anything (SQLite on the full disk, and no reserve because
+// MIN_FREE_DISK is off), the thread is told and the lease is given up; each time the run is rescued
+// the recovery counts, so a node that fills the disk again and again ends failed instead of looping.
+func TestUnrecordableRunIsRescuedWithinTheRecoveryBudget(t *testing.T) {
+	home := smallDisk(t, "16m")
+	wf := t.TempDir()
+	writeFile(t, filepath.Join(wf, "fill.yaml"), "name: fill\nnodes:\n  - id: fill\n    bash: yes 'fill the disk' | head -c 100000000\n")
+	env := map[string]string{"THREADFLOW_HOME": home, "WORKFLOWS_DIR": wf, "MIN_FREE_DISK": "0", "LEASE_TTL": "1s",
+		"MAX_RECOVERIES": "1", "LOG_LEVEL": "error"}
+	b := runBot(t, env, "workflow", "run", "fill")
+	for range 2 {
+		waitLine(t, b, "It could not even be paused, so it is handed back")
+		// An operator frees the disk: the rescue can be written, and the run is counted and retried.
+		outputs, _ := filepath.Glob(filepath.Join(home, "runs", "*", "outputs", "*"))
+		for _, f := range outputs {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err := b.result(t)
+	t.Logf("the conversation:\n%s", b.stdout)
+	if exitCode(err) != exitFailed || !strings.Contains(b.stdout.String(), "failed") {
+		t.Fatalf("workflow run = %v (exit %d), want failed once the recovery budget ran out:\n%s", err, exitCode(err), b.stdout)
+	}
+}
