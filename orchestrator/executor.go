@@ -150,7 +150,7 @@ func (e *execution) ensureWorkDir(ctx context.Context, events []db.Event) error 
 	return e.x.Dirs.Create(ctx, e.run.ID)
 }
 
-// artifactsDir is where a run keeps large outputs and files its nodes produce.
+// artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.
 func (e *execution) artifactsDir() string {
 	return filepath.Join(filepath.Dir(e.run.WorkingPath), "artifacts")
 }
