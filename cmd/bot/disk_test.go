@@ -103,3 +103,22 @@ func TestUnrecordableRunIsRescuedWithinTheRecoveryBudget(t *testing.T) {
 		t.Fatalf("workflow run = %v (exit %d), want failed once the recovery budget ran out:\n%s", err, exitCode(err), b.stdout)
 	}
 }
+
+// A node that succeeds but leaves the disk full makes the database refuse to record its completion:
+// the bot releases its reserve, pauses the run for recovery and says which record failed.
+func TestUnrecordedCompletionPausesTheRun(t *testing.T) {
+	home := smallDisk(t, "32m")
+	wf := t.TempDir()
+	writeFile(t, filepath.Join(wf, "hog.yaml"), "name: hog\nnodes:\n  - id: hog\n    bash: head -c 100000000 /dev/zero > big; exit 0\n")
+	env := map[string]string{"THREADFLOW_HOME": home, "WORKFLOWS_DIR": wf, "MIN_FREE_DISK": "8MB", "LOG_LEVEL": "error"}
+	out, code := cli(t, env, "workflow", "run", "hog")
+	if code != exitPaused {
+		t.Fatalf("workflow run hog = exit %d, want %d (paused, resumable):\n%s", code, exitPaused, out)
+	}
+	for _, want := range []string{"could not continue and is paused", "the database could not record node_completed of node hog",
+		"free disk space or fix the database"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run's notice lacks %q:\n%s", want, out)
+		}
+	}
+}
