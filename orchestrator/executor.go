@@ -174,21 +174,6 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 	return &recordError{typ: typ, node: node, err: err}
 }
 
-// recordError is a write of the run's record that the database refused or did not answer (disk
-// full, read-only, unreachable): the execution cannot go on without it, and recordFailed decides
-// what becomes of the run.
-type recordError struct {
-	typ  db.EventType
-	node string
-	err  error
-}
-
-func (r *recordError) Error() string {
-	return fmt.Sprintf("the database could not record %s of node %s: %v", r.typ, r.node, r.err)
-}
-
-func (r *recordError) Unwrap() error { return r.err }
-
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
 // completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
 // which unrelated nodes happened to finish first, before or after a resume).

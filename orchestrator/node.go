@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/zap"
-
 	"threadflow/agent"
 	"threadflow/db"
 	"threadflow/workflow"
@@ -63,29 +61,6 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			return
 		}
 		res.attempt++
-	}
-}
-
-// blameDisk turns a failure that happened while the disk is fuller than MIN_FREE_DISK into an
-// infrastructure failure: not retried, and the run stops resumable with the reason, instead of
-// re-running a node that most likely failed because it (or its output) filled the disk.
-func (e *execution) blameDisk(ne *nodeError) *nodeError {
-	var low *LowDiskError
-	if !errors.As(e.x.Disk.Check(), &low) {
-		return ne
-	}
-	e.releaseReserve()
-	if ne.class == db.ClassInfra {
-		return ne
-	}
-	return &nodeError{class: db.ClassInfra, msg: ne.msg + " (the disk is full: " + low.Error() + ")",
-		hint: "free disk space under THREADFLOW_HOME"}
-}
-
-// releaseReserve frees the disk space the bot kept for recording that the disk is full.
-func (e *execution) releaseReserve() {
-	if e.x.Disk.releaseReserve() {
-		e.x.Log.Warn("orchestrator.disk_reserve_released", zap.String("run_id", e.run.ID), zap.String("dir", e.x.Disk.Dir))
 	}
 }
 

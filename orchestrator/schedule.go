@@ -5,11 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"go.uber.org/zap"
-
-	"threadflow/conversation"
 
 	"threadflow/db"
 	"threadflow/workflow"
@@ -292,43 +287,6 @@ func (e *execution) interrupted(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", errUnrecorded, err)
-}
-
-// errUnrecorded marks an execution that stopped because the run's record could not be written,
-// not even the pause that would have left it resumable. The worker then gives up the lease at once,
-// so the rescuer (of this or a healthy replica) re-queues the run, counting it against
-// MAX_RECOVERIES: a node that fills the disk is not re-run forever.
-var errUnrecorded = errors.New("the run's record could not be written")
-
-// recordFaultTimeout bounds the writes that try to leave a run resumable after its record failed.
-const recordFaultTimeout = 10 * time.Second
-
-// recordFailed handles a write of the run's record that failed (disk full, database read-only or
-// gone): that node's attempt is over and unrecorded. The run is paused for recovery with a notice,
-// so a person resumes it once the database accepts writes again; when even the pause cannot be
-// written, the thread is told and the lease is given up (errUnrecorded).
-func (e *execution) recordFailed(ctx context.Context, re *recordError) error {
-	e.x.Log.Error("orchestrator.record_failed", zap.String("run_id", e.run.ID), zap.String("node", re.node),
-		zap.String("event", string(re.typ)), zap.Error(re.err))
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordFaultTimeout)
-	defer cancel()
-	if errors.Is(re.err, db.ErrUnwritable) {
-		e.releaseReserve() // the database may share the full disk: let it record the pause
-	}
-	hint := fmt.Sprintf("free disk space or fix the database (/readyz says what is wrong), then /workflow resume %s", e.run.ID)
-	run, err := e.x.Store.PauseRun(wctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: re.node, Error: re.Error(), ResumeHint: hint, Since: e.x.now()})
-	if err == nil {
-		e.x.observer().RunStopped(run.Workflow, run.Status)
-		e.x.Notify.Notify(wctx, Notice{Kind: NoticePaused, Run: run, Node: re.node, Nodes: e.nodeStatuses()})
-		return nil
-	}
-	if errors.Is(err, db.ErrLeaseLost) {
-		return e.interrupted(err)
-	}
-	e.x.Notify.Notify(wctx, Notice{Kind: NoticeNote, Run: e.run, Node: re.node, Text: conversation.T(
-		conversation.P("⚠ Run "), conversation.C(e.run.ID), conversation.P(" stopped: "), conversation.O(re.Error()),
-		conversation.P("\nIt could not even be paused, so it is handed back: it continues on a replica whose database accepts writes, and counts against MAX_RECOVERIES."))})
-	return e.interrupted(errors.Join(re, err))
 }
 
 func (e *execution) nodeStatuses() []NodeStatus {
