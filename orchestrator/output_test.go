@@ -108,3 +108,26 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// An agent's reply is an output like a script's: a file, and the inline value later nodes read.
+func TestAgentReplyIsKeptAsAnOutputFile(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.script.SetReply("the plan\n")
+		h.writeWorkflow("plan", `
+name: plan
+nodes:
+  - id: draft
+    prompt: draft a plan
+    provider: claude
+  - id: save
+    depends_on: [draft]
+    bash: |
+      [ "$draft.output" = "the plan" ] && cat "$TF_OUTPUT_DRAFT_FILE"
+`)
+		run := h.waitStatus(h.startRun("plan", "").ID, db.StatusCompleted)
+		if got := readFile(t, nodeEvent(t, h.events(run.ID), db.EventNodeCompleted, "save").OutputPath); got != "the plan\n" {
+			t.Fatalf("save printed %q from the draft's output file, want the whole reply", got)
+		}
+	})
+}

@@ -111,7 +111,11 @@ func (w *Workers) Run(ctx context.Context) {
 // diskAllowsClaims checks MIN_FREE_DISK before each claim and says once when claims stop and when
 // they start again: a run started on a full disk would fail to keep its output and its record.
 func (w *Workers) diskAllowsClaims() bool {
+	var low *LowDiskError
 	err := w.Disk.Check()
+	if err != nil && !errors.As(err, &low) {
+		err = nil // the free space cannot be read: /readyz says so, and claims go on as before
+	}
 	switch {
 	case err != nil && !w.lowDisk:
 		w.Log.Error("orchestrator.claims_stopped", zap.String("reason", err.Error()),
