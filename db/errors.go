@@ -24,6 +24,9 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrDuplicate: an id that must be unique is already taken.
 	ErrDuplicate = errors.New("duplicate")
+	// ErrUnwritable: the database refuses writes (its disk is full, it is read-only, or an I/O error).
+	// Retrying at once does not help; someone has to free space or fix the database.
+	ErrUnwritable = errors.New("the database cannot store writes")
 )
 
 // TransitionError is returned when a compare-and-set finds the run in another status. It matches

@@ -95,6 +95,9 @@ type Store interface {
 
 	// Ready reports nil when the database answers and every migration is applied.
 	Ready(ctx context.Context) error
+	// ProbeWrite makes one small write (the replica's row in write_probes) to prove the database
+	// accepts writes; a full disk or a read-only database fails it with ErrUnwritable.
+	ProbeWrite(ctx context.Context, replica string) error
 	// Close releases the database.
 	Close() error
 }

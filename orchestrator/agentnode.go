@@ -42,10 +42,10 @@ func (e *execution) runPrompt(ctx context.Context, n *workflow.Node, v workflow.
 // loop_iteration_completed events, so a resumed loop continues at the next iteration and never
 // repeats one. After an interactive gate, the person's reply reaches the prompt as
 // $LOOP_USER_INPUT; approving ends the loop with the last iteration's output.
-func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (string, *db.Pause, error) {
+func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (NodeOutput, *db.Pause, error) {
 	p, err := e.provider(n)
 	if err != nil {
-		return "", nil, err
+		return NodeOutput{}, nil, err
 	}
 	l := n.Loop
 	session, output := h.loopSession, h.loopOutput
@@ -54,7 +54,7 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 		if !answered {
 			// The worker stopped between an iteration and its gate: ask about that iteration now
 			// instead of running the next one unasked.
-			return "", e.loopGate(n, v, h.loopIter, session), nil
+			return NodeOutput{}, e.loopGate(n, v, h.loopIter, session), nil
 		}
 		if h.gate.Decision == db.DecisionApprove {
 			return output, nil, nil
@@ -70,21 +70,27 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 		// and falls back to a fresh session when the provider says it is stale.
 		res, err := e.turn(ctx, p, n, workflow.Expand(l.Prompt, v), session)
 		if err != nil {
-			return "", nil, err
+			return NodeOutput{}, nil, err
 		}
-		session, output = res.SessionID, res.Text
-		if err := e.record(ctx, db.EventLoopIteration, n.ID, i, nodeData{Output: output, SessionID: session}); err != nil {
-			return "", nil, err
+		// Each iteration's reply is kept as a file like any output: the loop's output is the file
+		// of the iteration that ended it, whether it ends now or after a resume.
+		if output, err = saveOutput(e.run, n.ID, fmt.Sprintf("iteration-%d", i), res.Text); err != nil {
+			return NodeOutput{}, nil, err
+		}
+		session = res.SessionID
+		data := nodeData{Output: output.Text, OutputBytes: output.Bytes, OutputPath: output.File, SessionID: session}
+		if err := e.record(ctx, db.EventLoopIteration, n.ID, i, data); err != nil {
+			return NodeOutput{}, nil, err
 		}
 		e.saveSession(ctx, p, n.ID, session)
-		if l.Until != "" && strings.Contains(output, l.Until) {
+		if l.Until != "" && strings.Contains(res.Text, l.Until) {
 			return output, nil, nil
 		}
 		if l.Interactive {
-			return "", e.loopGate(n, v, i, session), nil
+			return NodeOutput{}, e.loopGate(n, v, i, session), nil
 		}
 	}
-	return "", nil, &nodeError{class: db.ClassPermanent,
+	return NodeOutput{}, nil, &nodeError{class: db.ClassPermanent,
 		msg: fmt.Sprintf("loop %s reached max_iterations (%d) without %q in its output", n.ID, l.MaxIterations, l.Until)}
 }
 

@@ -147,8 +147,13 @@ func (b *Bot) resolveRun(ctx context.Context, m conversation.Message, prefix str
 func (b *Bot) internalError(ctx context.Context, m conversation.Message, action string, err error) {
 	b.Log.Error("orchestrator.command_failed", zap.String("action", action), zap.Error(err))
 	msg := "Something went wrong while trying to " + action + "; nothing was changed. Please try again."
-	if errors.Is(err, db.ErrUnavailable) {
+	switch {
+	case errors.Is(err, db.ErrUnavailable):
 		msg = "The database is not answering right now; nothing was changed. Please try again in a moment."
+	case errors.Is(err, db.ErrUnwritable):
+		// Trying again does not help: someone has to free space or fix the database.
+		msg = "The bot's database cannot store anything right now (its disk is full or it is read-only), so nothing was changed. " +
+			"Ask whoever runs the bot to fix it: its /readyz page says what is wrong."
 	}
 	b.reply(ctx, m, conversation.T(conversation.P(msg)))
 }

@@ -19,6 +19,7 @@ type Config struct {
 	Outboxes        map[string]conversation.Outbox
 	Auth            Auth
 	Dirs            Dirs
+	Disk            DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
 	Log             *zap.Logger
 
 	Owner         string        // REPLICA_ID
@@ -65,8 +66,9 @@ func New(c Config) *Engine {
 	}
 	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
 	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
-		GateTimersChanged: timers.Wake}
-	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace}
+		GateTimersChanged: timers.Wake, Disk: c.Disk}
+	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
+		Disk: c.Disk}
 	return &Engine{
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,

@@ -27,15 +27,13 @@ type Executor struct {
 	Sleep       func(ctx context.Context, d time.Duration) error // retry backoff; injected by tests
 	Now         func() time.Time
 	Observe     Observer
-	Dirs        Dirs    // creates a run's working directory when it first executes
-	Strays      *Strays // stops what crashed attempts left running; nil scans afresh each time
+	Dirs        Dirs      // creates a run's working directory when it first executes
+	Strays      *Strays   // stops what crashed attempts left running; nil scans afresh each time
+	Disk        DiskGuard // a node attempt that fails while the disk is this full is blamed on the disk
 	// GateTimersChanged is called after a gate with a timeout or reminder was asked, so the gate
 	// timers look again at once; optional.
 	GateTimersChanged func()
 }
-
-// spillLimit is the largest output kept inline in an event; longer output goes to the artifacts dir.
-const spillLimit = 16 << 10
 
 // Execute runs the workflow of a run this worker holds the lease of. It returns nil when the run
 // reached a stop it recorded (completed, failed, paused), and an error when it was interrupted:
@@ -129,9 +127,9 @@ type execution struct {
 // nodeResult is what a node goroutine reports back to the scheduler.
 type nodeResult struct {
 	node     *workflow.Node
-	output   string
-	err      error     // nil, a *nodeError, or an interruption
-	pause    *db.Pause // the node waits for a person
+	output   NodeOutput // as recorded in node_completed: what later nodes see, before and after a resume
+	err      error      // nil, a *nodeError, or an interruption
+	pause    *db.Pause  // the node waits for a person
 	attempt  int
 	started  time.Time
 	finished time.Time
@@ -152,7 +150,7 @@ func (e *execution) ensureWorkDir(ctx context.Context, events []db.Event) error 
 	return e.x.Dirs.Create(ctx, e.run.ID)
 }
 
-// artifactsDir is where a run keeps large outputs and files its nodes produce.
+// artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.
 func (e *execution) artifactsDir() string {
 	return filepath.Join(filepath.Dir(e.run.WorkingPath), "artifacts")
 }
@@ -164,29 +162,39 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 		return fmt.Errorf("encode %s event: %w", typ, err)
 	}
 	_, err = e.x.Store.RecordEvent(ctx, e.lease, db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt, Data: raw})
-	if errors.Is(err, db.ErrLeaseLost) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, db.ErrLeaseLost):
 		e.cancel(err)
+		return err
+	case errors.Is(err, db.ErrConflict), ctx.Err() != nil:
+		return err
 	}
-	return err
+	return &recordError{typ: typ, node: node, err: err}
 }
 
-// vars are the workflow variables visible to a node: arguments, ids and completed outputs.
-func (e *execution) vars(outputs map[string]string) workflow.Vars {
+// vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
+// completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
+// which unrelated nodes happened to finish first, before or after a resume).
+func (e *execution) vars(n *workflow.Node) workflow.Vars {
+	up := e.wf.Upstream(n)
+	outputs, files := make(map[string]string, len(up)), make(map[string]string, len(up))
+	for id := range up {
+		h := e.hist[id]
+		if h == nil || h.state != workflow.StateCompleted {
+			continue
+		}
+		outputs[id] = h.output.Text
+		if h.output.File != "" {
+			files[id] = h.output.File
+		}
+	}
 	return workflow.Vars{
 		Arguments:    e.run.UserMessage,
 		RunID:        e.run.ID,
 		ArtifactsDir: e.artifactsDir(),
 		Outputs:      outputs,
+		OutputFiles:  files,
 	}
-}
-
-// outputs returns the outputs of every completed node.
-func (e *execution) outputs() map[string]string {
-	out := make(map[string]string, len(e.hist))
-	for id, h := range e.hist {
-		if h.state == workflow.StateCompleted {
-			out[id] = h.output
-		}
-	}
-	return out
 }

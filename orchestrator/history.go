@@ -12,17 +12,17 @@ import (
 // rebuilds it from run_events, so a restarted worker and a fresh one see exactly the same state.
 type nodeHistory struct {
 	state        workflow.NodeState
-	output       string
+	output       NodeOutput
 	reason       string // skip reason or last error
 	starts       int    // node_started events: the next attempt is starts+1
 	skips        int    // node_skipped events: a node skipped again after a resume is a new record
 	failures     int    // node_failed events since the latest explicit resume (the retry budget)
 	started      time.Time
 	finished     time.Time
-	loopIter     int    // last completed loop iteration
-	loopOutput   string // output of that iteration
-	loopSession  string // provider session after that iteration
-	gateIter     int    // loop iteration the latest gate asked about
+	loopIter     int        // last completed loop iteration
+	loopOutput   NodeOutput // output of that iteration
+	loopSession  string     // provider session after that iteration
+	gateIter     int        // loop iteration the latest gate asked about
 	gate         *gateAnswer
 	justAnswered bool // the gate was answered after the node's latest start: that attempt continues
 }
@@ -37,14 +37,19 @@ type gateAnswer struct {
 
 // nodeData is the JSON payload of node events.
 type nodeData struct {
-	Output     string        `json:"output,omitempty"`
-	OutputPath string        `json:"output_path,omitempty"` // full output when it was spilled to a file
-	Error      string        `json:"error,omitempty"`
-	Class      db.ErrorClass `json:"class,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	SessionID  string        `json:"session_id,omitempty"`
-	DurationMS int64         `json:"duration_ms,omitempty"`
-	WillRetry  bool          `json:"will_retry,omitempty"`
+	Output      string        `json:"output,omitempty"`       // the inline value (NodeOutput.Text)
+	OutputBytes int64         `json:"output_bytes,omitempty"` // size of the full output
+	OutputPath  string        `json:"output_path,omitempty"`  // the file holding the full output
+	Error       string        `json:"error,omitempty"`
+	Class       db.ErrorClass `json:"class,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	SessionID   string        `json:"session_id,omitempty"`
+	DurationMS  int64         `json:"duration_ms,omitempty"`
+	WillRetry   bool          `json:"will_retry,omitempty"`
+}
+
+func (d nodeData) nodeOutput() NodeOutput {
+	return NodeOutput{Text: d.Output, Bytes: d.OutputBytes, File: d.OutputPath}
 }
 
 // history folds a run's events into per-node state.
@@ -86,7 +91,7 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 		n.state = workflow.StateRunning
 		n.started = e.At
 	case db.EventNodeCompleted:
-		n.state, n.output, n.finished = workflow.StateCompleted, d.Output, e.At
+		n.state, n.output, n.finished = workflow.StateCompleted, d.nodeOutput(), e.At
 	case db.EventNodeFailed:
 		n.failures++
 		n.reason, n.finished = d.Error, e.At
@@ -97,7 +102,7 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 		n.state, n.reason, n.finished = workflow.StateSkipped, d.Reason, e.At
 		n.skips++
 	case db.EventLoopIteration:
-		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.Output, d.SessionID
+		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.nodeOutput(), d.SessionID
 	case db.EventGateRequested:
 		var p db.Pause
 		_ = json.Unmarshal(e.Data, &p)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"threadflow/agent"
@@ -45,10 +43,10 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			res.err = context.Cause(ctx)
 			return
 		}
-		ne := asNodeError(err)
+		ne := e.blameDisk(asNodeError(err))
 		failures++
 		retry := retryable(n, ne) && failures < n.Retry.MaxAttempts
-		data := nodeData{Error: ne.msg, Class: ne.class, WillRetry: retry}
+		data := nodeData{Error: ne.msg, Class: ne.class, WillRetry: retry, OutputBytes: output.Bytes, OutputPath: output.File}
 		if rerr := e.record(ctx, db.EventNodeFailed, n.ID, res.attempt, data); rerr != nil {
 			res.err = rerr
 			return
@@ -110,22 +108,30 @@ func providerHint(class db.ErrorClass) string {
 	return ""
 }
 
-// runKind runs one attempt of a node. A non-nil pause means the node waits for a person.
-func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (string, *db.Pause, error) {
+// runKind runs one attempt of a node. A non-nil pause means the node waits for a person. The
+// output is returned with a failure too, so the failed attempt's output can be read in its logs.
+func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (NodeOutput, *db.Pause, error) {
 	ctx, cancel := withTimeout(ctx, n.Timeout)
 	defer cancel()
 	var (
-		out   string
+		out   NodeOutput
 		pause *db.Pause
 		err   error
 	)
+	label := attemptLabel(v.Attempt)
 	switch n.Kind {
 	case workflow.KindBash:
-		out, err = runShell(ctx, e.run.WorkingPath, workflow.ShellScript(n.Bash), append(workflow.ShellEnv(v), runMarker(e.run.ID)))
+		out, err = e.runBash(ctx, n, v)
 	case workflow.KindPrompt:
-		out, err = e.runPrompt(ctx, n, v)
+		var text string
+		if text, err = e.runPrompt(ctx, n, v); err == nil {
+			out, err = saveOutput(e.run, n.ID, label, text)
+		}
 	case workflow.KindApproval:
-		out, pause = e.runApproval(n, v, h)
+		var text string
+		if text, pause = e.runApproval(n, v, h); pause == nil {
+			out, err = saveOutput(e.run, n.ID, label, text)
+		}
 	case workflow.KindLoop:
 		out, pause, err = e.runLoop(ctx, n, v, h)
 	default:
@@ -137,29 +143,47 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 	return out, pause, err
 }
 
-// recordCompleted writes node_completed. Output larger than spillLimit is written in full to the
-// artifacts directory and the event keeps its beginning and the file's path.
-func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, output string, started time.Time) error {
-	data := nodeData{Output: output, DurationMS: e.x.now().Sub(started).Milliseconds()}
-	if len(output) > spillLimit {
-		path := filepath.Join(e.artifactsDir(), n.ID+".output")
-		if err := os.MkdirAll(e.artifactsDir(), 0o755); err == nil && os.WriteFile(path, []byte(output), 0o644) == nil {
-			data.Output = truncateUTF8(output, spillLimit) + "\n… (truncated; full output in " + path + ")"
-			data.OutputPath = path
-		}
+func attemptLabel(attempt int) string { return fmt.Sprintf("attempt-%d", attempt) }
+
+// runBash runs a shell node with its standard output streamed to the attempt's output file.
+func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Vars) (NodeOutput, error) {
+	env, err := shellEnv(n, v)
+	if err != nil {
+		return NodeOutput{}, err
 	}
+	f, err := createOutput(e.run, n.ID, attemptLabel(v.Attempt))
+	if err != nil {
+		return NodeOutput{}, err
+	}
+	runErr := runShell(ctx, e.run.WorkingPath, workflow.ShellScript(n.Bash), append(env, runMarker(e.run.ID)), f)
+	closeErr := f.Close()
+	out, readErr := readOutput(f.Name())
+	if runErr != nil {
+		return out, runErr
+	}
+	if err := errors.Join(closeErr, readErr); err != nil {
+		return NodeOutput{}, outputError(n.ID, err)
+	}
+	return out, nil
+}
+
+// shellEnv is the environment of a shell node, refused when the upstream outputs in it exceed
+// envOutputBudget rather than failing to start with "argument list too long".
+func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
+	total := 0
+	for id, out := range v.Outputs {
+		total += len(out) + len(v.OutputFiles[id])
+	}
+	if total > envOutputBudget {
+		return nil, &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf(
+			"node %s would get %d bytes of upstream outputs in its environment, more than the %d a process can safely start with; "+
+				"depend on fewer nodes with large outputs and read them from their TF_OUTPUT_<NODE>_FILE files", n.ID, total, envOutputBudget)}
+	}
+	return workflow.ShellEnv(v), nil
+}
+
+// recordCompleted writes node_completed with the output's inline value and its file.
+func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, out NodeOutput, started time.Time) error {
+	data := nodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: e.x.now().Sub(started).Milliseconds()}
 	return e.record(ctx, db.EventNodeCompleted, n.ID, attempt, data)
 }
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

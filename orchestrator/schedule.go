@@ -24,9 +24,16 @@ type scheduler struct {
 // running are allowed to finish so their progress is recorded.
 func (e *execution) schedule(ctx context.Context) error {
 	s := &scheduler{running: map[string]bool{}, results: make(chan nodeResult)}
+	// Nodes run under nodeCtx: once the run's record cannot be written, the other nodes stop too,
+	// since nothing they do could be recorded.
+	nodeCtx, stopNodes := context.WithCancelCause(ctx)
+	defer stopNodes(nil)
 	for {
-		if err := e.launchReady(ctx, s); err != nil {
+		if err := e.launchReady(nodeCtx, s); err != nil {
 			s.stop(err)
+		}
+		if s.unrecorded() != nil {
+			stopNodes(s.abort)
 		}
 		if len(s.running) == 0 {
 			break
@@ -37,6 +44,15 @@ func (e *execution) schedule(ctx context.Context) error {
 		e.notifyProgress(ctx)
 	}
 	return e.finish(ctx, s)
+}
+
+// unrecorded returns the failed write that aborted the execution, if that is why it stops.
+func (s *scheduler) unrecorded() *recordError {
+	var re *recordError
+	if errors.As(s.abort, &re) {
+		return re
+	}
+	return nil
 }
 
 // recordFailed handles a failed write about node n: a record contradicting what is stored is a bug,
@@ -71,7 +87,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				continue
 			}
 			verdict, reason := n.Decide(e.depStates(n))
-			if verdict == workflow.Run && n.When != nil && !n.When.Eval(e.vars(e.outputs())) {
+			if verdict == workflow.Run && n.When != nil && !n.When.Eval(e.vars(n)) {
 				verdict, reason = workflow.Skip, "condition `"+n.When.String()+"` is false"
 			}
 			switch verdict {
@@ -88,7 +104,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				}
 				s.running[n.ID] = true
 				h.state = workflow.StateRunning
-				go e.runNode(ctx, n, e.vars(e.outputs()), *h, s.results)
+				go e.runNode(ctx, n, e.vars(n), *h, s.results)
 			}
 		}
 	}
@@ -154,6 +170,9 @@ func (e *execution) finish(ctx context.Context, s *scheduler) error {
 		if cause := context.Cause(ctx); cause != nil {
 			return cause
 		}
+		if re := s.unrecorded(); re != nil {
+			return e.recordFailed(ctx, re)
+		}
 		return s.abort
 	case s.failure != nil:
 		return e.stopFailed(ctx, s.failure.node.ID, s.failure.attempt, s.failure.err)
@@ -173,8 +192,13 @@ func (e *execution) complete(ctx context.Context) error {
 	var parts []string
 	for _, n := range e.wf.Nodes {
 		if e.isSink(n) && e.hist[n.ID].state == workflow.StateCompleted {
-			if out := strings.TrimSpace(e.hist[n.ID].output); out != "" {
-				parts = append(parts, out)
+			out := e.hist[n.ID].output
+			text := strings.TrimSpace(out.Text)
+			if out.Truncated() {
+				text = strings.TrimSpace(text + "\n" + truncationNote(e.run.ID, n.ID, out))
+			}
+			if text != "" {
+				parts = append(parts, text)
 			}
 		}
 	}
@@ -255,12 +279,14 @@ func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
 	return nil
 }
 
-// interrupted marks a failed final write: the lease is gone or the database failed.
+// interrupted marks a failed final write: the lease is gone, or the database failed, and then the
+// worker gives the lease up (errUnrecorded) so the run is rescued without waiting for it to expire.
 func (e *execution) interrupted(err error) error {
 	if errors.Is(err, db.ErrLeaseLost) {
 		e.cancel(err)
+		return err
 	}
-	return err
+	return fmt.Errorf("%w: %w", errUnrecorded, err)
 }
 
 func (e *execution) nodeStatuses() []NodeStatus {

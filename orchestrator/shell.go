@@ -28,17 +28,18 @@ func (e *nodeError) Error() string { return e.msg }
 
 // runShell runs script with `sh -c` in dir, in its own process group so that cancelling the context
 // kills the whole tree (a script's children included) at once. Values reach the script only through
-// env; the script text never contains user input.
-func runShell(ctx context.Context, dir, script string, env []string) (string, error) {
+// env; the script text never contains user input. The script's standard output goes straight to
+// stdout, a file: the bot never holds it, however large it grows.
+func runShell(ctx context.Context, dir, script string, env []string, stdout *os.File) error {
 	if _, err := os.Stat(dir); err != nil {
-		return "", &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
+		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
 			hint: "restore the directory, or abandon the run and start it again"}
 	}
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &limitedTail{buf: &stderr, max: stderrTail}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &limitedTail{buf: &stderr, max: stderrTail}
 	// Pdeathsig: if the bot itself dies (kill -9, OOM), sh dies with it instead of running on while
 	// another replica re-runs the node.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -47,24 +48,34 @@ func runShell(ctx context.Context, dir, script string, env []string) (string, er
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		return "", &nodeError{class: db.ClassInfra, msg: "cannot start sh: " + err.Error(), hint: "make sure sh is installed"}
+		return startError(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return shellResult(stdout.String(), stderr.String(), err)
+		return shellResult(stderr.String(), err)
 	case <-ctx.Done():
 		// Kill the process group, not only sh: a script's children must not outlive the run.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		return "", ctx.Err()
+		return ctx.Err()
 	}
 }
 
-func shellResult(out, errOut string, err error) (string, error) {
+// startError explains a script that could not start. The orchestrator keeps the environment under
+// envOutputBudget, so "argument list too long" means the bot's own environment is too large.
+func startError(err error) error {
+	if errors.Is(err, syscall.E2BIG) {
+		return &nodeError{class: db.ClassInfra, msg: "cannot start sh: its environment is too large (" + err.Error() + ")",
+			hint: "remove large variables from the bot's environment"}
+	}
+	return &nodeError{class: db.ClassInfra, msg: "cannot start sh: " + err.Error(), hint: "make sure sh is installed"}
+}
+
+func shellResult(errOut string, err error) error {
 	if err == nil {
-		return out, nil
+		return nil
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -72,9 +83,9 @@ func shellResult(out, errOut string, err error) (string, error) {
 		if t := bytes.TrimSpace([]byte(errOut)); len(t) > 0 {
 			msg += ": " + string(t)
 		}
-		return out, &nodeError{class: db.ClassPermanent, msg: msg}
+		return &nodeError{class: db.ClassPermanent, msg: msg}
 	}
-	return out, &nodeError{class: db.ClassPermanent, msg: err.Error()}
+	return &nodeError{class: db.ClassPermanent, msg: err.Error()}
 }
 
 // limitedTail keeps the last max bytes written to it.

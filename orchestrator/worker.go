@@ -27,7 +27,10 @@ type Workers struct {
 	// claims only runs it can report on, so a run started from `bot chat` is not taken by a bot
 	// without a terminal, and the other way round.
 	Platforms []string
+	// Disk stops claims while THREADFLOW_HOME's disk has less than MIN_FREE_DISK free.
+	Disk DiskGuard
 
+	lowDisk bool // claims are stopped for lack of disk space; touched only by Run
 	wake    chan struct{}
 	mu      sync.Mutex
 	active  map[string]*localRun // by run id: the one local execution of each run, for Stop
@@ -89,6 +92,11 @@ func (w *Workers) Run(ctx context.Context) {
 		case <-ctx.Done():
 			continue
 		}
+		if !w.diskAllowsClaims() {
+			<-sem
+			w.idle(ctx, db.ErrNoQueuedRun)
+			continue
+		}
 		run, err := w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, w.Platforms...)
 		if err != nil {
 			<-sem
@@ -98,6 +106,30 @@ func (w *Workers) Run(ctx context.Context) {
 		w.start(runCtx, run, sem)
 	}
 	w.drain(stopRuns)
+}
+
+// diskAllowsClaims checks MIN_FREE_DISK before each claim and says once when claims stop and when
+// they start again: a run started on a full disk would fail to keep its output and its record.
+func (w *Workers) diskAllowsClaims() bool {
+	var low *LowDiskError
+	err := w.Disk.Check()
+	if err != nil && !errors.As(err, &low) {
+		err = nil // the free space cannot be read: /readyz says so, and claims go on as before
+	}
+	switch {
+	case err != nil && !w.lowDisk:
+		w.Log.Error("orchestrator.claims_stopped", zap.String("reason", err.Error()),
+			zap.String("fix", "free disk space under THREADFLOW_HOME, or lower MIN_FREE_DISK"))
+	case err == nil && w.lowDisk:
+		w.Log.Info("orchestrator.claims_resumed")
+	}
+	w.lowDisk = err != nil
+	if err == nil {
+		if rerr := w.Disk.ensureReserve(); rerr != nil {
+			w.Log.Warn("orchestrator.disk_reserve_failed", zap.Error(rerr))
+		}
+	}
+	return err == nil
 }
 
 // idle waits for a wake-up or the next poll after finding nothing to claim.
@@ -163,6 +195,8 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 		log.Warn("orchestrator.lease_lost", zap.Error(err))
 	case errors.Is(cause, errAbandoned):
 		log.Info("orchestrator.run_abandoned")
+	case errors.Is(err, errUnrecorded):
+		w.giveUp(run, log, err)
 	default:
 		log.Error("orchestrator.run_interrupted", zap.Error(err))
 	}
@@ -208,6 +242,20 @@ func (w *Workers) drain(stopRuns context.CancelCauseFunc) {
 	}
 	stopRuns(errShutdown)
 	<-done
+}
+
+// giveUp ends the lease of a run whose record could not be written, so it expires now instead of
+// after LEASE_TTL: the rescuer (here, or on a replica whose database accepts writes) re-queues the
+// run and counts the recovery. When even this write fails, the lease expires on its own.
+func (w *Workers) giveUp(run db.Run, log *zap.Logger, cause error) {
+	log.Error("orchestrator.run_interrupted", zap.Error(cause))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Store.Heartbeat(ctx, run.Lease(), 0); err != nil {
+		log.Warn("orchestrator.lease_give_up_failed", zap.Error(err))
+		return
+	}
+	log.Info("orchestrator.lease_given_up")
 }
 
 // release hands a run back to the queue without counting a recovery, so another replica

@@ -48,6 +48,13 @@ func (d *decoder) uniqueIDs(w *Workflow) map[string]*Node {
 		}
 		byEnv[env] = n
 	}
+	// Each node also gets TF_OUTPUT_<NODE>_FILE, which must not be another node's output variable.
+	for _, n := range w.Nodes {
+		if other, clash := byEnv[OutputFileEnvName(n.ID)]; clash && byID[n.ID] == n {
+			d.errorf(d.meta[other].id, "node id `%s` becomes the shell variable %s, which already carries the output file of node `%s` (line %d); rename `%s`",
+				other.ID, OutputEnvName(other.ID), n.ID, n.Line, other.ID)
+		}
+	}
 	return byID
 }
 
@@ -130,6 +137,15 @@ func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[
 	case !up[target]:
 		d.errorAt(line, col, "%s of node `%s` reads `$%s.output` but `%s` is not upstream of it; add it to depends_on", where, n.ID, target, target)
 	}
+}
+
+// Upstream is every node n depends on, directly or not: the nodes whose outputs n may read.
+func (w *Workflow) Upstream(n *Node) map[string]bool {
+	byID := make(map[string]*Node, len(w.Nodes))
+	for _, m := range w.Nodes {
+		byID[m.ID] = m
+	}
+	return ancestors(n, byID)
 }
 
 // ancestors is every node n depends on, directly or not.

@@ -72,6 +72,8 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 			"wf.yaml:5:19: `trigger_rule` \"always\" is not accepted; use one of: all_success, one_success, none_failed_min_one_success, all_done"}},
 		{"ids sharing an environment name", "name: x\nnodes:\n  - id: a-b\n    bash: echo\n  - id: a_b\n    bash: echo\n", []string{
 			"wf.yaml:5:9: node ids `a-b` (line 3) and `a_b` both become the shell variable TF_OUTPUT_A_B; rename one so they differ by more than '-' and '_'"}},
+		{"an id that is another's output file variable", "name: x\nnodes:\n  - id: a\n    bash: echo\n  - id: a-file\n    bash: echo\n", []string{
+			"wf.yaml:5:9: node id `a-file` becomes the shell variable TF_OUTPUT_A_FILE, which already carries the output file of node `a` (line 3); rename `a-file`"}},
 		{"bad names", "name: My Flow\nnodes:\n  - id: Build\n    bash: echo\n", []string{
 			"wf.yaml:1:7: `name` \"My Flow\" is not a valid name; use lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 64 characters",
 			"wf.yaml:3:9: `id` \"Build\" is not a valid name; use lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 64 characters"}},

@@ -9,7 +9,8 @@ import (
 // and renders as an empty string.
 type Vars struct {
 	Arguments, RunID, ArtifactsDir string
-	Outputs                        map[string]string // node id -> raw output
+	Outputs                        map[string]string // node id -> output as kept inline (bounded)
+	OutputFiles                    map[string]string // node id -> path of the node's full output
 	LoopUserInput                  string
 	LoopIteration, Attempt         int
 }
@@ -81,10 +82,11 @@ func escapedDollar(s string, i int) bool {
 }
 
 // ShellEnv returns the environment entries ("NAME=value") that carry v into a bash node.
-// Outputs are passed raw, sorted by node id. NUL bytes are dropped because an environment
-// entry cannot hold them and the process would fail to start.
+// Outputs are passed as given (the orchestrator bounds them), sorted by node id, each with
+// TF_OUTPUT_<NODE>_FILE naming the file that holds the full output. NUL bytes are dropped because
+// an environment entry cannot hold them and the process would fail to start.
 func ShellEnv(v Vars) []string {
-	env := make([]string, 0, 6+len(v.Outputs))
+	env := make([]string, 0, 6+2*len(v.Outputs))
 	for _, name := range []string{"ARGUMENTS", "RUN_ID", "ARTIFACTS_DIR", "LOOP_USER_INPUT", "LOOP_ITERATION", "ATTEMPT"} {
 		val, _ := v.lookup(name)
 		env = append(env, name+"="+stripNUL(val))
@@ -96,6 +98,9 @@ func ShellEnv(v Vars) []string {
 	sort.Strings(ids)
 	for _, id := range ids {
 		env = append(env, OutputEnvName(id)+"="+stripNUL(v.Outputs[id]))
+		if f, ok := v.OutputFiles[id]; ok {
+			env = append(env, OutputFileEnvName(id)+"="+stripNUL(f))
+		}
 	}
 	return env
 }
@@ -118,3 +123,7 @@ func OutputEnvName(nodeID string) string {
 	}
 	return "TF_OUTPUT_" + string(b)
 }
+
+// OutputFileEnvName is the environment variable that carries the path of a node's full output
+// file into shell scripts: OutputEnvName followed by _FILE.
+func OutputFileEnvName(nodeID string) string { return OutputEnvName(nodeID) + "_FILE" }

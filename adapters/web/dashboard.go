@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"go.uber.org/zap"
 
 	"threadflow/commands"
 	"threadflow/conversation"
@@ -147,6 +150,49 @@ func (s *Server) readRun(ctx context.Context, id string) (runView, error) {
 		return runView{}, fmt.Errorf("web: read events of run %s: %w", id, err)
 	}
 	return foldRun(run, events, s.cfg.Now()), nil
+}
+
+// nodeOutput serves the full output of a node's latest attempt as plain text, streamed from its
+// file (with ranges, so a browser or curl can fetch part of a large one).
+func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !runIDPattern.MatchString(id) {
+		http.NotFound(w, r)
+		return
+	}
+	run, err := s.cfg.Store.GetRun(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	events, err := s.cfg.Store.Events(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	ref, err := orchestrator.NodeOutputFile(run, events, r.PathValue("node"))
+	if err != nil {
+		http.Error(w, "This node has no output yet. The run page lists the nodes that have one.", http.StatusNotFound)
+		return
+	}
+	f, err := os.Open(ref.File)
+	if err != nil {
+		s.cfg.Log.Warn("web.output_read_failed", zap.String("run_id", id), zap.Error(err))
+		http.Error(w, "The output file of this node is gone from the bot's disk.", http.StatusGone)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	// The output is text a node printed: never let a browser run it as a page.
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) // a large file outlasts WriteTimeout
+	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 
 // runAction sends the chat command a button stands for, as the web user, through the same Handler

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -250,4 +251,34 @@ func countEvents(t *testing.T, r *rig, id string, typ db.EventType) int {
 		}
 	}
 	return n
+}
+
+// A node's full output is linked from the run page and served as plain text, however long.
+func TestRunPageLinksTheFullOutput(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	b.say("/workflow run loud")
+	run := r.waitRun("loud", db.StatusCompleted)
+	_, page := b.get("/runs/" + run.ID)
+	link := `href="/runs/` + run.ID + `/output/print"`
+	for _, want := range []string{link, "full output of attempt 1 (39 KiB)", "above are its first 16 KiB"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want) // the page holds 16 KiB of output: not printed
+		}
+	}
+	resp, err := b.c.Get(r.srv.URL + "/runs/" + run.ID + "/output/print")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || len(body) != 40000+len("<script>alert(1)</script>\n") || !strings.HasSuffix(string(body), "y<script>alert(1)</script>\n") {
+		t.Fatalf("output = %d, %d bytes ending %q; want the whole output", resp.StatusCode, len(body), body[max(0, len(body)-30):])
+	}
+	if ct, nosniff := resp.Header.Get("Content-Type"), resp.Header.Get("X-Content-Type-Options"); ct != "text/plain; charset=utf-8" || nosniff != "nosniff" {
+		t.Fatalf("output served as %q (nosniff %q); want plain text a browser never runs", ct, nosniff)
+	}
+	if code, _ := b.get("/runs/" + run.ID + "/output/nosuchnode"); code != 404 {
+		t.Fatalf("output of an unknown node answered %d, want 404", code)
+	}
 }

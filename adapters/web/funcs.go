@@ -5,7 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"threadflow/db"
+	"threadflow/orchestrator"
 )
 
 // templateFuncs are the helpers the templates use; now is the Server's clock.
@@ -18,8 +21,10 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 			}
 			return "due now"
 		},
-		"dur":   roundDuration,
-		"stamp": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+		"dur":         roundDuration,
+		"bytes":       func(n int64) string { return humanize.IBytes(uint64(max(n, 0))) },
+		"inlineLimit": func() int64 { return orchestrator.InlineLimit },
+		"stamp":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 		"title": func(s string) string {
 			if s == "" {
 				return s

@@ -45,6 +45,15 @@ nodes:
       printf 'deployed with notes: %s' "$ship.output"
 `
 
+// loudWorkflow prints more than the inline limit, then markup that must stay text.
+const loudWorkflow = `name: loud
+nodes:
+  - id: print
+    bash: |
+      head -c 40000 /dev/zero | tr '\0' 'y'
+      echo '<script>alert(1)</script>'
+`
+
 // rig is the dashboard on the real orchestrator wiring and a real SQLite store, served by httptest.
 type rig struct {
 	t     *testing.T
@@ -76,7 +85,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, src := range map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow} {
+	for name, src := range map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow, "loud.yaml": loudWorkflow} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,11 @@ type nodeView struct {
 	Output   string
 	Error    string
 	Gate     *gateView
+	Full     *orchestrator.OutputRef // the file holding the full output of the latest attempt
 }
+
+// Truncated reports whether Output shows only the beginning of the full output.
+func (n *nodeView) Truncated() bool { return n.Full != nil && n.Full.Bytes > orchestrator.InlineLimit }
 
 // gateView is a gate asked of a person: its rules and timers, the approvals so far and, once
 // answered, who answered it and how.
@@ -121,6 +125,11 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 			v.Nodes = append(v.Nodes, n)
 		}
 		v.applyNodeEvent(n, e, d)
+	}
+	for _, ref := range orchestrator.OutputFiles(r, events) {
+		if n := nodes[ref.Node]; n != nil {
+			n.Full = &ref
+		}
 	}
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Kind.IsGate() && len(v.Gates) > 0 {
 		if g := v.Gates[len(v.Gates)-1]; g.Node == p.Node && g.Decision == "" {

@@ -113,6 +113,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.runsPage)
 	mux.HandleFunc("GET /runs/{id}", s.runPage)
 	mux.HandleFunc("POST /runs/{id}/{action}", s.runAction)
+	mux.HandleFunc("GET /runs/{id}/output/{node}", s.nodeOutput)
 	mux.HandleFunc("GET /live/runs", s.liveRuns)
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
 	mux.HandleFunc("GET /chat", s.chatPage)

@@ -38,6 +38,8 @@ func (b *bench) scenario(ctx context.Context, name, engine string) (rows []row, 
 		return b.throughput(ctx, d)
 	case "recovery":
 		return b.recovery(ctx, d)
+	case "output":
+		return b.output(ctx, d)
 	default:
 		return b.memory(ctx, d)
 	}

@@ -9,9 +9,10 @@
 //	throughput  completed runs per second of a three-node shell workflow
 //	recovery    1,000 runs killed mid-node with SIGKILL: restart -> every one running again
 //	memory      heap and goroutines with 10,000 runs paused at gates, against none
+//	output      peak RSS of the real binary running a node that prints 1 GB, against one printing nothing
 //
 // It creates its own fresh PostgreSQL database (dropped at exit) and temporary SQLite files, and for
-// the recovery scenario builds and runs the real bot binary.
+// the recovery and output scenarios build and run the real bot binary.
 package main
 
 import (
@@ -48,7 +49,7 @@ type options struct {
 	cpuProf   string
 }
 
-var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory"}
+var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output"}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)

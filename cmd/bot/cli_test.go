@@ -99,3 +99,27 @@ func TestChatContinuesAConversationAcrossCalls(t *testing.T) {
 		t.Fatalf("an answer in another conversation reached the run:\n%s", out)
 	}
 }
+
+// bot workflow logs prints a node's full output, not only the part kept inline.
+func TestWorkflowLogsPrintsTheFullOutput(t *testing.T) {
+	env := cliEnv(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "loud.yaml"), "name: loud\nnodes:\n  - id: print\n    bash: seq 1 20000\n  - id: after\n    depends_on: [print]\n    bash: echo done\n")
+	env["WORKFLOWS_DIR"] = dir
+	out, code := cli(t, env, "workflow", "run", "loud")
+	m := runIDPattern.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("workflow run loud = exit %d:\n%s", code, out)
+	}
+	out, code = cli(t, env, "workflow", "logs", m[1], "print")
+	if code != 0 || !strings.HasPrefix(out, "1\n2\n") || !strings.HasSuffix(out, "\n19999\n20000\n") {
+		t.Fatalf("workflow logs RUN print = exit %d, %d bytes; want all of seq 1 20000", code, len(out))
+	}
+	out, code = cli(t, env, "workflow", "logs", m[1])
+	if code != 0 || !strings.Contains(out, "==> print (attempt 1, completed, 108894 bytes) <==\n1\n") || !strings.HasSuffix(out, "==> after (attempt 1, completed, 5 bytes) <==\ndone\n") {
+		t.Fatalf("workflow logs RUN = exit %d:\n%.300s", code, out)
+	}
+	if out, code = cli(t, env, "workflow", "logs", m[1], "nosuch"); code != 2 {
+		t.Fatalf("logs of an unknown node = exit %d, want 2:\n%s", code, out)
+	}
+}

@@ -32,6 +32,7 @@ type Config struct {
 	ShutdownGrace    time.Duration // how long shutdown waits for running nodes to finish
 	MaxParallelNodes int           // nodes of one run executed at once
 	Workers          int           // runs executed at once by this replica
+	MinFreeDisk      uint64        // bytes free under Home below which no run is claimed; 0 turns it off
 
 	WorkflowsDirs   []string // extra workflow directories, searched in order after the bundled ones
 	RepoPath        string   // optional git repository that runs get worktrees of

@@ -26,7 +26,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	want := Config{
 		Engine: EngineSQLite, Home: "./.threadflow", LogLevel: zapcore.InfoLevel, LogFormat: "json",
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
-		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8,
+		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
 		ClaudeBin: "claude", CodexBin: "codex", ReplicaID: "box-42",
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -60,6 +60,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SHUTDOWN_GRACE":     "5s",
 		"MAX_PARALLEL_NODES": "2",
 		"WORKERS":            "1",
+		"MIN_FREE_DISK":      "1GiB",
 		"WORKFLOWS_DIR":      dir + "::" + dir,
 		"REPO_PATH":          dir,
 		"DEFAULT_PROVIDER":   "codex",
@@ -86,6 +87,7 @@ func TestLoadConfigValues(t *testing.T) {
 		{"LogLevel", c.LogLevel, zapcore.DebugLevel},
 		{"LeaseTTL", c.LeaseTTL, time.Minute},
 		{"MaxRecoveries", c.MaxRecoveries, 0},
+		{"MinFreeDisk", c.MinFreeDisk, uint64(1 << 30)},
 		{"WorkflowsDirs", c.WorkflowsDirs, []string{dir, dir}},
 		{"AllowedUserIDs", c.AllowedUserIDs, []string{"slack:U123", "discord:4567", "console:alice"}},
 		{"GuildIDs", c.Discord.GuildIDs, []string{"1", "2"}},
@@ -135,6 +137,8 @@ func TestLoadConfigRejects(t *testing.T) {
 			`LEASE_TTL="500ms" is not valid; use a duration of at least 1s, such as 30s or 2m`},
 		{"negative recoveries", map[string]string{"MAX_RECOVERIES": "-1"}, nil,
 			`MAX_RECOVERIES="-1" is not valid; use a whole number of at least 0`},
+		{"free disk size", map[string]string{"MIN_FREE_DISK": "lots"}, nil,
+			`MIN_FREE_DISK="lots" is not valid; use a size such as 256MB, 1GiB or 0 (off)`},
 		{"zero workers", map[string]string{"WORKERS": "0"}, nil,
 			`WORKERS="0" is not valid; use a whole number of at least 1`},
 		{"http addr", map[string]string{"HTTP_ADDR": "8080"}, nil,

@@ -27,6 +27,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Outboxes:        outboxes,
 		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
 		Dirs:            orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath},
+		Disk:            diskGuard(cfg),
 		Log:             log,
 		Owner:           cfg.ReplicaID,
 		LeaseTTL:        cfg.LeaseTTL,
@@ -40,6 +41,11 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		ClaimReportableOnly: true,
 		Observer:            obs,
 	})
+}
+
+// diskGuard watches MIN_FREE_DISK on THREADFLOW_HOME, for the workers and for /readyz.
+func diskGuard(cfg Config) orchestrator.DiskGuard {
+	return orchestrator.DiskGuard{Dir: cfg.Home, MinFree: cfg.MinFreeDisk}
 }
 
 // providers creates agent providers by name, "" meaning DEFAULT_PROVIDER.

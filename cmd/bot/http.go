@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	stdlog "log"
 	"net/http"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
+
+	"threadflow/orchestrator"
 )
 
 // defaultReadyTimeout bounds one readiness probe: a database that takes longer is not ready.
@@ -16,6 +19,34 @@ const defaultReadyTimeout = 2 * time.Second
 // readinessChecker is what /readyz asks; db.Store satisfies it.
 type readinessChecker interface {
 	Ready(ctx context.Context) error
+}
+
+// readiness is what /readyz checks: the disk holding THREADFLOW_HOME has MIN_FREE_DISK free, the
+// database answers with its schema current, and it accepts a write. Every failing check is named,
+// so the reason says what to fix.
+type readiness struct {
+	store interface {
+		readinessChecker
+		ProbeWrite(ctx context.Context, replica string) error
+	}
+	disk    orchestrator.DiskGuard
+	replica string
+}
+
+func (r readiness) Ready(ctx context.Context) error {
+	var errs []string
+	if err := r.disk.Check(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if err := r.store.Ready(ctx); err != nil {
+		errs = append(errs, err.Error())
+	} else if err := r.store.ProbeWrite(ctx, r.replica); err != nil {
+		errs = append(errs, "the database does not accept writes: "+err.Error())
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // httpDeps are the pieces the HTTP server exposes, routed in newMux. /healthz and /readyz stay

@@ -13,10 +13,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// readiness is a readinessChecker answering err.
-type readiness struct{ err error }
+// fixedReadiness is a readinessChecker answering err.
+type fixedReadiness struct{ err error }
 
-func (r readiness) Ready(context.Context) error { return r.err }
+func (r fixedReadiness) Ready(context.Context) error { return r.err }
 
 func TestHealthEndpoints(t *testing.T) {
 	down := errors.New("postgres: ping: dial tcp: password hunter2 rejected")
@@ -38,7 +38,7 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mux := newMux(httpDeps{ready: readiness{tt.ready}, secrets: []string{"hunter2"}, log: zap.NewNop()})
+			mux := newMux(httpDeps{ready: fixedReadiness{tt.ready}, secrets: []string{"hunter2"}, log: zap.NewNop()})
 			srv := httptest.NewServer(mux)
 			t.Cleanup(srv.Close)
 			req, err := http.NewRequest(tt.method, srv.URL+tt.path, nil)

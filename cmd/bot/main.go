@@ -47,7 +47,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the bot until SIGINT or SIGTERM (the default)", serve},
 		{"chat", "talk to the bot from the terminal: bot chat [--conversation ID] [--user ID] [MESSAGE...]", chat},
-		{"workflow", "list, validate, run, inspect and answer workflows: bot workflow help", workflowCmd},
+		{"workflow", "list, validate, run, inspect (status, logs) and answer workflows: bot workflow help", workflowCmd},
 		{"migrate", "apply pending database migrations and exit", migrate},
 		{"help", "show this help", func(_ context.Context, inv invocation, _ []string) error {
 			printHelp(inv.stdout)

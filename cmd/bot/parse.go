@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -90,6 +91,15 @@ func parseInt(v string, minimum int) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < minimum {
 		return 0, fmt.Errorf("use a whole number of at least %d", minimum)
+	}
+	return n, nil
+}
+
+// parseSize reads a size such as 256MB (SI units), 1GiB (binary units) or 0.
+func parseSize(v string) (uint64, error) {
+	n, err := humanize.ParseBytes(v)
+	if err != nil {
+		return 0, errors.New("use a size such as 256MB, 1GiB or 0 (off)")
 	}
 	return n, nil
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
+	"net/http"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"threadflow/db/dbtest"
 )
@@ -22,5 +28,67 @@ func TestProcessReplicasStartTogetherOnEmptyPostgres(t *testing.T) {
 	}
 	for _, p := range replicas {
 		p.stop(t, syscall.SIGTERM)
+	}
+}
+
+// A database that answers but refuses writes (here made read-only, as a demoted primary or a full
+// disk would) makes /readyz answer 503 saying so, and 200 again once it accepts writes.
+func TestReadyzReportsADatabaseThatRefusesWrites(t *testing.T) {
+	dbURL := dbtest.PostgresDatabase(t)
+	b := runBot(t, map[string]string{"DATABASE_URL": dbURL, "HTTP_ADDR": "127.0.0.1:0", "THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"})
+	base := waitURL(t, b.stdout, b.done, b.stderr)
+	assertReady(t, base)
+
+	readOnly(t, dbURL, true)
+	waitReadyz(t, base, http.StatusServiceUnavailable, "the database does not accept writes")
+	// A person asking for a run meanwhile is told that retrying will not help, and where to look.
+	out, _ := cli(t, map[string]string{"DATABASE_URL": dbURL, "THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}, "chat", "/workflow run hello")
+	if !strings.Contains(out, "cannot store anything right now") || !strings.Contains(out, "/readyz") {
+		t.Errorf("bot chat against a read-only database printed:\n%s", out)
+	}
+	readOnly(t, dbURL, false)
+	waitReadyz(t, base, http.StatusOK, "ok")
+}
+
+// readOnly makes new sessions of the database read-only (or writable again) and ends the open
+// ones, so the bot's pool reconnects under the new default.
+func readOnly(t *testing.T, dbURL string, on bool) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	name := pgx.Identifier{conn.Config().Database}.Sanitize()
+	stmt := "ALTER DATABASE " + name + " RESET default_transaction_read_only"
+	if on {
+		stmt = "ALTER DATABASE " + name + " SET default_transaction_read_only = on"
+	}
+	// This session may itself have started read-only.
+	if _, err := conn.Exec(t.Context(), "SET default_transaction_read_only = off"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), stmt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitReadyz polls /readyz until it answers status with a body containing want.
+func waitReadyz(t *testing.T, base string, status int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(testDeadline)
+	for {
+		code, body := get(t, base+"readyz")
+		if code == status && strings.Contains(body, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /readyz = %d %q, want %d with %q", code, body, status, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval of a condition wait
 	}
 }

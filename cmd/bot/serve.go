@@ -102,7 +102,7 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close())
 	}
-	mux := newMux(httpDeps{ready: st, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
+	mux := newMux(httpDeps{ready: readiness{store: st, disk: diskGuard(cfg), replica: cfg.ReplicaID}, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
 	a.components = append(a.components,
 		component{"http", httpComponent(newHTTPServer(mux, log), ln, log)},
 		component{"orchestrator", func(ctx context.Context) error { eng.Run(ctx); return nil }},

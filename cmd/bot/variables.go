@@ -31,6 +31,8 @@ var settings = []setting{
 		apply: intoInt(func(c *Config) *int { return &c.MaxParallelNodes }, 1)},
 	{env: "WORKERS", def: "8", usage: "runs executed at once by this replica (at least 1)",
 		apply: intoInt(func(c *Config) *int { return &c.Workers }, 1)},
+	{env: "MIN_FREE_DISK", def: "256MB", usage: "free space under THREADFLOW_HOME below which no new run is claimed and /readyz fails (0 turns it off)",
+		apply: func(c *Config, v string, _ hostInfo) (err error) { c.MinFreeDisk, err = parseSize(v); return err }},
 	{env: "WORKFLOWS_DIR", usage: "colon-separated directories of workflow YAML files, besides the bundled ones",
 		apply: intoList(func(c *Config) *[]string { return &c.WorkflowsDirs }, parseDirs)},
 	{env: "REPO_PATH", usage: "git repository whose worktrees runs work in (empty: a plain directory per run)",

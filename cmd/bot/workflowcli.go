@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ const workflowUsage = `usage: bot workflow list
        bot workflow validate FILE...
        bot workflow run [--user NAME] NAME [ARGS...]
        bot workflow status RUN_ID
+       bot workflow logs RUN_ID [NODE]
        bot workflow resume|approve|reject|abandon [--user NAME] RUN_ID [TEXT]
 --user acts as console:NAME instead of console:local (a gate may refuse its own requester)`
 
@@ -51,7 +53,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	switch sub {
 	case "validate":
 		return validateFiles(inv.stdout, rest)
-	case "list", "run", "status", "resume", "approve", "reject", "abandon":
+	case "list", "run", "status", "logs", "resume", "approve", "reject", "abandon":
 	default:
 		return &usageError{fmt.Sprintf("unknown workflow command %q\n%s", sub, workflowUsage)}
 	}
@@ -72,6 +74,8 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		return cli.runWorkflow(ctx, rest)
 	case "status":
 		return cli.status(ctx, inv.stdout, rest)
+	case "logs":
+		return cli.logs(ctx, inv.stdout, rest)
 	}
 	return cli.act(ctx, sub, rest)
 }
@@ -197,6 +201,50 @@ func (c *cliSession) status(ctx context.Context, w io.Writer, args []string) err
 	}
 	fmt.Fprintln(w, console.Render(t))
 	return nil
+}
+
+// logs prints the full output of a node's latest attempt, streamed from its file; without NODE,
+// every node's, each under a header line.
+func (c *cliSession) logs(ctx context.Context, w io.Writer, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return &usageError{"usage: bot workflow logs RUN_ID [NODE]"}
+	}
+	run, err := c.findRun(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	events, err := c.store.Events(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if len(args) == 2 {
+		ref, err := orchestrator.NodeOutputFile(run, events, args[1])
+		if errors.Is(err, orchestrator.ErrNoOutput) {
+			return &usageError{fmt.Sprintf("node %q of run %s has no output yet; `bot workflow status %s` shows its nodes", args[1], run.ID, run.ID)}
+		}
+		if err != nil {
+			return err
+		}
+		return copyFile(w, ref.File)
+	}
+	for _, ref := range orchestrator.OutputFiles(run, events) {
+		fmt.Fprintf(w, "==> %s (attempt %d, %s, %d bytes) <==\n", ref.Node, ref.Attempt, ref.State, ref.Bytes)
+		if err := copyFile(w, ref.File); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyFile streams a file to w; an output of any size passes through a small buffer.
+func copyFile(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read the output file: %w", err)
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }
 
 // act sends the equivalent chat command as the local console user, then waits for the run.

@@ -21,6 +21,9 @@ const (
 	codeTooManyConnections  = "53300"
 	codeAdminShutdown       = "57P01"
 	codeCannotConnectNow    = "57P03"
+	codeDiskFull            = "53100"
+	codeIOError             = "58030"
+	codeReadOnlyTransaction = "25006" // a standby, or default_transaction_read_only
 )
 
 // foreignKeys says, per constraint, which referenced row was missing; PostgreSQL's default names.
@@ -63,6 +66,8 @@ func translatePg(pgErr *pgconn.PgError, err error) error {
 		return fmt.Errorf("%s: %w", what, db.ErrNotFound)
 	case codeTooManyConnections, codeAdminShutdown, codeCannotConnectNow:
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	case codeDiskFull, codeIOError, codeReadOnlyTransaction:
+		return fmt.Errorf("%w: %w", db.ErrUnwritable, err)
 	}
 	if pgconn.SafeToRetry(err) || strings.HasPrefix(pgErr.Code, "08") { // class 08: connection exception
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
@@ -73,7 +78,7 @@ func translatePg(pgErr *pgconn.PgError, err error) error {
 // isDomain reports whether err was translated already (or never came from the driver).
 func isDomain(err error) bool {
 	for _, d := range []error{db.ErrNotFound, db.ErrNoQueuedRun, db.ErrConflict, db.ErrInvalidTransition,
-		db.ErrUnavailable, db.ErrDuplicate} {
+		db.ErrUnavailable, db.ErrDuplicate, db.ErrUnwritable} {
 		if errors.Is(err, d) {
 			return true
 		}

@@ -32,6 +32,8 @@ func TestTranslate(t *testing.T) {
 		{"connection exception", &pgconn.PgError{Code: "08006"}, db.ErrUnavailable, "unavailable"},
 		{"server shutting down", &pgconn.PgError{Code: "57P01"}, db.ErrUnavailable, "unavailable"},
 		{"too many connections", &pgconn.PgError{Code: "53300"}, db.ErrUnavailable, "unavailable"},
+		{"disk full", &pgconn.PgError{Code: "53100", Message: "could not extend file"}, db.ErrUnwritable, "cannot store writes"},
+		{"read-only standby", &pgconn.PgError{Code: "25006"}, db.ErrUnwritable, "cannot store writes"},
 		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), db.ErrUnavailable, "deadline"},
 		{"connection cut", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), db.ErrUnavailable, "unexpected EOF"},
 		{"other server error", &pgconn.PgError{Code: "42601", Message: "syntax error"}, nil, "syntax error"},
@@ -39,7 +41,7 @@ func TestTranslate(t *testing.T) {
 		{"translated twice", translate(pgx.ErrNoRows), db.ErrNotFound, "not found: no rows"},
 		{"domain error passes", &db.TransitionError{RunID: "r", Op: db.OpResume, Found: db.StatusQueued}, db.ErrInvalidTransition, "run is queued"},
 	}
-	domain := []error{db.ErrNotFound, db.ErrDuplicate, db.ErrUnavailable, db.ErrInvalidTransition}
+	domain := []error{db.ErrNotFound, db.ErrDuplicate, db.ErrUnavailable, db.ErrInvalidTransition, db.ErrUnwritable}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := translate(tc.err)

@@ -37,6 +37,8 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", db.ErrNotFound, err)
 	case code&0xff == sqlite3.SQLITE_BUSY || code&0xff == sqlite3.SQLITE_LOCKED:
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+	case code&0xff == sqlite3.SQLITE_FULL || code&0xff == sqlite3.SQLITE_IOERR || code&0xff == sqlite3.SQLITE_READONLY:
+		return fmt.Errorf("%w: %w", db.ErrUnwritable, err)
 	}
 	return err
 }

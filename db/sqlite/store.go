@@ -128,6 +128,18 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
+// ProbeWrite rewrites the replica's row in write_probes.
+func (s *Store) ProbeWrite(ctx context.Context, replica string) error {
+	return s.write(ctx, func(tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO write_probes (replica, probed_at) VALUES (?, ?)
+			ON CONFLICT (replica) DO UPDATE SET probed_at = excluded.probed_at`, replica, micros(s.clock()))
+		if err != nil {
+			return fmt.Errorf("sqlite write probe: %w", translate(err))
+		}
+		return nil
+	})
+}
+
 // Close closes both pools.
 func (s *Store) Close() error {
 	return errors.Join(s.r.stmts.close(), s.r.Close(), s.ws.close(), s.w.Close())

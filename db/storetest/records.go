@@ -18,6 +18,7 @@ func recordTests() []test {
 		{"MarkInboundMany", testMarkInboundMany},
 		{"MarkInboundManyPastOneStatement", testMarkInboundManyChunks},
 		{"Ready", testReady},
+		{"ProbeWrite", testProbeWrite},
 		{"MessageRefs", testMessageRefs},
 		{"CreateRunRecordsItsThreadAndMessages", testCreateRunRecordsItsThreadAndMessages},
 	}
@@ -216,5 +217,18 @@ func testCreateRunRecordsItsThreadAndMessages(t *testing.T, e *env) {
 	other := db.Conversation{Platform: "slack", ChannelID: "C1", ThreadID: "8.8"}
 	if _, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) { n.ConversationID, n.Conversation = "slack:C1:9.9", &other })); err == nil {
 		t.Fatal("CreateRun with a conversation that is not the run's succeeded")
+	}
+}
+
+// ProbeWrite is repeatable: each readiness probe rewrites the same row.
+func testProbeWrite(t *testing.T, e *env) {
+	for i := range 3 {
+		e.clock.Advance(time.Second)
+		if err := e.s.ProbeWrite(e.ctx, "replica-a"); err != nil {
+			t.Fatalf("probe %d: %v", i, err)
+		}
+	}
+	if err := e.s.ProbeWrite(e.ctx, "replica-b"); err != nil {
+		t.Fatalf("probe of a second replica: %v", err)
 	}
 }
