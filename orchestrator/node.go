@@ -37,7 +37,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		if err == nil {
 			res.output, res.pause = output, pause
 			if pause == nil {
-				res.err = e.recordCompleted(ctx, n, res.attempt, output, res.started)
+				res.duration = measured(e.x.now().Sub(res.started))
+				res.err = e.recordCompleted(ctx, n, res.attempt, output, res.duration)
 			}
 			return
 		}
@@ -49,6 +50,10 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		failures++
 		retry := retryable(n, ne) && failures < n.Retry.MaxAttempts
 		data := nodeData{Error: ne.msg, Class: ne.class, WillRetry: retry}
+		if !retry {
+			res.duration = measured(e.x.now().Sub(res.started))
+			data.DurationMS = durationMS(res.duration)
+		}
 		if rerr := e.record(ctx, db.EventNodeFailed, n.ID, res.attempt, data); rerr != nil {
 			res.err = rerr
 			return
@@ -58,7 +63,9 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			return
 		}
 		e.x.observer().Retried(e.run.Workflow)
-		if serr := e.x.sleep(ctx, backoff(n.Retry.Delay, failures)); serr != nil {
+		wait := backoff(n.Retry.Delay, failures)
+		e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Node: n.ID, Text: retryText(n.ID, res.attempt, n.Retry.MaxAttempts, ne.msg, wait)})
+		if serr := e.x.sleep(ctx, wait); serr != nil {
 			res.err = context.Cause(ctx)
 			return
 		}
@@ -139,8 +146,8 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 
 // recordCompleted writes node_completed. Output larger than spillLimit is written in full to the
 // artifacts directory and the event keeps its beginning and the file's path.
-func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, output string, started time.Time) error {
-	data := nodeData{Output: output, DurationMS: e.x.now().Sub(started).Milliseconds()}
+func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, output string, took time.Duration) error {
+	data := nodeData{Output: output, DurationMS: durationMS(took)}
 	if len(output) > spillLimit {
 		path := filepath.Join(e.artifactsDir(), n.ID+".output")
 		if err := os.MkdirAll(e.artifactsDir(), 0o755); err == nil && os.WriteFile(path, []byte(output), 0o644) == nil {

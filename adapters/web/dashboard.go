@@ -257,15 +257,5 @@ func since(now, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return roundDuration(now.Sub(t)) + " ago"
-}
-
-func roundDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return orchestrator.FormatDuration(now.Sub(t)) + " ago"
 }

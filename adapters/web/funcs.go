@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"threadflow/db"
+	"threadflow/orchestrator"
 )
 
 // templateFuncs are the helpers the templates use; now is the Server's clock.
@@ -18,7 +19,7 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 			}
 			return "due now"
 		},
-		"dur":   roundDuration,
+		"dur":   orchestrator.FormatDuration,
 		"stamp": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 		"title": func(s string) string {
 			if s == "" {

@@ -91,7 +91,7 @@ type eventData struct {
 	Output     string            `json:"output"`
 	Error      string            `json:"error"`
 	Reason     string            `json:"reason"`
-	DurationMS int64             `json:"duration_ms"`
+	DurationMS *int64            `json:"duration_ms"`
 	WillRetry  bool              `json:"will_retry"`
 	Message    string            `json:"message"`
 	Decision   string            `json:"decision"`
@@ -140,13 +140,13 @@ func (v *runView) applyNodeEvent(n *nodeView, e db.Event, d eventData) {
 		n.finish(e.At, d.DurationMS)
 	case db.EventNodeFailed:
 		n.Error = d.Error
-		n.finish(e.At, d.DurationMS)
-		if !d.WillRetry {
+		if !d.WillRetry { // a retried attempt is not the node's end: it has no duration yet
 			n.State = "failed"
+			n.finish(e.At, d.DurationMS)
 		}
 	case db.EventNodeSkipped:
 		n.State, n.Output = "skipped", d.Reason
-		n.finish(e.At, 0)
+		n.Finished, n.Duration = e.At, 0
 	case db.EventResumeFailed: // recorded at the node the resume could not start
 		n.Error = d.Error
 		v.History = append(v.History, historyEntry{At: e.At, What: "resume failed at " + n.ID, Note: d.Error})
@@ -182,14 +182,8 @@ func applyGateEvent(n *nodeView, e db.Event, d eventData) {
 	}
 }
 
-func (n *nodeView) finish(at time.Time, ms int64) {
-	n.Finished = at
-	switch {
-	case ms > 0:
-		n.Duration = time.Duration(ms) * time.Millisecond
-	case !n.Started.IsZero() && at.After(n.Started):
-		n.Duration = at.Sub(n.Started)
-	}
+func (n *nodeView) finish(at time.Time, ms *int64) {
+	n.Finished, n.Duration = at, orchestrator.NodeDuration(ms, n.Started, at)
 }
 
 // applyRunEvent records the run-level events of the resume history. An explicit resume also
