@@ -40,6 +40,7 @@ type Bot struct {
 	Assistant Assistant
 	Log       *zap.Logger
 	Observe   Observer
+	Limits    commands.Limits // checked on every message before anything about it is written
 
 	known knownSet // conversations this process recorded
 }
@@ -55,6 +56,11 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 	}
 	start, kind := time.Now(), "ignored"
 	defer func() { observerOr(b.Observe).Dispatched(kind, time.Since(start)) }()
+	if err := b.Limits.Check(m.Text); err != nil {
+		kind = "refused"
+		b.refuse(ctx, m, err)
+		return
+	}
 	text := strings.TrimSpace(m.Text)
 	switch {
 	case commands.IsCommand(text):
@@ -65,6 +71,15 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 	case m.Addressed():
 		kind = "assistant"
 		b.assistant(ctx, m, text)
+	}
+}
+
+// refuse answers a message a limit refused, before anything about it was written. Channel chatter
+// that was not meant for the bot is refused silently.
+func (b *Bot) refuse(ctx context.Context, m conversation.Message, err error) {
+	b.Log.Info("orchestrator.message_refused", zap.String("user", MaskUser(m.UserID)), zap.Error(err))
+	if m.Addressed() || m.ThreadID != "" || commands.IsCommand(strings.TrimSpace(m.Text)) {
+		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 	}
 }
 

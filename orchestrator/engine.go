@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/commands"
 	"threadflow/conversation"
 )
 
@@ -20,6 +21,7 @@ type Config struct {
 	Auth            Auth
 	Dirs            Dirs
 	Log             *zap.Logger
+	Limits          commands.Limits // MAX_ARGS_BYTES: what one message may carry
 
 	Owner         string        // REPLICA_ID
 	LeaseTTL      time.Duration // LEASE_TTL
@@ -75,7 +77,7 @@ func New(c Config) *Engine {
 		Workers:        w,
 		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
-		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs,
+		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
 			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
 	}
 }

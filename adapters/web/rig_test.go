@@ -67,6 +67,7 @@ func (r *rig) idle() {
 type rigOptions struct {
 	allowed, admins []string
 	token           string
+	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -82,7 +83,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		}
 	}
 	log := zaptest.NewLogger(t)
-	st := dbtest.SQLite(t, db.Options{})
+	open := o.open
+	if open == nil {
+		open = dbtest.SQLite
+	}
+	st := open(t, db.Options{})
 	outboxes := map[string]conversation.Outbox{}
 	eng := orchestrator.New(orchestrator.Config{
 		Store: st, Catalogs: catalog{home: home, dir: dir}, Providers: noProviders{}, Outboxes: outboxes,

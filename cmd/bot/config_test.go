@@ -26,7 +26,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	want := Config{
 		Engine: EngineSQLite, Home: "./.threadflow", LogLevel: zapcore.InfoLevel, LogFormat: "json",
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
-		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8,
+		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MaxArgsBytes: 16_000,
 		ClaudeBin: "claude", CodexBin: "codex", ReplicaID: "box-42",
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -60,6 +60,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SHUTDOWN_GRACE":     "5s",
 		"MAX_PARALLEL_NODES": "2",
 		"WORKERS":            "1",
+		"MAX_ARGS_BYTES":     "64KiB",
 		"WORKFLOWS_DIR":      dir + "::" + dir,
 		"REPO_PATH":          dir,
 		"DEFAULT_PROVIDER":   "codex",
@@ -86,6 +87,7 @@ func TestLoadConfigValues(t *testing.T) {
 		{"LogLevel", c.LogLevel, zapcore.DebugLevel},
 		{"LeaseTTL", c.LeaseTTL, time.Minute},
 		{"MaxRecoveries", c.MaxRecoveries, 0},
+		{"MaxArgsBytes", c.MaxArgsBytes, int64(65536)},
 		{"WorkflowsDirs", c.WorkflowsDirs, []string{dir, dir}},
 		{"AllowedUserIDs", c.AllowedUserIDs, []string{"slack:U123", "discord:4567", "console:alice"}},
 		{"GuildIDs", c.Discord.GuildIDs, []string{"1", "2"}},
@@ -137,6 +139,8 @@ func TestLoadConfigRejects(t *testing.T) {
 			`MAX_RECOVERIES="-1" is not valid; use a whole number of at least 0`},
 		{"zero workers", map[string]string{"WORKERS": "0"}, nil,
 			`WORKERS="0" is not valid; use a whole number of at least 1`},
+		{"args size too large", map[string]string{"MAX_ARGS_BYTES": "1MB"}, nil,
+			`MAX_ARGS_BYTES="1MB" is not valid; use a size from 1 B to 100 kB, such as 16KB or 64KiB (KB = 1000 bytes, KiB = 1024)`},
 		{"http addr", map[string]string{"HTTP_ADDR": "8080"}, nil,
 			`HTTP_ADDR="8080" is not valid; use host:port such as 127.0.0.1:8080, or 0.0.0.0:8080 to listen on every interface`},
 		{"http port range", map[string]string{"HTTP_ADDR": ":70000"}, nil,

@@ -28,6 +28,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
 		Dirs:            orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath},
 		Log:             log,
+		Limits:          cfg.limits(),
 		Owner:           cfg.ReplicaID,
 		LeaseTTL:        cfg.LeaseTTL,
 		MaxRecoveries:   cfg.MaxRecoveries,

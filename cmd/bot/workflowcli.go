@@ -172,6 +172,9 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
 	}
 	argText := strings.Join(args[1:], " ")
+	if err := c.engine.Bot.Limits.CheckArgs(argText); err != nil { // before anything is written
+		return &usageError{err.Error()}
+	}
 	if err := wf.CheckArgs(argText); err != nil {
 		return &usageError{err.Error()}
 	}

@@ -1,0 +1,39 @@
+package web_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
+)
+
+// The chat page refuses NUL bytes, invalid UTF-8 and oversized arguments with the limit's name,
+// before it shows the message or hands it to the bot: nothing is written, on either engine.
+func TestChatRefusesNulAndOversizedArgumentsWritingNothing(t *testing.T) {
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		r := newRig(t, rigOptions{open: open})
+		b := r.browser("")
+		for _, c := range []struct{ text, want string }{
+			{"/workflow run gated a\x00b", "NUL byte"},
+			{"/workflow run gated \xffv1", "not valid UTF-8"},
+			{"/workflow run gated " + strings.Repeat("v", 200_000), "at most 16000 bytes (MAX_ARGS_BYTES)"},
+		} {
+			code, body := b.post("/chat", url.Values{"text": {c.text}})
+			if code != 400 || !strings.Contains(body, c.want) {
+				t.Errorf("%.30q = %d %s; want 400 naming %q", c.text, code, body, c.want)
+			}
+		}
+		r.idle()
+		if runs, err := r.store.ListRuns(context.Background(), db.RunFilter{}); err != nil || len(runs) != 0 {
+			t.Fatalf("refused messages left %d runs (%v)", len(runs), err)
+		}
+		if _, chat := b.get("/chat"); strings.Contains(chat, "/workflow run gated") || strings.Contains(chat, "queued") {
+			t.Fatalf("chat page shows a refused message:\n%s", chat)
+		}
+		b.say("/workflow run gated v1")
+		r.waitRun("gated", db.StatusPaused)
+	})
+}
