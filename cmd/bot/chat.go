@@ -87,6 +87,10 @@ func messages(args []string, stdin io.Reader) func(yield func(string) bool) {
 // stopped (paused, completed, failed or cancelled), so a following "lgtm" answers the gate the run
 // reached. Then it shuts the engine down.
 func (s *chatSession) run(ctx context.Context, log *zap.Logger, msgs func(func(string) bool)) error {
+	// The runs of this conversation are this terminal's while it runs; a server takes them after.
+	if err := s.engine.Presence.Attach(ctx, s.at.ConversationID()); err != nil {
+		return fmt.Errorf("attach to conversation: %w", err)
+	}
 	engineCtx, stopEngine := context.WithCancel(ctx)
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.engine.Run(engineCtx) }()

@@ -178,6 +178,9 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if err := wf.CheckArgs(argText); err != nil {
 		return &usageError{err.Error()}
 	}
+	if err := c.engine.Presence.Attach(ctx, c.at.ConversationID()); err != nil {
+		return err
+	}
 	c.startEngine(ctx)
 	run, err := c.engine.Bot.StartRun(ctx, c.at, c.user, wf, argText)
 	if err != nil {
@@ -210,6 +213,13 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	run, err := c.findRun(ctx, args[0])
 	if err != nil {
 		return err
+	}
+	// This terminal continues the run it answers or resumes, and prints it, while it waits: a run
+	// of another terminal's conversation becomes this one's too.
+	if platform, _, _, ok := db.ParseConversationKey(run.ConversationID); ok && platform == console.Platform {
+		if err := c.engine.Presence.Attach(ctx, run.ConversationID); err != nil {
+			return err
+		}
 	}
 	c.startEngine(ctx)
 	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))
