@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"threadflow/commands"
 	"threadflow/conversation"
@@ -158,31 +156,16 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume and abandon.", http.StatusNotFound)
 		return
 	}
-	note, err := formNote(r)
-	if err != nil {
+	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
+	text := commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note}.String()
+	if err := s.cfg.Limits.Check(text); err != nil { // the same limits as every chat
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	text := commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note}.String()
 	name := userName(r)
 	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name,
 		Text: text, Direct: true})
 	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
-}
-
-// maxNoteBytes bounds the note or reason typed next to Approve and Reject.
-const maxNoteBytes = 2000
-
-// formNote reads the optional note of an approval (or reason of a rejection) on one line.
-func formNote(r *http.Request) (string, error) {
-	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ")
-	if len(note) > maxNoteBytes {
-		return "", fmt.Errorf("The note is %d bytes long; keep it under %d bytes (link to longer text instead).", len(note), maxNoteBytes)
-	}
-	if note != "" && !utf8.ValidString(note) {
-		return "", errors.New("The note is not valid UTF-8 text; type it again.")
-	}
-	return note, nil
 }
 
 // fingerprint summarises a live view's key ("run:ID" or "list:QUERY") for the poller.

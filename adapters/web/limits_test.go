@@ -3,11 +3,14 @@ package web_test
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"threadflow/db"
 	"threadflow/db/dbtest"
+	"threadflow/orchestrator"
 )
 
 // The chat page refuses NUL bytes, invalid UTF-8 and oversized arguments with the limit's name,
@@ -36,4 +39,30 @@ func TestChatRefusesNulAndOversizedArgumentsWritingNothing(t *testing.T) {
 		b.say("/workflow run gated v1")
 		r.waitRun("gated", db.StatusPaused)
 	})
+}
+
+// A retried node shows each retry with its reason, and the same duration as /workflow status.
+func TestRunPageShowsRetriesAndTheOneDuration(t *testing.T) {
+	r := newRig(t, rigOptions{workflows: map[string]string{"flaky.yaml": `name: flaky
+nodes:
+  - id: flaky
+    retry: {max_attempts: 2}
+    bash: 'if [ "$ATTEMPT" = 1 ]; then echo "port busy" >&2; exit 1; fi; echo up'
+`}})
+	b := r.browser("")
+	b.say("/workflow run flaky")
+	run := r.waitRun("flaky", db.StatusCompleted)
+	_, page := b.get("/runs/" + run.ID)
+	if !strings.Contains(page, "attempt 1 failed, retried: <span class=\"user-text\">exit status 1: port busy</span>") {
+		t.Fatalf("run page does not show the retry and its reason:\n%s", page)
+	}
+	timeline, err := orchestrator.RunTimeline(context.Background(), r.store, run, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inStatus := regexp.MustCompile(`flaky \(attempt 2\) (\S+)`).FindStringSubmatch(timeline.String())
+	onPage := regexp.MustCompile(`attempt 2</span> <span class="muted">([^<]+)</span>`).FindStringSubmatch(page)
+	if inStatus == nil || onPage == nil || inStatus[1] != onPage[1] {
+		t.Fatalf("duration in /workflow status %v, on the run page %v; want the same\n%s", inStatus, onPage, timeline.String())
+	}
 }

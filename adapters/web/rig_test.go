@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -68,6 +69,7 @@ type rigOptions struct {
 	allowed, admins []string
 	token           string
 	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
+	workflows       map[string]string                             // more workflow files, by file name
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -77,7 +79,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, src := range map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow} {
+	files := map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow}
+	maps.Copy(files, o.workflows)
+	for name, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,14 @@ type nodeView struct {
 	Duration time.Duration
 	Output   string
 	Error    string
+	Retries  []retryView // attempts that failed and were retried, since the latest resume
 	Gate     *gateView
+}
+
+// retryView is an attempt that failed and was tried again, and why.
+type retryView struct {
+	Attempt int
+	Reason  string
 }
 
 // gateView is a gate asked of a person: its rules and timers, the approvals so far and, once
@@ -140,7 +147,9 @@ func (v *runView) applyNodeEvent(n *nodeView, e db.Event, d eventData) {
 		n.finish(e.At, d.DurationMS)
 	case db.EventNodeFailed:
 		n.Error = d.Error
-		if !d.WillRetry { // a retried attempt is not the node's end: it has no duration yet
+		if d.WillRetry {
+			n.Retries = append(n.Retries, retryView{Attempt: e.Attempt, Reason: d.Error})
+		} else { // a retried attempt is not the node's end: it has no duration yet
 			n.State = "failed"
 			n.finish(e.At, d.DurationMS)
 		}
@@ -195,6 +204,7 @@ func (v *runView) applyRunEvent(nodes map[string]*nodeView, e db.Event, d eventD
 			if n.State == "failed" || n.State == "skipped" {
 				n.State = "pending"
 			}
+			n.Retries = nil // a resume grants a fresh retry budget
 		}
 		v.History = append(v.History, historyEntry{At: e.At, What: "resumed", By: d.By, Note: "from " + d.From})
 	case db.EventRunRescued:
