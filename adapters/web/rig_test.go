@@ -69,7 +69,7 @@ type rigOptions struct {
 	allowed, admins []string
 	token           string
 	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
-	workflows       map[string]string                             // more workflow files, by file name
+	workflows       map[string]string                            // more workflow files, by file name
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
