@@ -74,11 +74,16 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 	}
 }
 
-// refuse answers a message a limit refused, before anything about it was written. Channel chatter
-// that was not meant for the bot is refused silently.
+// refuse answers a message a limit refused, before anything about it was written: a command, a
+// message to the bot, or a reply in the thread of a run waiting at a gate. Other channel chatter
+// was not meant for the bot and is refused silently.
 func (b *Bot) refuse(ctx context.Context, m conversation.Message, err error) {
 	b.Log.Info("orchestrator.message_refused", zap.String("user", MaskUser(m.UserID)), zap.Error(err))
-	if m.Addressed() || m.ThreadID != "" || commands.IsCommand(strings.TrimSpace(m.Text)) {
+	meant := m.Addressed() || commands.IsCommand(strings.TrimSpace(m.Text))
+	if !meant && m.ThreadID != "" {
+		_, meant, _ = b.waitingRun(ctx, m)
+	}
+	if meant {
 		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 	}
 }

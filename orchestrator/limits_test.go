@@ -1,9 +1,11 @@
 package orchestrator_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"threadflow/conversation"
 	"threadflow/db"
 )
 
@@ -58,6 +60,31 @@ func TestGateReplyWithANulIsRefusedAndNotRecorded(t *testing.T) {
 		}
 		if r := h.waitStatus(run.ID, db.StatusPaused); r.Status != db.StatusPaused {
 			t.Fatalf("run is %s", r.Status)
+		}
+	})
+}
+
+// Chatter not meant for the bot is refused silently; a reply in a waiting run's thread is answered.
+func TestRefusalsAnswerOnlyMessagesMeantForTheBot(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")
+		h.waitStatus(h.startRun("gate", "").ID, db.StatusPaused)
+		gateThread := h.waitMessage("Go?")[0].To.ThreadID
+		overheard := func(thread, text string) []posted {
+			before := h.out.count()
+			h.engine.Bot.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
+				UserID: ops, Text: text})
+			return h.out.since(before)
+		}
+		if got := overheard("", strings.Repeat("log line\n", 3000)); len(got) != 0 {
+			t.Fatalf("a long paste in the channel was answered:\n%s", joined(got))
+		}
+		if got := overheard("some-other-thread", "a\x00b"); len(got) != 0 {
+			t.Fatalf("a NUL in an unrelated thread was answered:\n%s", joined(got))
+		}
+		if got := joined(overheard(gateThread, "lgtm\x00")); !strings.Contains(got, "NUL byte") {
+			t.Fatalf("a NUL in the gate's thread was not refused:\n%s", got)
 		}
 	})
 }
