@@ -148,3 +148,31 @@ func TestStatusListsARunThatJustFinished(t *testing.T) {
 		}
 	})
 }
+
+// continue_on_error does not cover a failure only a person can fix: with the agent CLI missing, the
+// run pauses for a resume instead of completing without its other nodes.
+func TestContinueOnErrorStillPausesForAMissingProvider(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		missing := filepath.Join(t.TempDir(), "no-such-claude")
+		h.providers.bin.Store(&missing)
+		h.writeWorkflow("optional", `
+name: optional
+nodes:
+  - id: summary
+    continue_on_error: true
+    prompt: summarise
+  - id: after
+    depends_on: [summary]
+    trigger_rule: all_done
+    bash: echo after
+`)
+		run := h.waitStatus(h.startRun("optional", "").ID, db.StatusPaused, db.StatusCompleted, db.StatusFailed)
+		if run.Status != db.StatusPaused || run.Meta.Pause == nil || run.Meta.Pause.Kind != db.PauseRecovery {
+			t.Fatalf("run is %s (%+v); want a recovery pause", run.Status, run.Meta.Pause)
+		}
+		if n := countEvents(h.events(run.ID), db.EventNodeStarted, "after"); n != 0 {
+			t.Fatalf("after started %d times while the run waits for a person", n)
+		}
+	})
+}

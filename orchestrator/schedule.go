@@ -127,12 +127,13 @@ func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult
 		e.progressed = true
 	case errors.As(r.err, &ne):
 		h.state, h.reason = workflow.StateFailed, ne.msg
-		if !r.node.ContinueOnError && s.failure == nil {
+		// A missing CLI or working directory fails every node alike: nothing more starts, and the
+		// run waits for a person even when the node may fail (continue_on_error).
+		infra := ne.class == db.ClassInfra
+		if (infra || !r.node.ContinueOnError) && s.failure == nil {
 			s.failure = &r
 		}
-		if ne.class == db.ClassInfra { // a missing CLI or directory fails every node alike: a person first
-			s.halt = true
-		}
+		s.halt = s.halt || infra
 	case errors.Is(r.err, db.ErrConflict):
 		h.state = workflow.StateFailed
 		_ = s.recordFailed(r.node, r.attempt, r.err)
