@@ -178,6 +178,9 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if err := wf.CheckArgs(argText); err != nil {
 		return &usageError{err.Error()}
 	}
+	// Each invocation talks in a conversation of its own, so two scripts running workflows at once
+	// never execute (and print) each other's runs.
+	c.at.ChannelID = "cli-" + db.NewRunID()
 	if err := c.engine.Presence.Attach(ctx, c.at.ConversationID()); err != nil {
 		return err
 	}
