@@ -12,10 +12,10 @@ import (
 type Store interface {
 	// CreateRun inserts a queued run and its run_created event.
 	CreateRun(ctx context.Context, n NewRun) (Run, error)
-	// ClaimRun moves the oldest queued run to running under a fresh lease for owner, valid for ttl.
-	// With platforms, only runs whose conversation is on one of them are taken: a worker claims the
-	// runs it can report on. It returns ErrNoQueuedRun when nothing it may take is queued.
-	ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (Run, error)
+	// ClaimRun moves the oldest queued run in reach to running under a fresh lease for owner, valid
+	// for ttl: a worker claims the runs it can report on. It returns ErrNoQueuedRun when nothing it
+	// may take is queued.
+	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error)
 	// Heartbeat extends a held lease by ttl from now.
 	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
@@ -41,11 +41,18 @@ type Store interface {
 	// a clear no (gate_reply_unclear); its seq lets a later answer quote it (GateResolution.ReplySeq).
 	RecordGateReply(ctx context.Context, runID, node string, reply GateReplyData) (Event, error)
 	// FireGateTimers fires the gate timeouts and reminders that are due, each once whichever
-	// process calls it (JudgeTimer), and returns what fired. With platforms, only runs whose
-	// conversation is on one of them: a process fires the timers it can report.
-	FireGateTimers(ctx context.Context, platforms ...string) ([]GateTimer, error)
-	// NextGateTimer returns when the next gate timer is due; ok is false when none is set.
-	NextGateTimer(ctx context.Context, platforms ...string) (next time.Time, ok bool, err error)
+	// process calls it (JudgeTimer), and returns what fired, of runs in reach only: a process fires
+	// the timers it can report.
+	FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer, error)
+	// NextGateTimer returns when the next gate timer of a run in reach is due; ok is false when none
+	// is set.
+	NextGateTimer(ctx context.Context, reach Reach) (next time.Time, ok bool, err error)
+	// AttachTerminal records that the terminal process owner is attached to a conversation until
+	// ttl from now; calling it again renews it. While it is attached, the conversation's runs are out
+	// of every Reach.Unattended.
+	AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error
+	// DetachTerminal ends every attachment of the terminal process owner.
+	DetachTerminal(ctx context.Context, owner string) error
 	// CancelRun abandons a queued, running, paused or failed run.
 	CancelRun(ctx context.Context, runID, by, reason string) (Run, error)
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their

@@ -41,14 +41,14 @@ func TestStoreGaugesFollowLeasesAndGates(t *testing.T) {
 	}
 	create("gated")
 	create("busy")
-	gated, err := st.ClaimRun(ctx, "w", time.Hour) // oldest first: the gated run
+	gated, err := st.ClaimRun(ctx, "w", time.Hour, db.Reach{}) // oldest first: the gated run
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.PauseRun(ctx, gated.Lease(), db.Pause{Kind: db.PauseApproval, Node: "ask", Message: "ship?", Since: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ClaimRun(ctx, "w", time.Minute); err != nil {
+	if _, err := st.ClaimRun(ctx, "w", time.Minute, db.Reach{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -40,6 +40,7 @@ type Bot struct {
 	Assistant Assistant
 	Log       *zap.Logger
 	Observe   Observer
+	Limits    commands.Limits // checked on every message before anything about it is written
 
 	known knownSet // conversations this process recorded
 }
@@ -55,6 +56,11 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 	}
 	start, kind := time.Now(), "ignored"
 	defer func() { observerOr(b.Observe).Dispatched(kind, time.Since(start)) }()
+	if err := b.Limits.Check(m.Text); err != nil {
+		kind = "refused"
+		b.refuse(ctx, m, err)
+		return
+	}
 	text := strings.TrimSpace(m.Text)
 	switch {
 	case commands.IsCommand(text):
@@ -65,6 +71,20 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 	case m.Addressed():
 		kind = "assistant"
 		b.assistant(ctx, m, text)
+	}
+}
+
+// refuse answers a message a limit refused, before anything about it was written: a command, a
+// message to the bot, or a reply in the thread of a run waiting at a gate. Other channel chatter
+// was not meant for the bot and is refused silently.
+func (b *Bot) refuse(ctx context.Context, m conversation.Message, err error) {
+	b.Log.Info("orchestrator.message_refused", zap.String("user", MaskUser(m.UserID)), zap.Error(err))
+	meant := m.Addressed() || commands.IsCommand(strings.TrimSpace(m.Text))
+	if !meant && m.ThreadID != "" {
+		_, meant, _ = b.waitingRun(ctx, m)
+	}
+	if meant {
+		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 	}
 }
 
@@ -146,14 +166,20 @@ func (b *Bot) resolveRun(ctx context.Context, m conversation.Message, prefix str
 // internalError logs the details and tells the user a short, safe sentence.
 func (b *Bot) internalError(ctx context.Context, m conversation.Message, action string, err error) {
 	b.Log.Error("orchestrator.command_failed", zap.String("action", action), zap.Error(err))
-	msg := "Something went wrong while trying to " + action + "; nothing was changed. Please try again."
+	msg := StoreErrorText(action, err)
+	b.reply(ctx, m, conversation.T(conversation.P(msg)))
+}
+
+// StoreErrorText is the one sentence a person is told when an action failed on the store, in chat
+// and in the terminal alike; the details go to the log, not to the person.
+func StoreErrorText(action string, err error) string {
 	switch {
 	case errors.Is(err, db.ErrUnavailable):
-		msg = "The database is not answering right now; nothing was changed. Please try again in a moment."
+		return "The database is not answering right now; nothing was changed. Please try again in a moment."
 	case errors.Is(err, db.ErrUnwritable):
 		// Trying again does not help: someone has to free space or fix the database.
-		msg = "The bot's database cannot store anything right now (its disk is full or it is read-only), so nothing was changed. " +
+		return "The bot's database cannot store anything right now (its disk is full or it is read-only), so nothing was changed. " +
 			"Ask whoever runs the bot to fix it: its /readyz page says what is wrong."
 	}
-	b.reply(ctx, m, conversation.T(conversation.P(msg)))
+	return "Something went wrong while trying to " + action + "; nothing was changed. Please try again."
 }

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/commands"
 	"threadflow/conversation"
 )
 
@@ -21,6 +22,7 @@ type Config struct {
 	Dirs            Dirs
 	Disk            DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
 	Log             *zap.Logger
+	Limits          commands.Limits // MAX_ARGS_BYTES: what one message may carry
 
 	Owner         string        // REPLICA_ID
 	LeaseTTL      time.Duration // LEASE_TTL
@@ -38,6 +40,12 @@ type Config struct {
 	// ClaimReportableOnly makes the workers claim only runs of the platforms in Outboxes (read when
 	// Run starts, after adapters registered their outboxes).
 	ClaimReportableOnly bool
+	// Unattended are terminal platforms whose runs this server executes once no terminal is attached
+	// to their conversation (a server: console). See Presence.
+	Unattended []string
+	// Terminal makes this process a terminal: it executes only the runs of the conversations it
+	// attaches to (Engine.Presence.Attach), and keeps the attachments alive while it runs.
+	Terminal bool
 }
 
 // Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
@@ -49,6 +57,7 @@ type Engine struct {
 	Reporter *Reporter
 	Executor *Executor
 	Timers   *GateTimers
+	Presence *Presence
 
 	reportableOnly bool
 }
@@ -67,9 +76,12 @@ func New(c Config) *Engine {
 	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
 	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
+	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended}
+	timers.Presence = presence
 	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
-		Disk: c.Disk}
+		Disk: c.Disk, Presence: presence}
 	return &Engine{
+		Presence:       presence,
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,
 		Reporter:       rep,
@@ -77,20 +89,20 @@ func New(c Config) *Engine {
 		Workers:        w,
 		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
-		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs,
+		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
 			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
 	}
 }
 
 // Run executes and rescues runs until ctx ends, then shuts down gracefully.
 func (e *Engine) Run(ctx context.Context) {
-	if e.reportableOnly {
+	if e.reportableOnly && !e.Presence.Terminal {
 		for p := range e.Reporter.Outboxes {
-			e.Workers.Platforms = append(e.Workers.Platforms, p)
+			e.Presence.Platforms = append(e.Presence.Platforms, p)
 		}
-		e.Timers.Platforms = e.Workers.Platforms
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() { e.Presence.Run(ctx) })
 	wg.Go(func() { e.Workers.Run(ctx) })
 	wg.Go(func() { e.Rescuer.Run(ctx) })
 	wg.Go(func() { e.Timers.Run(ctx) })

@@ -133,6 +133,7 @@ type nodeResult struct {
 	attempt  int
 	started  time.Time
 	finished time.Time
+	duration time.Duration // as recorded in the node's final event (see NodeDuration)
 }
 
 // ensureWorkDir creates the working directory of a run that never ran a node. Once a node ran,

@@ -149,9 +149,9 @@ nodes:
 				t.Errorf("%s did not complete once", node)
 			}
 		}
-		// broken is tolerated by cleanup's all_done rule, so the run completes.
-		if run.Status != db.StatusCompleted {
-			t.Errorf("run is %s, want completed (the failure is tolerated by all_done)", run.Status)
+		// cleanup ran after broken, but broken is not continue_on_error: the run failed there.
+		if run.Status != db.StatusFailed || run.Meta.LastError == nil || run.Meta.LastError.Node != "broken" {
+			t.Errorf("run is %s (%+v), want failed at broken even though cleanup ran", run.Status, run.Meta.LastError)
 		}
 	})
 }

@@ -22,9 +22,9 @@ type GateTimers struct {
 	// it. Gates asked here wake the loop at once (Wake). Default 5s.
 	Interval time.Duration
 	Now      func() time.Time
-	// Platforms, when set, limits the timers fired here to runs of those platforms: a process fires
-	// the timers whose notices it can deliver (set with Workers.Platforms).
-	Platforms []string
+	// Presence limits the timers fired here to runs this process can report on, as it limits
+	// claims (nil: every run).
+	Presence *Presence
 
 	wake chan struct{}
 }
@@ -67,7 +67,11 @@ func (g *GateTimers) sleep(ctx context.Context) time.Duration {
 	if interval <= 0 {
 		interval = 5 * time.Second
 	}
-	next, ok, err := g.Store.NextGateTimer(ctx, g.Platforms...)
+	reach, ok := g.Presence.Reach()
+	if !ok {
+		return interval
+	}
+	next, ok, err := g.Store.NextGateTimer(ctx, reach)
 	if err != nil || !ok {
 		return interval
 	}
@@ -83,7 +87,11 @@ func (g *GateTimers) now() time.Time {
 
 // Once fires what is due and tells each run's thread.
 func (g *GateTimers) Once(ctx context.Context) {
-	fired, err := g.Store.FireGateTimers(ctx, g.Platforms...)
+	reach, ok := g.Presence.Reach()
+	if !ok {
+		return
+	}
+	fired, err := g.Store.FireGateTimers(ctx, reach)
 	if err != nil && ctx.Err() == nil {
 		g.Log.Warn("orchestrator.gate_timers_failed", zap.Error(err))
 	}

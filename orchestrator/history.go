@@ -19,12 +19,20 @@ type nodeHistory struct {
 	failures     int    // node_failed events since the latest explicit resume (the retry budget)
 	started      time.Time
 	finished     time.Time
-	loopIter     int        // last completed loop iteration
-	loopOutput   NodeOutput // output of that iteration
-	loopSession  string     // provider session after that iteration
-	gateIter     int        // loop iteration the latest gate asked about
+	duration     time.Duration // NodeDuration of its latest completion or final failure; 0 otherwise
+	retries      []retried     // attempts that failed and were retried, since the latest resume
+	loopIter     int           // last completed loop iteration
+	loopOutput   NodeOutput    // output of that iteration
+	loopSession  string        // provider session after that iteration
+	gateIter     int           // loop iteration the latest gate asked about
 	gate         *gateAnswer
 	justAnswered bool // the gate was answered after the node's latest start: that attempt continues
+}
+
+// retried is an attempt that failed and was tried again, and why: shown by /workflow status.
+type retried struct {
+	attempt int
+	reason  string
 }
 
 // gateAnswer is the resolution of the node's latest gate, if it was answered.
@@ -44,7 +52,7 @@ type nodeData struct {
 	Class       db.ErrorClass `json:"class,omitempty"`
 	Reason      string        `json:"reason,omitempty"`
 	SessionID   string        `json:"session_id,omitempty"`
-	DurationMS  int64         `json:"duration_ms,omitempty"`
+	DurationMS  *int64        `json:"duration_ms,omitempty"` // see NodeDuration; nil in events that predate it
 	WillRetry   bool          `json:"will_retry,omitempty"`
 }
 
@@ -66,7 +74,7 @@ func history(events []db.Event) map[string]*nodeHistory {
 			// An explicit resume grants every node a fresh retry budget, and failed or skipped
 			// nodes are decided again: the person fixed something.
 			for _, n := range h {
-				n.failures = 0
+				n.failures, n.retries = 0, nil
 				if n.state == workflow.StateFailed || n.state == workflow.StateSkipped {
 					n.state = workflow.StatePending
 				}
@@ -89,17 +97,21 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 	case db.EventNodeStarted:
 		n.starts, n.justAnswered = n.starts+1, false
 		n.state = workflow.StateRunning
-		n.started = e.At
+		n.started, n.duration = e.At, 0
 	case db.EventNodeCompleted:
 		n.state, n.output, n.finished = workflow.StateCompleted, d.nodeOutput(), e.At
+		n.duration = NodeDuration(d.DurationMS, n.started, e.At)
 	case db.EventNodeFailed:
 		n.failures++
 		n.reason, n.finished = d.Error, e.At
-		if !d.WillRetry {
+		if d.WillRetry {
+			n.retries = append(n.retries, retried{attempt: e.Attempt, reason: d.Error})
+		} else {
 			n.state = workflow.StateFailed
+			n.duration = NodeDuration(d.DurationMS, n.started, e.At)
 		}
 	case db.EventNodeSkipped:
-		n.state, n.reason, n.finished = workflow.StateSkipped, d.Reason, e.At
+		n.state, n.reason, n.finished, n.duration = workflow.StateSkipped, d.Reason, e.At, 0
 		n.skips++
 	case db.EventLoopIteration:
 		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.nodeOutput(), d.SessionID

@@ -35,7 +35,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		if err == nil {
 			res.output, res.pause = output, pause
 			if pause == nil {
-				res.err = e.recordCompleted(ctx, n, res.attempt, output, res.started)
+				res.duration = measured(e.x.now().Sub(res.started))
+				res.err = e.recordCompleted(ctx, n, res.attempt, output, res.duration)
 			}
 			return
 		}
@@ -47,6 +48,10 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		failures++
 		retry := retryable(n, ne) && failures < n.Retry.MaxAttempts
 		data := nodeData{Error: ne.msg, Class: ne.class, WillRetry: retry, OutputBytes: output.Bytes, OutputPath: output.File}
+		if !retry {
+			res.duration = measured(e.x.now().Sub(res.started))
+			data.DurationMS = durationMS(res.duration)
+		}
 		if rerr := e.record(ctx, db.EventNodeFailed, n.ID, res.attempt, data); rerr != nil {
 			res.err = rerr
 			return
@@ -56,7 +61,9 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			return
 		}
 		e.x.observer().Retried(e.run.Workflow)
-		if serr := e.x.sleep(ctx, backoff(n.Retry.Delay, failures)); serr != nil {
+		wait := backoff(n.Retry.Delay, failures)
+		e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Node: n.ID, Text: retryText(n.ID, res.attempt, n.Retry.MaxAttempts, ne.msg, wait)})
+		if serr := e.x.sleep(ctx, wait); serr != nil {
 			res.err = context.Cause(ctx)
 			return
 		}
@@ -183,7 +190,7 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 }
 
 // recordCompleted writes node_completed with the output's inline value and its file.
-func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, out NodeOutput, started time.Time) error {
-	data := nodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: e.x.now().Sub(started).Milliseconds()}
+func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, out NodeOutput, took time.Duration) error {
+	data := nodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
 	return e.record(ctx, db.EventNodeCompleted, n.ID, attempt, data)
 }

@@ -18,7 +18,7 @@ func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text 
 			line += fmt.Sprintf(" (attempt %d)", n.Attempt)
 		}
 		if n.Duration > 0 {
-			line += " " + n.Duration.Round(time.Millisecond).String()
+			line += " " + FormatDuration(n.Duration)
 		}
 		t = t.Append(conversation.P(line))
 	}
@@ -46,6 +46,30 @@ func noticeMessage(n Notice, caps conversation.Capabilities) (conversation.Text,
 		return n.Text, nil
 	}
 	return nil, nil
+}
+
+// retryShown is how much of a failed attempt's error a retry notice quotes; the full error is in
+// the run's events and `/workflow status ID`.
+const retryShown = 300
+
+// shortReason is the first line of an error, at most retryShown bytes.
+func shortReason(reason string) string {
+	reason = firstLine(reason)
+	if len(reason) > retryShown {
+		reason = string(cutPartialRune([]byte(reason[:retryShown]))) + "…"
+	}
+	return reason
+}
+
+// retryText tells the thread that an attempt failed and the node tries again, and why.
+func retryText(node string, attempt, maxAttempts int, reason string, wait time.Duration) conversation.Text {
+	reason = shortReason(reason)
+	next := "now"
+	if wait > 0 {
+		next = "in " + FormatDuration(wait)
+	}
+	return conversation.T(conversation.P("↻ Node "), conversation.C(node), conversation.P(fmt.Sprintf(" attempt %d of %d failed: ", attempt, maxAttempts)),
+		conversation.O(reason), conversation.P(fmt.Sprintf("\nRetrying %s (attempt %d of %d).", next, attempt+1, maxAttempts)))
 }
 
 func cmd(k commands.Kind, id string) string { return commands.Command{Kind: k, RunID: id}.String() }

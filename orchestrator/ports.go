@@ -13,7 +13,7 @@ import (
 // state machine it enforces is documented in docs/state-machine.md.
 type Store interface {
 	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
-	ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (db.Run, error)
+	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach db.Reach) (db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, error)
 	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
@@ -22,8 +22,10 @@ type Store interface {
 	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
 	ResolveGate(ctx context.Context, g db.GateResolution) (db.GateResult, error)
 	RecordGateReply(ctx context.Context, runID, node string, reply db.GateReplyData) (db.Event, error)
-	FireGateTimers(ctx context.Context, platforms ...string) ([]db.GateTimer, error)
-	NextGateTimer(ctx context.Context, platforms ...string) (time.Time, bool, error)
+	FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error)
+	NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error)
+	AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error
+	DetachTerminal(ctx context.Context, owner string) error
 	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
 	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)

@@ -174,7 +174,7 @@ func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
 		h.shutdown() // the run is created while no worker runs
 		run := h.startRun("loop", "")
 		ctx := context.Background()
-		dead, err := h.store.ClaimRun(ctx, "dead-worker", time.Millisecond)
+		dead, err := h.store.ClaimRun(ctx, "dead-worker", time.Millisecond, db.Reach{})
 		if err != nil || dead.ID != run.ID {
 			t.Fatalf("claim = %v, %v", dead.ID, err)
 		}

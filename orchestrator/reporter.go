@@ -49,7 +49,9 @@ type runReport struct {
 func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conversation.Reply, fields ...zap.Field) (conversation.Ref, bool) {
 	ob := r.Outboxes[to.Platform]
 	if ob == nil {
-		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.String("reason", "no adapter for platform"))...)
+		// Expected: a server executing the run of a terminal that is gone cannot print to it; the
+		// run is reported on the dashboard, and in its conversation when a terminal attaches again.
+		r.Log.Debug("orchestrator.notify_skipped", append(fields, zap.String("platform", to.Platform), zap.String("reason", "platform not connected to this process"))...)
 		return conversation.Ref{}, false
 	}
 	ref, err := ob.Post(ctx, to, rep)

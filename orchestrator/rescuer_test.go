@@ -46,7 +46,7 @@ func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second); err != nil {
+		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second, db.Reach{}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(2 * time.Second) // the worker died: its lease runs out

@@ -43,6 +43,11 @@ func (b *Bot) runCommand(ctx context.Context, m conversation.Message, c commands
 		}
 	}
 	run, err := b.StartRun(ctx, m.Address, m.UserID, wf, c.ArgsText())
+	var refused *commands.LimitError
+	if errors.As(err, &refused) {
+		b.reply(ctx, m, conversation.T(conversation.P(refused.Msg)))
+		return
+	}
 	if err != nil {
 		b.internalError(ctx, m, "start the run", err)
 		return
@@ -53,7 +58,13 @@ func (b *Bot) runCommand(ctx context.Context, m conversation.Message, c commands
 // StartRun creates a fresh run of wf in a fresh working directory with the workflow frozen into it.
 // Its thread is opened first and the run is created in it, so every report lands in the thread
 // even when a worker claims the run at once; then the workers are woken.
+//
+// Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
+// starting a run comes through here.
 func (b *Bot) StartRun(ctx context.Context, at conversation.Address, user string, wf *workflow.Workflow, args string) (db.Run, error) {
+	if err := b.Limits.CheckArgs(args); err != nil {
+		return db.Run{}, err
+	}
 	parent, err := b.ensureConversation(ctx, at)
 	if err != nil {
 		return db.Run{}, err

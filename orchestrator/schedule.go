@@ -14,14 +14,17 @@ import (
 type scheduler struct {
 	running map[string]bool
 	results chan nodeResult
-	failure *nodeResult // first failure no trigger rule tolerates
+	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
+	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
 	pause   *db.Pause   // first gate that wants a person
 	abort   error       // interruption: lease lost, shutdown
 }
 
 // schedule starts every node as soon as its dependencies allow (no layer barriers), at most
-// MaxParallel at once, and stops launching once the run must fail, pause or abort; nodes already
-// running are allowed to finish so their progress is recorded.
+// MaxParallel at once. A failed node does not stop the others: its dependents decide by their
+// trigger rules (an `all_done` clean-up runs), and the run fails at the end (GitHub Actions'
+// semantics). Launching stops once the run must pause or abort, or after a failure only a person
+// can fix; nodes already running are allowed to finish so their progress is recorded.
 func (e *execution) schedule(ctx context.Context) error {
 	s := &scheduler{running: map[string]bool{}, results: make(chan nodeResult)}
 	// Nodes run under nodeCtx: once the run's record cannot be written, the other nodes stop too,
@@ -65,10 +68,11 @@ func (s *scheduler) recordFailed(n *workflow.Node, attempt int, err error) error
 	if s.failure == nil {
 		s.failure = &nodeResult{node: n, attempt: attempt, err: &nodeError{class: db.ClassPermanent, msg: err.Error()}}
 	}
+	s.halt = true
 	return nil
 }
 
-func (s *scheduler) stopping() bool { return s.failure != nil || s.pause != nil || s.abort != nil }
+func (s *scheduler) stopping() bool { return s.halt || s.pause != nil || s.abort != nil }
 
 func (s *scheduler) stop(err error) {
 	if s.abort == nil {
@@ -121,7 +125,7 @@ func (e *execution) depStates(n *workflow.Node) map[string]workflow.NodeState {
 
 func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult) {
 	h := e.hist[r.node.ID]
-	h.starts, h.started, h.finished = r.attempt, r.started, r.finished
+	h.starts, h.started, h.finished, h.duration = r.attempt, r.started, r.finished, r.duration
 	defer func() {
 		if h.state == workflow.StateCompleted || h.state == workflow.StateFailed {
 			e.x.observer().NodeFinished(e.run.Workflow, string(h.state), r.finished.Sub(r.started))
@@ -139,9 +143,13 @@ func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult
 		e.progressed = true
 	case errors.As(r.err, &ne):
 		h.state, h.reason = workflow.StateFailed, ne.msg
-		if !e.tolerated(r.node) && s.failure == nil {
+		// A missing CLI or working directory fails every node alike: nothing more starts, and the
+		// run waits for a person even when the node may fail (continue_on_error).
+		infra := ne.class == db.ClassInfra
+		if (infra || !r.node.ContinueOnError) && s.failure == nil {
 			s.failure = &r
 		}
+		s.halt = s.halt || infra
 	case errors.Is(r.err, db.ErrConflict):
 		h.state = workflow.StateFailed
 		_ = s.recordFailed(r.node, r.attempt, r.err)
@@ -149,18 +157,6 @@ func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult
 		h.state = workflow.StatePending
 		s.stop(r.err)
 	}
-}
-
-// tolerated reports whether a dependent's trigger rule accepts the node failing.
-func (e *execution) tolerated(failed *workflow.Node) bool {
-	for _, n := range e.wf.Nodes {
-		for _, d := range n.DependsOn {
-			if d == failed.ID && (n.TriggerRule == workflow.AllDone || n.TriggerRule == workflow.OneSuccess) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // finish records how the run stopped.
@@ -179,8 +175,8 @@ func (e *execution) finish(ctx context.Context, s *scheduler) error {
 	case s.pause != nil:
 		return e.pauseAtGate(ctx, *s.pause)
 	}
-	for _, n := range e.wf.Nodes {
-		if h := e.hist[n.ID]; h.state == workflow.StateFailed && !e.tolerated(n) {
+	for _, n := range e.wf.Nodes { // failed in an earlier execution of this round (before a rescue)
+		if h := e.hist[n.ID]; h.state == workflow.StateFailed && !n.ContinueOnError {
 			return e.stopFailed(ctx, n.ID, 0, &nodeError{class: db.ClassPermanent, msg: h.reason})
 		}
 	}
@@ -298,7 +294,7 @@ func (e *execution) nodeStatuses() []NodeStatus {
 		h := e.hist[n.ID]
 		st := NodeStatus{ID: n.ID, State: string(h.state), Attempt: h.starts}
 		if h.state == workflow.StateCompleted || h.state == workflow.StateFailed {
-			st.Duration = h.finished.Sub(h.started)
+			st.Duration = h.duration
 		}
 		out = append(out, st)
 	}

@@ -10,10 +10,12 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/workflow"
 )
 
-// recentFailed is how many failed runs `/workflow status` lists besides the active ones.
-const recentFailed = 5
+// recentStopped is how many failed, and how many finished (completed or cancelled), runs
+// `/workflow status` lists besides the active ones.
+const recentStopped = 5
 
 // Interrupted is the state shown for a running run whose lease expired: its worker died and the
 // rescuer has not re-queued it yet. It is derived, never stored.
@@ -57,7 +59,12 @@ func (b *Bot) status(ctx context.Context, m conversation.Message, c commands.Com
 		b.internalError(ctx, m, "list runs", err)
 		return
 	}
-	b.reply(ctx, m, b.statusList(ctx, active, failed[:min(len(failed), recentFailed)]))
+	finished, err := b.conversationRuns(ctx, m, []db.Status{db.StatusCompleted, db.StatusCancelled})
+	if err != nil {
+		b.internalError(ctx, m, "list runs", err)
+		return
+	}
+	b.reply(ctx, m, b.statusList(ctx, active, failed[:min(len(failed), recentStopped)], finished[:min(len(finished), recentStopped)]))
 }
 
 // conversationRuns lists runs started in or reported to this conversation, newest first.
@@ -83,9 +90,9 @@ func (b *Bot) conversationRuns(ctx context.Context, m conversation.Message, stat
 	return out, nil
 }
 
-func (b *Bot) statusList(ctx context.Context, active, failed []db.Run) conversation.Text {
-	if len(active)+len(failed) == 0 {
-		return conversation.T(conversation.P("No active or failed runs in this conversation. "), conversation.C("/workflow list"), conversation.P(" shows what you can run."))
+func (b *Bot) statusList(ctx context.Context, active, failed, finished []db.Run) conversation.Text {
+	if len(active)+len(failed)+len(finished) == 0 {
+		return conversation.T(conversation.P("No runs in this conversation yet. "), conversation.C("/workflow list"), conversation.P(" shows what you can run."))
 	}
 	now := time.Now()
 	t := conversation.T()
@@ -104,6 +111,7 @@ func (b *Bot) statusList(ctx context.Context, active, failed []db.Run) conversat
 	}
 	section("Active", active)
 	section("Recently failed", failed)
+	section("Recently finished", finished)
 	return t
 }
 
@@ -144,10 +152,13 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 		if n.starts > 1 {
 			line += fmt.Sprintf(" (attempt %d)", n.starts)
 		}
-		if !n.finished.IsZero() && n.finished.After(n.started) {
-			line += " " + n.finished.Sub(n.started).Round(time.Millisecond).String()
+		if n.duration > 0 && (n.state == workflow.StateCompleted || n.state == workflow.StateFailed) {
+			line += " " + FormatDuration(n.duration)
 		}
 		t = t.Append(conversation.P(line + "\n"))
+		for _, r := range n.retries {
+			t = t.Append(conversation.P(fmt.Sprintf("    attempt %d failed, retried: ", r.attempt)), conversation.O(shortReason(r.reason)), conversation.P("\n"))
+		}
 	}
 	t = t.Append(gateAnswers(events, now)...)
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {

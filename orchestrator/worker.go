@@ -23,10 +23,8 @@ type Workers struct {
 	Slots    int           // runs at once; default 8
 	Poll     time.Duration // how often to look for work other replicas queued; default 1s
 	Grace    time.Duration // SHUTDOWN_GRACE: how long running nodes may finish at shutdown
-	// Platforms, when set, limits claims to runs whose conversation is on one of them: a process
-	// claims only runs it can report on, so a run started from `bot chat` is not taken by a bot
-	// without a terminal, and the other way round.
-	Platforms []string
+	// Presence limits claims to the runs this process can report on (nil: every run).
+	Presence *Presence
 	// Disk stops claims while THREADFLOW_HOME's disk has less than MIN_FREE_DISK free.
 	Disk DiskGuard
 
@@ -97,7 +95,7 @@ func (w *Workers) Run(ctx context.Context) {
 			w.idle(ctx, db.ErrNoQueuedRun)
 			continue
 		}
-		run, err := w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, w.Platforms...)
+		run, err := w.claim(ctx)
 		if err != nil {
 			<-sem
 			w.idle(ctx, err)
@@ -130,6 +128,15 @@ func (w *Workers) diskAllowsClaims() bool {
 		}
 	}
 	return err == nil
+}
+
+// claim takes the oldest queued run in this process's reach.
+func (w *Workers) claim(ctx context.Context) (db.Run, error) {
+	reach, ok := w.Presence.Reach()
+	if !ok {
+		return db.Run{}, db.ErrNoQueuedRun
+	}
+	return w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, reach)
 }
 
 // idle waits for a wake-up or the next poll after finding nothing to claim.

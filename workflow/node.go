@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "bash", "prompt", "provider", "model", "context", "approval", "loop", "on_timeout", "remind_after"}
+	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "continue_on_error", "bash", "prompt", "provider", "model", "context", "approval", "loop", "on_timeout", "remind_after"}
 	kindFields   = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop)}
 	retryFields  = []string{"max_attempts", "delay", "on"}
 	loopFields   = []string{"prompt", "until", "max_iterations", "fresh_context", "interactive", "gate_message"}
@@ -41,7 +41,7 @@ func (d *decoder) node(n *yaml.Node) *Node {
 	if fs == nil {
 		return nil
 	}
-	node := &Node{Line: n.Line, Col: n.Column, TriggerRule: AllSuccess, Retry: Retry{MaxAttempts: 1, On: RetryTransient}}
+	node := &Node{Line: n.Line, Col: n.Column, TriggerRule: AllSuccess, Retry: Retry{MaxAttempts: 1}}
 	m := &nodeMeta{}
 	idOK := false
 	if f, ok := fs["id"]; ok {
@@ -54,6 +54,9 @@ func (d *decoder) node(n *yaml.Node) *Node {
 	d.common(fs, node, m)
 	d.kind(fs, n, node, m)
 	d.agentFields(fs, node)
+	if node.Retry.On == "" {
+		node.Retry.On = node.Kind.DefaultRetryOn()
+	}
 	if !idOK {
 		return nil
 	}
@@ -93,6 +96,9 @@ func (d *decoder) common(fs map[string]field, node *Node, m *nodeMeta) {
 	}
 	if f, ok := fs["retry"]; ok {
 		d.retry(f, &node.Retry)
+	}
+	if f, ok := fs["continue_on_error"]; ok {
+		node.ContinueOnError = d.boolean(f)
 	}
 }
 

@@ -20,7 +20,8 @@ nodes:
   - id: build
     bash: make "$ARGUMENTS"
     timeout: 5m
-    retry: {max_attempts: 3, delay: 10s, on: all}
+    retry: {max_attempts: 3, delay: 10s}
+    continue_on_error: true
   - id: ask
     depends_on: [build]
     when: $build.output == 'ok' || !$ARGUMENTS
@@ -60,7 +61,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 	}
 	build := w.Node("build")
 	wantBuild := Node{ID: "build", TriggerRule: AllSuccess, Timeout: 5 * time.Minute, Kind: KindBash, Bash: `make "$ARGUMENTS"`,
-		Retry: Retry{MaxAttempts: 3, Delay: 10 * time.Second, On: RetryAll}, Context: ContextFresh, Line: 8, Col: 5}
+		Retry: Retry{MaxAttempts: 3, Delay: 10 * time.Second, On: RetryAll}, ContinueOnError: true, Context: ContextFresh, Line: 8, Col: 5}
 	if !reflect.DeepEqual(*build, wantBuild) {
 		t.Errorf("build =\n%+v\nwant\n%+v", *build, wantBuild)
 	}
@@ -70,7 +71,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 		t.Errorf("ask = %+v", *ask)
 	}
 	if ask.Retry != (Retry{MaxAttempts: 1, On: RetryTransient}) {
-		t.Errorf("default retry = %+v", ask.Retry)
+		t.Errorf("default retry of a prompt = %+v; a shell node's default `on` is all, a prompt's transient", ask.Retry)
 	}
 	if g := w.Node("gate"); g.Kind != KindApproval || !reflect.DeepEqual(*g.Approval, Approval{Message: "Ship it?", CaptureResponse: true, AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}) {
 		t.Errorf("gate = %+v", *g)

@@ -38,6 +38,17 @@ const (
 	KindLoop     Kind = "loop"
 )
 
+// DefaultRetryOn is which failures a node of this kind retries when its `retry` names no `on`.
+// A shell command's exit status says nothing about whether trying again helps (a flaky test, a
+// network blip), so shell nodes retry any failure; an agent CLI's errors are classified by the
+// provider, and only the transient ones (rate limits, timeouts) are worth another paid turn.
+func (k Kind) DefaultRetryOn() RetryOn {
+	if k == KindBash {
+		return RetryAll
+	}
+	return RetryTransient
+}
+
 // TriggerRule decides from its dependencies' states whether a node runs. See Node.Decide.
 type TriggerRule string
 
@@ -52,8 +63,9 @@ const (
 // RetryOn says which failures a node retries.
 type RetryOn string
 
-// Retry policies. RetryTransient (the default) retries only failures the orchestrator classifies as
-// transient; RetryAll retries any failure.
+// Retry policies. RetryTransient retries only failures the orchestrator classifies as transient
+// (timeouts, rate limits); RetryAll retries any failure. Kind.DefaultRetryOn says which applies
+// when `on` is not given.
 const (
 	RetryTransient RetryOn = "transient"
 	RetryAll       RetryOn = "all"
@@ -119,13 +131,16 @@ type Node struct {
 	TriggerRule TriggerRule
 	Timeout     time.Duration // 0: no node-level timeout
 	Retry       Retry
-	Kind        Kind
-	Bash        string
-	Prompt      string
-	Provider    string // prompt and loop nodes; empty means the default provider
-	Model       string
-	Context     ContextMode // prompt nodes
-	Approval    *Approval
-	Loop        *Loop
-	Line, Col   int // where the node is defined, for messages about it
+	// ContinueOnError: the node failing does not fail the run (GitHub Actions' continue-on-error).
+	// Its dependents still see it as failed and decide by their trigger rules.
+	ContinueOnError bool
+	Kind            Kind
+	Bash            string
+	Prompt          string
+	Provider        string // prompt and loop nodes; empty means the default provider
+	Model           string
+	Context         ContextMode // prompt nodes
+	Approval        *Approval
+	Loop            *Loop
+	Line, Col       int // where the node is defined, for messages about it
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"threadflow/conversation"
 )
@@ -17,7 +16,6 @@ import (
 const (
 	userCookie  = "threadflow_user"
 	defaultName = "local"
-	maxText     = 4000 // longest chat message accepted, in characters
 )
 
 // namePattern keeps names usable as user ids and conversation keys: no ':' and no spaces.
@@ -62,11 +60,12 @@ func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
 	case text == "":
 		http.Error(w, "Type a message, such as /workflow run hello world.", http.StatusBadRequest)
 		return
-	case utf8.RuneCountInString(text) > maxText || !utf8.ValidString(text):
-		http.Error(w, "The message is too long or not valid text; keep it under 4000 characters.", http.StatusBadRequest)
-		return
 	case ref != "" && !refPattern.MatchString(ref):
 		http.Error(w, "That button belongs to no message; reload the chat page.", http.StatusBadRequest)
+		return
+	}
+	if err := s.cfg.Limits.Check(text); err != nil { // before the message is shown or handed on
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	name := userName(r)

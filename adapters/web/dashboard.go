@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -204,31 +202,16 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume and abandon.", http.StatusNotFound)
 		return
 	}
-	note, err := formNote(r)
-	if err != nil {
+	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
+	text := commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note}.String()
+	if err := s.cfg.Limits.Check(text); err != nil { // the same limits as every chat
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	text := commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note}.String()
 	name := userName(r)
 	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name,
 		Text: text, Direct: true})
 	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
-}
-
-// maxNoteBytes bounds the note or reason typed next to Approve and Reject.
-const maxNoteBytes = 2000
-
-// formNote reads the optional note of an approval (or reason of a rejection) on one line.
-func formNote(r *http.Request) (string, error) {
-	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ")
-	if len(note) > maxNoteBytes {
-		return "", fmt.Errorf("The note is %d bytes long; keep it under %d bytes (link to longer text instead).", len(note), maxNoteBytes)
-	}
-	if note != "" && !utf8.ValidString(note) {
-		return "", errors.New("The note is not valid UTF-8 text; type it again.")
-	}
-	return note, nil
 }
 
 // fingerprint summarises a live view's key ("run:ID" or "list:QUERY") for the poller.
@@ -303,15 +286,5 @@ func since(now, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return roundDuration(now.Sub(t)) + " ago"
-}
-
-func roundDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return orchestrator.FormatDuration(now.Sub(t)) + " ago"
 }

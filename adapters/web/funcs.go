@@ -21,7 +21,7 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 			}
 			return "due now"
 		},
-		"dur":         roundDuration,
+		"dur":         orchestrator.FormatDuration,
 		"bytes":       func(n int64) string { return humanize.IBytes(uint64(max(n, 0))) },
 		"inlineLimit": func() int64 { return orchestrator.InlineLimit },
 		"stamp":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -76,6 +77,8 @@ func (r *rig) idle() {
 type rigOptions struct {
 	allowed, admins []string
 	token           string
+	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
+	workflows       map[string]string                            // more workflow files, by file name
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -85,13 +88,19 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, src := range map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow, "loud.yaml": loudWorkflow} {
+	files := map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow, "loud.yaml": loudWorkflow}
+	maps.Copy(files, o.workflows)
+	for name, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	log := zaptest.NewLogger(t)
-	st := dbtest.SQLite(t, db.Options{})
+	open := o.open
+	if open == nil {
+		open = dbtest.SQLite
+	}
+	st := open(t, db.Options{})
 	outboxes := map[string]conversation.Outbox{}
 	eng := orchestrator.New(orchestrator.Config{
 		Store: st, Catalogs: catalog{home: home, dir: dir}, Providers: noProviders{}, Outboxes: outboxes,

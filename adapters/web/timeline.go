@@ -21,12 +21,19 @@ type nodeView struct {
 	Duration time.Duration
 	Output   string
 	Error    string
+	Retries  []retryView // attempts that failed and were retried, since the latest resume
 	Gate     *gateView
 	Full     *orchestrator.OutputRef // the file holding the full output of the latest attempt
 }
 
 // Truncated reports whether Output shows only the beginning of the full output.
 func (n *nodeView) Truncated() bool { return n.Full != nil && n.Full.Bytes > orchestrator.InlineLimit }
+
+// retryView is an attempt that failed and was tried again, and why.
+type retryView struct {
+	Attempt int
+	Reason  string
+}
 
 // gateView is a gate asked of a person: its rules and timers, the approvals so far and, once
 // answered, who answered it and how.
@@ -95,7 +102,7 @@ type eventData struct {
 	Output     string            `json:"output"`
 	Error      string            `json:"error"`
 	Reason     string            `json:"reason"`
-	DurationMS int64             `json:"duration_ms"`
+	DurationMS *int64            `json:"duration_ms"`
 	WillRetry  bool              `json:"will_retry"`
 	Message    string            `json:"message"`
 	Decision   string            `json:"decision"`
@@ -149,13 +156,15 @@ func (v *runView) applyNodeEvent(n *nodeView, e db.Event, d eventData) {
 		n.finish(e.At, d.DurationMS)
 	case db.EventNodeFailed:
 		n.Error = d.Error
-		n.finish(e.At, d.DurationMS)
-		if !d.WillRetry {
+		if d.WillRetry {
+			n.Retries = append(n.Retries, retryView{Attempt: e.Attempt, Reason: d.Error})
+		} else { // a retried attempt is not the node's end: it has no duration yet
 			n.State = "failed"
+			n.finish(e.At, d.DurationMS)
 		}
 	case db.EventNodeSkipped:
 		n.State, n.Output = "skipped", d.Reason
-		n.finish(e.At, 0)
+		n.Finished, n.Duration = e.At, 0
 	case db.EventResumeFailed: // recorded at the node the resume could not start
 		n.Error = d.Error
 		v.History = append(v.History, historyEntry{At: e.At, What: "resume failed at " + n.ID, Note: d.Error})
@@ -191,14 +200,8 @@ func applyGateEvent(n *nodeView, e db.Event, d eventData) {
 	}
 }
 
-func (n *nodeView) finish(at time.Time, ms int64) {
-	n.Finished = at
-	switch {
-	case ms > 0:
-		n.Duration = time.Duration(ms) * time.Millisecond
-	case !n.Started.IsZero() && at.After(n.Started):
-		n.Duration = at.Sub(n.Started)
-	}
+func (n *nodeView) finish(at time.Time, ms *int64) {
+	n.Finished, n.Duration = at, orchestrator.NodeDuration(ms, n.Started, at)
 }
 
 // applyRunEvent records the run-level events of the resume history. An explicit resume also
@@ -210,6 +213,7 @@ func (v *runView) applyRunEvent(nodes map[string]*nodeView, e db.Event, d eventD
 			if n.State == "failed" || n.State == "skipped" {
 				n.State = "pending"
 			}
+			n.Retries = nil // a resume grants a fresh retry budget
 		}
 		v.History = append(v.History, historyEntry{At: e.At, What: "resumed", By: d.By, Note: "from " + d.From})
 	case db.EventRunRescued:

@@ -25,6 +25,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
 )
@@ -56,6 +57,7 @@ type Config struct {
 	Store   Store
 	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
 	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
+	Limits  commands.Limits      // MAX_ARGS_BYTES: a refused message is not shown nor handed on
 	Log     *zap.Logger
 	Poll    time.Duration    // how often live views look for changes; 0 means one second
 	Streams int              // live views open at once; 0 means 64

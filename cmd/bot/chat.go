@@ -87,6 +87,10 @@ func messages(args []string, stdin io.Reader) func(yield func(string) bool) {
 // stopped (paused, completed, failed or cancelled), so a following "lgtm" answers the gate the run
 // reached. Then it shuts the engine down.
 func (s *chatSession) run(ctx context.Context, log *zap.Logger, msgs func(func(string) bool)) error {
+	// The runs of this conversation are this terminal's while it runs; a server takes them after.
+	if err := attach(ctx, s.engine, s.at.ConversationID()); err != nil {
+		return err
+	}
 	engineCtx, stopEngine := context.WithCancel(ctx)
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.engine.Run(engineCtx) }()
@@ -145,3 +149,12 @@ func (s *chatSession) busy(ctx context.Context) (bool, error) {
 }
 
 var errNoMessages = errors.New("no messages")
+
+// attach makes a conversation's runs this terminal's. A store that refuses is told in the same
+// sentence chat uses, with the details after it, since the terminal's user is often its operator.
+func attach(ctx context.Context, e *orchestrator.Engine, conversationID string) error {
+	if err := e.Presence.Attach(ctx, conversationID); err != nil {
+		return fmt.Errorf("%s (%w)", orchestrator.StoreErrorText("attach this terminal to its conversation", err), err)
+	}
+	return nil
+}

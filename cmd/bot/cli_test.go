@@ -123,3 +123,24 @@ func TestWorkflowLogsPrintsTheFullOutput(t *testing.T) {
 		t.Fatalf("logs of an unknown node = exit %d, want 2:\n%s", code, out)
 	}
 }
+
+// A node that failed before an all_done clean-up still fails the run: exit status 1, and the output
+// says which node failed and why.
+func TestWorkflowRunFailsWhenANodeFailedBeforeItsCleanUp(t *testing.T) {
+	env := cliEnv(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ci.yaml"), `name: ci
+nodes:
+  - id: build
+    bash: echo "linker exploded" >&2; exit 3
+  - id: cleanup
+    depends_on: [build]
+    trigger_rule: all_done
+    bash: echo cleaned up
+`)
+	env["WORKFLOWS_DIR"] = dir
+	out, code := cli(t, env, "workflow", "run", "ci")
+	if code != exitFailed || !strings.Contains(out, "failed at node `build`") || !strings.Contains(out, "linker exploded") || !strings.Contains(out, "✓ cleanup") {
+		t.Fatalf("workflow run ci = exit %d, want %d naming build and its error after cleanup ran:\n%s", code, exitFailed, out)
+	}
+}

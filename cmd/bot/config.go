@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	chatcmd "threadflow/commands"
 )
 
 // Engine names the database engine the bot stores runs in.
@@ -33,6 +35,7 @@ type Config struct {
 	MaxParallelNodes int           // nodes of one run executed at once
 	Workers          int           // runs executed at once by this replica
 	MinFreeDisk      uint64        // bytes free under Home below which no run is claimed; 0 turns it off
+	MaxArgsBytes     int64         // MAX_ARGS_BYTES: free text one message may carry
 
 	WorkflowsDirs   []string // extra workflow directories, searched in order after the bundled ones
 	RepoPath        string   // optional git repository that runs get worktrees of
@@ -48,6 +51,9 @@ type Config struct {
 	DashboardToken string // secret
 	ReplicaID      string // lease owner name of this process
 }
+
+// limits are the input limits every adapter's messages are checked against.
+func (c Config) limits() chatcmd.Limits { return chatcmd.Limits{MaxArgsBytes: int(c.MaxArgsBytes)} }
 
 // SlackConfig holds the Slack adapter's settings. Slack is enabled when both tokens are set.
 type SlackConfig struct {

@@ -27,7 +27,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		Engine: EngineSQLite, Home: "./.threadflow", LogLevel: zapcore.InfoLevel, LogFormat: "json",
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
-		ClaudeBin: "claude", CodexBin: "codex", ReplicaID: "box-42",
+		MaxArgsBytes: 16_000,
+		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -61,6 +62,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"MAX_PARALLEL_NODES": "2",
 		"WORKERS":            "1",
 		"MIN_FREE_DISK":      "1GiB",
+		"MAX_ARGS_BYTES":     "64KiB",
 		"WORKFLOWS_DIR":      dir + "::" + dir,
 		"REPO_PATH":          dir,
 		"DEFAULT_PROVIDER":   "codex",
@@ -88,6 +90,7 @@ func TestLoadConfigValues(t *testing.T) {
 		{"LeaseTTL", c.LeaseTTL, time.Minute},
 		{"MaxRecoveries", c.MaxRecoveries, 0},
 		{"MinFreeDisk", c.MinFreeDisk, uint64(1 << 30)},
+		{"MaxArgsBytes", c.MaxArgsBytes, int64(65536)},
 		{"WorkflowsDirs", c.WorkflowsDirs, []string{dir, dir}},
 		{"AllowedUserIDs", c.AllowedUserIDs, []string{"slack:U123", "discord:4567", "console:alice"}},
 		{"GuildIDs", c.Discord.GuildIDs, []string{"1", "2"}},
@@ -141,6 +144,8 @@ func TestLoadConfigRejects(t *testing.T) {
 			`MIN_FREE_DISK="lots" is not valid; use a size such as 256MB, 1GiB or 0 (off)`},
 		{"zero workers", map[string]string{"WORKERS": "0"}, nil,
 			`WORKERS="0" is not valid; use a whole number of at least 1`},
+		{"args size too large", map[string]string{"MAX_ARGS_BYTES": "1MB"}, nil,
+			`MAX_ARGS_BYTES="1MB" is not valid; use a size from 1 B to 100 kB, such as 16KB or 64KiB (KB = 1000 bytes, KiB = 1024)`},
 		{"http addr", map[string]string{"HTTP_ADDR": "8080"}, nil,
 			`HTTP_ADDR="8080" is not valid; use host:port such as 127.0.0.1:8080, or 0.0.0.0:8080 to listen on every interface`},
 		{"http port range", map[string]string{"HTTP_ADDR": ":70000"}, nil,

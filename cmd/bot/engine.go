@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/adapters/console"
 	"threadflow/agent"
 	"threadflow/conversation"
 	"threadflow/db"
@@ -19,7 +20,17 @@ import (
 // measurements behind /metrics.
 func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier orchestrator.Notifier,
 	obs orchestrator.Observer) *orchestrator.Engine {
+	// A process with the terminal as its chat is a terminal: it executes the runs of the
+	// conversations it attaches to. Any other process is a server, which also executes the runs of
+	// terminals that are gone (docs/state-machine.md, "Who executes a run").
+	_, terminal := outboxes[console.Platform]
+	var unattended []string
+	if !terminal {
+		unattended = []string{console.Platform}
+	}
 	return orchestrator.New(orchestrator.Config{
+		Terminal:        terminal,
+		Unattended:      unattended,
 		Store:           st,
 		Catalogs:        newCatalogs(cfg, log),
 		Providers:       providers{cfg: cfg, log: log},
@@ -29,6 +40,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Dirs:            orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath},
 		Disk:            diskGuard(cfg),
 		Log:             log,
+		Limits:          cfg.limits(),
 		Owner:           cfg.ReplicaID,
 		LeaseTTL:        cfg.LeaseTTL,
 		MaxRecoveries:   cfg.MaxRecoveries,

@@ -87,6 +87,21 @@ func parseDuration(v string, minimum time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// maxArgsBytesCeiling bounds MAX_ARGS_BYTES: a shell node receives $ARGUMENTS as one environment
+// variable, and Linux refuses to start a process with one longer than 128 KiB.
+const maxArgsBytesCeiling = 100_000
+
+// parseByteSize reads a size such as 16KB, 256MB or 1GiB (KB = 1000 bytes, KiB = 1024), or a plain
+// number of bytes.
+func parseByteSize(v string, minimum, maximum int64) (int64, error) {
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n < uint64(minimum) || n > uint64(maximum) {
+		return 0, fmt.Errorf("use a size from %s to %s, such as 16KB or 64KiB (KB = 1000 bytes, KiB = 1024)",
+			humanize.Bytes(uint64(minimum)), humanize.Bytes(uint64(maximum)))
+	}
+	return int64(n), nil
+}
+
 func parseInt(v string, minimum int) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < minimum {

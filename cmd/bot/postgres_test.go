@@ -42,9 +42,10 @@ func TestReadyzReportsADatabaseThatRefusesWrites(t *testing.T) {
 	readOnly(t, dbURL, true)
 	waitReadyz(t, base, http.StatusServiceUnavailable, "the database does not accept writes")
 	// A person asking for a run meanwhile is told that retrying will not help, and where to look.
-	out, _ := cli(t, map[string]string{"DATABASE_URL": dbURL, "THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}, "chat", "/workflow run hello")
-	if !strings.Contains(out, "cannot store anything right now") || !strings.Contains(out, "/readyz") {
-		t.Errorf("bot chat against a read-only database printed:\n%s", out)
+	c := runBot(t, map[string]string{"DATABASE_URL": dbURL, "THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}, "chat", "/workflow run hello")
+	code := exitCode(c.result(t))
+	if out := c.stdout.String() + c.stderr.String(); code == 0 || !strings.Contains(out, "cannot store anything right now") || !strings.Contains(out, "/readyz") {
+		t.Errorf("bot chat against a read-only database exited %d and printed:\n%s", code, out)
 	}
 	readOnly(t, dbURL, false)
 	waitReadyz(t, base, http.StatusOK, "ok")

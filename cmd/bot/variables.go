@@ -33,6 +33,9 @@ var settings = []setting{
 		apply: intoInt(func(c *Config) *int { return &c.Workers }, 1)},
 	{env: "MIN_FREE_DISK", def: "256MB", usage: "free space under THREADFLOW_HOME below which no new run is claimed and /readyz fails (0 turns it off)",
 		apply: func(c *Config, v string, _ hostInfo) (err error) { c.MinFreeDisk, err = parseSize(v); return err }},
+	{env: "MAX_ARGS_BYTES", def: "16KB",
+		usage: "largest free text one message may carry (a run's arguments, a note, a gate reply): 16KB, 64KB...; at most 100KB",
+		apply: intoBytes(func(c *Config) *int64 { return &c.MaxArgsBytes }, 1, maxArgsBytesCeiling)},
 	{env: "WORKFLOWS_DIR", usage: "colon-separated directories of workflow YAML files, besides the bundled ones",
 		apply: intoList(func(c *Config) *[]string { return &c.WorkflowsDirs }, parseDirs)},
 	{env: "REPO_PATH", usage: "git repository whose worktrees runs work in (empty: a plain directory per run)",
@@ -93,6 +96,13 @@ func intoDuration(field func(*Config) *time.Duration, minimum time.Duration) app
 func intoInt(field func(*Config) *int, minimum int) applyFunc {
 	return func(c *Config, v string, _ hostInfo) (err error) {
 		*field(c), err = parseInt(v, minimum)
+		return err
+	}
+}
+
+func intoBytes(field func(*Config) *int64, minimum, maximum int64) applyFunc {
+	return func(c *Config, v string, _ hostInfo) (err error) {
+		*field(c), err = parseByteSize(v, minimum, maximum)
 		return err
 	}
 }

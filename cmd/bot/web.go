@@ -37,7 +37,8 @@ func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper
 	outboxes map[string]conversation.Outbox) (webParts, error) {
 	wlog := log.With(zap.String("platform", web.Platform))
 	in := conversation.NewInbox(eng.Bot, dedup, webInboxWorkers, wlog)
-	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog})
+	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog,
+		Limits: cfg.limits()})
 	if err != nil {
 		return webParts{}, err
 	}

@@ -176,8 +176,17 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
 	}
 	argText := strings.Join(args[1:], " ")
+	if err := c.engine.Bot.Limits.CheckArgs(argText); err != nil { // before anything is written
+		return &usageError{err.Error()}
+	}
 	if err := wf.CheckArgs(argText); err != nil {
 		return &usageError{err.Error()}
+	}
+	// Each invocation talks in a conversation of its own, so two scripts running workflows at once
+	// never execute (and print) each other's runs.
+	c.at.ChannelID = "cli-" + db.NewRunID()
+	if err := attach(ctx, c.engine, c.at.ConversationID()); err != nil {
+		return err
 	}
 	c.startEngine(ctx)
 	run, err := c.engine.Bot.StartRun(ctx, c.at, c.user, wf, argText)
@@ -255,6 +264,13 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	run, err := c.findRun(ctx, args[0])
 	if err != nil {
 		return err
+	}
+	// This terminal continues the run it answers or resumes, and prints it, while it waits: a run
+	// of another terminal's conversation becomes this one's too.
+	if platform, _, _, ok := db.ParseConversationKey(run.ConversationID); ok && platform == console.Platform {
+		if err := attach(ctx, c.engine, run.ConversationID); err != nil {
+			return err
+		}
 	}
 	c.startEngine(ctx)
 	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))

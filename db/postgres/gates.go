@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,18 +147,54 @@ func (s *Store) RecordGateReply(ctx context.Context, runID, node string, reply d
 	return out, err
 }
 
-// platformFilter is the condition that keeps runs whose conversation is on one of the platforms
-// given as the query parameter param ("$2"); an empty list keeps every run.
-func platformFilter(param string) string {
-	return `(cardinality(` + param + `::text[]) = 0 OR split_part(conversation_id, ':', 1) = ANY(` + param + `))`
+// reachFilter is the condition that keeps the runs in reach (db.Reach), given by reachArgs as the
+// four query parameters from $first on; the zero Reach keeps every run.
+func reachFilter(first int) string {
+	p, c, u, now := fmt.Sprintf("$%d", first), fmt.Sprintf("$%d", first+1), fmt.Sprintf("$%d", first+2), fmt.Sprintf("$%d", first+3)
+	platform := `split_part(runs.conversation_id, ':', 1)`
+	return `(cardinality(` + p + `::text[]) + cardinality(` + c + `::text[]) + cardinality(` + u + `::text[]) = 0
+		OR ` + platform + ` = ANY(` + p + `) OR runs.conversation_id = ANY(` + c + `)
+		OR (` + platform + ` = ANY(` + u + `) AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
+			WHERE a.conversation_id = runs.conversation_id AND a.expires_at > ` + now + `::timestamptz)))`
 }
 
-// FireGateTimers fires every gate timer that is due (of runs on platforms, when given), each in its own transaction that locks the run
+// reachArgs are the parameters of reachFilter.
+func reachArgs(r db.Reach, now time.Time) []any {
+	return []any{append([]string{}, r.Platforms...), append([]string{}, r.Conversations...), append([]string{}, r.Unattended...), now}
+}
+
+// AttachTerminal records (or renews) a terminal's attachment to a conversation until ttl from now,
+// and forgets attachments that expired (their terminals were killed).
+func (s *Store) AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error {
+	now := s.now()
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM terminal_attachments WHERE expires_at < $1`, now); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO terminal_attachments (conversation_id, owner, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (conversation_id, owner) DO UPDATE SET expires_at = excluded.expires_at`, conversationID, owner, now.Add(ttl))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("attach terminal to %s: %w", conversationID, translate(err))
+	}
+	return nil
+}
+
+// DetachTerminal ends every attachment of a terminal process.
+func (s *Store) DetachTerminal(ctx context.Context, owner string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM terminal_attachments WHERE owner = $1`, owner); err != nil {
+		return fmt.Errorf("detach terminal %s: %w", owner, translate(err))
+	}
+	return nil
+}
+
+// FireGateTimers fires every gate timer of a run in reach that is due, each in its own transaction that locks the run
 // and reads it again, so a gate answered meanwhile, or a timer another replica fired, is left alone.
-func (s *Store) FireGateTimers(ctx context.Context, platforms ...string) ([]db.GateTimer, error) {
+func (s *Store) FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error) {
 	now := s.now()
 	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
-		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+platformFilter("$2")+` ORDER BY id LIMIT 100`, now, append([]string{}, platforms...))
+		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -210,12 +247,12 @@ func (s *Store) fireTimer(ctx context.Context, id string, now time.Time) (db.Gat
 }
 
 // NextGateTimer returns when the next gate timer is due; ok is false when no gate has one.
-func (s *Store) NextGateTimer(ctx context.Context, platforms ...string) (time.Time, bool, error) {
+func (s *Store) NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
 	var next *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT LEAST(
-			(SELECT min(gate_due_at) FROM runs WHERE gate_due_at IS NOT NULL AND status = 'paused' AND `+platformFilter("$1")+`),
-			(SELECT min(gate_remind_at) FROM runs WHERE gate_remind_at IS NOT NULL AND status = 'paused' AND `+platformFilter("$1")+`))`,
-		append([]string{}, platforms...)).Scan(&next)
+			(SELECT min(gate_due_at) FROM runs WHERE gate_due_at IS NOT NULL AND status = 'paused' AND `+reachFilter(1)+`),
+			(SELECT min(gate_remind_at) FROM runs WHERE gate_remind_at IS NOT NULL AND status = 'paused' AND `+reachFilter(1)+`))`,
+		reachArgs(reach, s.now())...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, translate(err)
 	}

@@ -109,7 +109,7 @@ func TestConcurrentIdempotentRecord(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateRun: %v", err)
 	}
-	r, err := s.ClaimRun(ctx, "worker-1", time.Minute)
+	r, err := s.ClaimRun(ctx, "worker-1", time.Minute, db.Reach{})
 	if err != nil || r.ID != created.ID {
 		t.Fatalf("ClaimRun = %s, %v", r.ID, err)
 	}

@@ -19,20 +19,21 @@ const opHeartbeat db.Op = "heartbeat"
 var claimSQL = `UPDATE runs SET status = 'running', lease_owner = $2, lease_token = $3,
 	lease_expires_at = $4, heartbeat_at = $5, started_at = COALESCE(started_at, $5)
 WHERE id = (SELECT id FROM runs WHERE status = ANY($1)
-		AND ` + platformFilter("$6") + `
+		AND ` + reachFilter(6) + `
 	ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
 	AND status = ANY($1)
 RETURNING ` + runColumns
 
 // ClaimRun moves the oldest queued run to running under a fresh lease for owner, valid for ttl.
-func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (db.Run, error) {
+func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach db.Reach) (db.Run, error) {
 	if owner == "" || ttl <= 0 {
 		return db.Run{}, fmt.Errorf("claim run: need a worker name and a positive lease duration (got %q, %s)", owner, ttl)
 	}
 	now := s.now()
 	var out db.Run
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := scanRun(tx.QueryRow(ctx, claimSQL, fromStatuses(db.OpClaim), owner, db.NewToken(), now.Add(ttl), now, append([]string{}, platforms...)))
+		args := append([]any{fromStatuses(db.OpClaim), owner, db.NewToken(), now.Add(ttl), now}, reachArgs(reach, now)...)
+		r, err := scanRun(tx.QueryRow(ctx, claimSQL, args...))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return db.ErrNoQueuedRun
 		}

@@ -148,11 +148,11 @@ func (s *Store) RecordGateReply(ctx context.Context, runID, node string, reply d
 	return out, err
 }
 
-// FireGateTimers fires every gate timer that is due (of runs on platforms, when given): each in its own transaction that reads the run
+// FireGateTimers fires every gate timer of a run in reach that is due: each in its own transaction that reads the run
 // again, so a gate answered meanwhile, or a timer another process fired, is left alone.
-func (s *Store) FireGateTimers(ctx context.Context, platforms ...string) ([]db.GateTimer, error) {
+func (s *Store) FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error) {
 	now := s.clock()
-	filter, fargs := platformFilter(platforms)
+	filter, fargs := reachFilter(reach, now)
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
 		AND (gate_due_at <= ? OR gate_remind_at <= ?)`+filter+` ORDER BY id LIMIT 100`, append([]any{micros(now), micros(now)}, fargs...)...)
 	if err != nil {
@@ -207,9 +207,9 @@ func (s *Store) fireTimer(ctx context.Context, id string, now time.Time) (db.Gat
 }
 
 // NextGateTimer returns when the next gate timer is due; ok is false when no gate has one.
-func (s *Store) NextGateTimer(ctx context.Context, platforms ...string) (time.Time, bool, error) {
+func (s *Store) NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
 	var next sql.NullInt64
-	filter, fargs := platformFilter(platforms)
+	filter, fargs := reachFilter(reach, s.clock())
 	err := s.r.QueryRowContext(ctx, `SELECT MIN(t) FROM (
 			SELECT MIN(gate_due_at) AS t FROM runs WHERE gate_due_at IS NOT NULL AND status = 'paused'`+filter+`
 			UNION ALL SELECT MIN(gate_remind_at) FROM runs WHERE gate_remind_at IS NOT NULL AND status = 'paused'`+filter+`)`,

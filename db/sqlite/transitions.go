@@ -40,13 +40,13 @@ func one(e newEvent) func(db.Run) []newEvent {
 	return func(db.Run) []newEvent { return []newEvent{e} }
 }
 
-// ClaimRun moves the oldest queued run to running under a fresh lease.
-func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, platforms ...string) (db.Run, error) {
+// ClaimRun moves the oldest queued run in reach to running under a fresh lease.
+func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach db.Reach) (db.Run, error) {
 	now := s.clock()
 	var out db.Run
 	err := s.write(ctx, func(tx *wtx) error {
 		var id string
-		query, args := claimQuery(platforms)
+		query, args := claimQuery(reach, now)
 		err := tx.QueryRowContext(ctx, query, args...).Scan(&id)
 		if err != nil {
 			if isNotFound(translate(err)) {
@@ -68,23 +68,75 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, p
 	return out, err
 }
 
-// claimQuery selects the oldest queued run, of the given platforms only when there are any.
-func claimQuery(platforms []string) (string, []any) {
-	filter, args := platformFilter(platforms)
+// claimQuery selects the oldest queued run in reach.
+func claimQuery(reach db.Reach, now time.Time) (string, []any) {
+	filter, args := reachFilter(reach, now)
 	return `SELECT id FROM runs WHERE status = ?` + filter + ` ORDER BY queued_at, id LIMIT 1`, append([]any{string(db.StatusQueued)}, args...)
 }
 
-// platformFilter is the condition (and its arguments) that keeps runs whose conversation is on one
-// of platforms; none keeps every run.
-func platformFilter(platforms []string) (string, []any) {
-	if len(platforms) == 0 {
+// runPlatform is the platform of a run: the first part of its conversation id.
+const runPlatform = "substr(runs.conversation_id, 1, instr(runs.conversation_id, ':') - 1)"
+
+// reachFilter is the condition (and its arguments) that keeps the runs in reach (db.Reach) at now;
+// the zero Reach keeps every run.
+func reachFilter(r db.Reach, now time.Time) (string, []any) {
+	if r.Every() {
 		return "", nil
 	}
-	args := make([]any, len(platforms))
-	for i, p := range platforms {
-		args[i] = p
+	var (
+		conds []string
+		args  []any
+	)
+	if len(r.Platforms) > 0 {
+		conds = append(conds, runPlatform+" IN "+placeholders(len(r.Platforms)))
+		args = appendStrings(args, r.Platforms)
 	}
-	return " AND substr(conversation_id, 1, instr(conversation_id, ':') - 1) IN (?" + strings.Repeat(", ?", len(platforms)-1) + ")", args
+	if len(r.Conversations) > 0 {
+		conds = append(conds, "runs.conversation_id IN "+placeholders(len(r.Conversations)))
+		args = appendStrings(args, r.Conversations)
+	}
+	if len(r.Unattended) > 0 {
+		conds = append(conds, "("+runPlatform+" IN "+placeholders(len(r.Unattended))+` AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
+			WHERE a.conversation_id = runs.conversation_id AND a.expires_at > ?))`)
+		args = append(appendStrings(args, r.Unattended), micros(now))
+	}
+	return " AND (" + strings.Join(conds, " OR ") + ")", args
+}
+
+func placeholders(n int) string { return "(?" + strings.Repeat(", ?", n-1) + ")" }
+
+func appendStrings(args []any, ss []string) []any {
+	for _, s := range ss {
+		args = append(args, s)
+	}
+	return args
+}
+
+// AttachTerminal records (or renews) a terminal's attachment to a conversation until ttl from now,
+// and forgets attachments that expired (their terminals were killed).
+func (s *Store) AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error {
+	now := s.clock()
+	return s.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM terminal_attachments WHERE expires_at < ?`, micros(now)); err != nil {
+			return fmt.Errorf("forget expired terminal attachments: %w", translate(err))
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO terminal_attachments (conversation_id, owner, expires_at) VALUES (?, ?, ?)
+			ON CONFLICT (conversation_id, owner) DO UPDATE SET expires_at = excluded.expires_at`, conversationID, owner, micros(now.Add(ttl)))
+		if err != nil {
+			return fmt.Errorf("attach terminal to %s: %w", conversationID, translate(err))
+		}
+		return nil
+	})
+}
+
+// DetachTerminal ends every attachment of a terminal process.
+func (s *Store) DetachTerminal(ctx context.Context, owner string) error {
+	return s.write(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM terminal_attachments WHERE owner = ?`, owner); err != nil {
+			return fmt.Errorf("detach terminal %s: %w", owner, translate(err))
+		}
+		return nil
+	})
 }
 
 // opHeartbeat names heartbeat writes in errors; a heartbeat is not a state transition.

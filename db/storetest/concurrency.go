@@ -74,7 +74,7 @@ func testClaimRace(t *testing.T, e *env) {
 	}
 	claimed := make([]string, racers)
 	errs := race(func(i int) error {
-		r, err := e.s.ClaimRun(e.ctx, worker, leaseTTL)
+		r, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{})
 		claimed[i] = r.ID
 		return err
 	})

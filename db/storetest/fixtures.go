@@ -100,7 +100,7 @@ func (e *env) create(t *testing.T, mod func(*db.NewRun)) db.Run {
 // claim claims the oldest queued run and checks it is want.
 func (e *env) claim(t *testing.T, want string) db.Run {
 	t.Helper()
-	r, err := e.s.ClaimRun(e.ctx, worker, leaseTTL)
+	r, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{})
 	if err != nil {
 		t.Fatalf("ClaimRun: %v", err)
 	}

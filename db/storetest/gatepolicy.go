@@ -232,7 +232,7 @@ func timers(onTimeout string) func(*db.Pause) {
 
 func fire(t *testing.T, e *env) []db.GateTimer {
 	t.Helper()
-	fired, err := e.s.FireGateTimers(e.ctx)
+	fired, err := e.s.FireGateTimers(e.ctx, db.Reach{})
 	if err != nil {
 		t.Fatalf("FireGateTimers: %v", err)
 	}
@@ -320,7 +320,7 @@ func testConcurrentTimers(t *testing.T, e *env) {
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
-			got, err := e.s.FireGateTimers(e.ctx)
+			got, err := e.s.FireGateTimers(e.ctx, db.Reach{})
 			if err != nil {
 				t.Errorf("FireGateTimers: %v", err)
 			}
@@ -336,17 +336,17 @@ func testConcurrentTimers(t *testing.T, e *env) {
 }
 
 func testNextTimer(t *testing.T, e *env) {
-	if _, ok, err := e.s.NextGateTimer(e.ctx); err != nil || ok {
+	if _, ok, err := e.s.NextGateTimer(e.ctx, db.Reach{}); err != nil || ok {
 		t.Fatalf("NextGateTimer with no gates = %v, %v", ok, err)
 	}
 	r := e.pausedWith(t, timers(db.TimeoutReject))
-	next, ok, err := e.s.NextGateTimer(e.ctx)
+	next, ok, err := e.s.NextGateTimer(e.ctx, db.Reach{})
 	if err != nil || !ok || !next.Equal(r.Meta.Pause.RemindAt) {
 		t.Fatalf("NextGateTimer = %v %v %v, want the reminder at %v", next, ok, err, r.Meta.Pause.RemindAt)
 	}
 	e.clock.Advance(20 * time.Minute)
 	fire(t, e)
-	if next, _, _ = e.s.NextGateTimer(e.ctx); !next.Equal(r.Meta.Pause.DueAt) {
+	if next, _, _ = e.s.NextGateTimer(e.ctx, db.Reach{}); !next.Equal(r.Meta.Pause.DueAt) {
 		t.Fatalf("after the reminder NextGateTimer = %v, want the timeout at %v", next, r.Meta.Pause.DueAt)
 	}
 }
@@ -354,13 +354,13 @@ func testNextTimer(t *testing.T, e *env) {
 func testTimersByPlatform(t *testing.T, e *env) {
 	r := e.pausedWith(t, timers(db.TimeoutReject)) // a slack run
 	e.clock.Advance(2 * time.Hour)
-	if _, ok, _ := e.s.NextGateTimer(e.ctx, "discord"); ok {
+	if _, ok, _ := e.s.NextGateTimer(e.ctx, db.Reach{Platforms: []string{"discord"}}); ok {
 		t.Fatal("NextGateTimer for discord reports the timer of a slack run")
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, "discord", "console"); err != nil || len(got) != 0 {
+	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "console"}}); err != nil || len(got) != 0 {
 		t.Fatalf("FireGateTimers for discord fired %+v, %v", got, err)
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, "discord", "slack"); err != nil || len(got) != 1 || got[0].Run.ID != r.ID {
+	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "slack"}}); err != nil || len(got) != 1 || got[0].Run.ID != r.ID {
 		t.Fatalf("FireGateTimers for slack fired %+v, %v", got, err)
 	}
 }

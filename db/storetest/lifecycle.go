@@ -34,12 +34,12 @@ func testClaimOldestQueued(t *testing.T, e *env) {
 }
 
 func testClaimNothingQueued(t *testing.T, e *env) {
-	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL); !errors.Is(err, db.ErrNoQueuedRun) {
+	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{}); !errors.Is(err, db.ErrNoQueuedRun) {
 		t.Fatalf("ClaimRun on empty store: %v, want ErrNoQueuedRun", err)
 	}
 	e.runIn(t, fxApproval, nil)
 	e.runIn(t, fxFailed, nil)
-	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL); !errors.Is(err, db.ErrNoQueuedRun) {
+	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{}); !errors.Is(err, db.ErrNoQueuedRun) {
 		t.Fatalf("ClaimRun with only paused and failed runs: %v, want ErrNoQueuedRun", err)
 	}
 }
@@ -164,7 +164,7 @@ func testTerminalAbsorbing(t *testing.T, e *env) {
 	if res, err := e.s.RescueExpired(e.ctx, 3); err != nil || len(res) != 0 {
 		t.Fatalf("RescueExpired touched terminal runs: %v, %v", res, err)
 	}
-	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL); !errors.Is(err, db.ErrNoQueuedRun) {
+	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{}); !errors.Is(err, db.ErrNoQueuedRun) {
 		t.Fatalf("ClaimRun with only terminal runs: %v, want ErrNoQueuedRun", err)
 	}
 	for _, r := range []db.Run{done, gone} {
@@ -202,14 +202,14 @@ func testClaimOnlyReportablePlatforms(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	consoleRun := e.create(t, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = "console:local", "console:local" })
-	got, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, "console")
+	got, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{Platforms: []string{"console"}})
 	if err != nil || got.ID != consoleRun.ID {
 		t.Fatalf("ClaimRun(console) = %s, %v; want the console run %s, not the older slack run", got.ID, err, consoleRun.ID)
 	}
-	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, "console", "discord"); !errors.Is(err, db.ErrNoQueuedRun) {
+	if _, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{Platforms: []string{"console", "discord"}}); !errors.Is(err, db.ErrNoQueuedRun) {
 		t.Fatalf("ClaimRun(console, discord) with only a slack run queued: %v, want ErrNoQueuedRun", err)
 	}
-	if got, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, "discord", "slack"); err != nil || got.ID != slackRun.ID {
+	if got, err := e.s.ClaimRun(e.ctx, worker, leaseTTL, db.Reach{Platforms: []string{"discord", "slack"}}); err != nil || got.ID != slackRun.ID {
 		t.Fatalf("ClaimRun(discord, slack) = %s, %v; want the slack run", got.ID, err)
 	}
 }

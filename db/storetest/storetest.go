@@ -29,6 +29,7 @@ func Run(t *testing.T, open Opener) {
 		{"GateTimers", gateTimerTests()},
 		{"Queries", queryTests()},
 		{"Records", recordTests()},
+		{"Reach", reachTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"threadflow/db/dbtest"
+)
+
+// A run started from the terminal stays the terminal's while it is attached; once the terminal is
+// gone, approving it on the dashboard of a running server is enough: the server executes it. On
+// both engines.
+func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			env := cliEnv(t)
+			if engine == "postgres" {
+				env["DATABASE_URL"] = dbtest.PostgresDatabase(t) // skips without TEST_DATABASE_URL unless CI=true
+			}
+			server := maps.Clone(env)
+			server["HTTP_ADDR"], server["REPLICA_ID"] = "127.0.0.1:0", "server"
+			srv := runBot(t, server)
+			base := waitURL(t, srv.stdout, srv.done, srv.stderr)
+
+			env["REPLICA_ID"] = "terminal"
+			out, code := cli(t, env, "workflow", "run", "release", "v7.0.1")
+			m := runIDPattern.FindStringSubmatch(out)
+			if code != exitPaused || m == nil || !strings.Contains(out, "✓ check") {
+				t.Fatalf("workflow run release = exit %d, want %d with the check done by the terminal:\n%s", code, exitPaused, out)
+			}
+			id := m[1] // the terminal has exited: nothing but the server is running now
+
+			approveOnDashboard(t, base, id, "bob", "ship it")
+			deadline := time.Now().Add(5 * time.Second)
+			var page string
+			for {
+				_, page = get(t, base+"runs/"+id)
+				if strings.Contains(page, `id="run-state" class="state state-completed"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("run %s not completed 5s after the dashboard approved it; page:\n%s\nserver log:\n%s", id, page, srv.stderr)
+				}
+				time.Sleep(50 * time.Millisecond) // polling interval of the deadline above
+			}
+			if !strings.Contains(page, "note from the approver: ship it") {
+				t.Fatalf("completed run page lacks the ship node's output:\n%s", page)
+			}
+			// The terminal sees the outcome when it comes back to its conversation.
+			out, _ = cli(t, env, "workflow", "status", id)
+			if !strings.Contains(out, "completed") || !strings.Contains(out, "✓ ship") {
+				t.Fatalf("workflow status after the server finished the run:\n%s", out)
+			}
+		})
+	}
+}
+
+// approveOnDashboard presses Approve on the run page as the web user name.
+func approveOnDashboard(t *testing.T, base, id, name, note string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {note}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: name})
+	c := http.Client{Timeout: testDeadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve on the dashboard answered %d", resp.StatusCode)
+	}
+}
+
+// A script running a workflow executes and prints its own run only: a run of another invocation
+// that becomes queued meanwhile (approved from another terminal) is not its business.
+func TestWorkflowRunDoesNotExecuteAnotherInvocationsRun(t *testing.T) {
+	env := cliEnv(t)
+	dir := t.TempDir()
+	writeFile(t, dir+"/gated.yaml", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"go?\"}\n  - id: after\n    depends_on: [ok]\n    bash: echo run one shipped\n")
+	writeFile(t, dir+"/slow.yaml", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 2; echo slow done\n")
+	env["WORKFLOWS_DIR"] = dir
+	out, code := cli(t, env, "workflow", "run", "gated")
+	m := runIDPattern.FindStringSubmatch(out)
+	if code != exitPaused || m == nil {
+		t.Fatalf("workflow run gated = exit %d:\n%s", code, out)
+	}
+	slow := runBot(t, env, "workflow", "run", "slow")
+	if out, _ := cli(t, env, "chat", "--conversation", "elsewhere", "/workflow approve "+m[1]); !strings.Contains(out, "Approved") {
+		t.Fatalf("approve from another terminal:\n%s", out)
+	}
+	if err := slow.result(t); err != nil || !strings.Contains(slow.stdout.String(), "slow done") || strings.Contains(slow.stdout.String(), "run one shipped") {
+		t.Fatalf("workflow run slow (err %v) printed:\n%s\nwant its own run only", err, slow.stdout)
+	}
+}

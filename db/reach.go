@@ -1,0 +1,22 @@
+package db
+
+// Reach is which runs a process can report on, and so which queued runs it claims and whose gate
+// timers it fires (docs/state-machine.md, "Who executes a run"). A run is in reach when it matches
+// any of the three lists. The zero Reach is every run.
+type Reach struct {
+	// Platforms: runs whose conversation is on one of these platforms. A server passes the chats it
+	// is connected to (slack, discord, web).
+	Platforms []string
+	// Conversations: runs of these conversations. A terminal passes the conversations it is attached
+	// to (AttachTerminal), so it executes its own runs and no one else's.
+	Conversations []string
+	// Unattended: runs on one of these platforms whose conversation no terminal is attached to now
+	// (no live AttachTerminal). A server passes the terminal's platform, so a run started from a
+	// terminal that is gone still has an executor.
+	Unattended []string
+}
+
+// Every reports whether r is the zero Reach: every run.
+func (r Reach) Every() bool {
+	return len(r.Platforms) == 0 && len(r.Conversations) == 0 && len(r.Unattended) == 0
+}
