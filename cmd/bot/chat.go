@@ -152,7 +152,13 @@ var errNoMessages = errors.New("no messages")
 
 // attach makes a conversation's runs this terminal's. A store that refuses is told in the same
 // sentence chat uses, with the details after it, since the terminal's user is often its operator.
+// A disk below MIN_FREE_DISK is refused first: the terminal executes its own runs and claims none
+// on such a disk, so it would only wait.
 func attach(ctx context.Context, e *orchestrator.Engine, conversationID string) error {
+	var low *orchestrator.LowDiskError
+	if errors.As(e.Workers.Disk.Check(), &low) {
+		return fmt.Errorf("%v, so this terminal cannot run anything: free some space there, or lower MIN_FREE_DISK (0 turns the check off)", low)
+	}
 	if err := e.Presence.Attach(ctx, conversationID); err != nil {
 		return fmt.Errorf("%s (%w)", orchestrator.StoreErrorText("attach this terminal to its conversation", err), err)
 	}

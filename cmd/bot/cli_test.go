@@ -144,3 +144,20 @@ nodes:
 		t.Fatalf("workflow run ci = exit %d, want %d naming build and its error after cleanup ran:\n%s", code, exitFailed, out)
 	}
 }
+
+// A terminal on a disk fuller than MIN_FREE_DISK says so and exits instead of waiting for a run it
+// will never claim; nothing is started.
+func TestTerminalRefusesToRunOnALowDisk(t *testing.T) {
+	env := cliEnv(t)
+	env["MIN_FREE_DISK"] = "1000PB"
+	for _, args := range [][]string{{"workflow", "run", "hello"}, {"chat", "/workflow run hello"}} {
+		b := runBot(t, env, args...)
+		code := exitCode(b.result(t))
+		if errOut := b.stderr.String(); code != 1 || !strings.Contains(errOut, "less than MIN_FREE_DISK") || !strings.Contains(errOut, "lower MIN_FREE_DISK") {
+			t.Fatalf("bot %v on a low disk = exit %d, stderr:\n%s", args, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(env["THREADFLOW_HOME"], "runs")); len(entries) > 0 {
+		t.Fatalf("a refused terminal left %d run directories", len(entries))
+	}
+}
