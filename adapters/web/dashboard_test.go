@@ -19,9 +19,11 @@ func TestGatedRunFromChatToApproval(t *testing.T) {
 	b.say("/workflow run gated v1.2")
 	run := r.waitRun("gated", db.StatusPaused)
 
-	if _, chat := b.get("/chat"); !strings.Contains(chat, "Ship it?") || !strings.Contains(chat, `value="/workflow approve `+run.ID+`"`) {
-		t.Errorf("chat page lacks the gate prompt with an Approve button:\n%s", chat)
-	}
+	// The run is paused in the store a moment before the reporter posts the gate's message.
+	waitFor(t, "the gate prompt with an Approve button on the chat page", func() bool {
+		_, chat := b.get("/chat")
+		return strings.Contains(chat, "Ship it?") && strings.Contains(chat, `value="/workflow approve `+run.ID+`"`)
+	})
 	if _, list := b.get("/?state=paused&workflow=gated"); !strings.Contains(list, `href="/runs/`+run.ID+`"`) {
 		t.Errorf("runs list filtered to paused gated runs lacks %s:\n%s", run.ID, list)
 	}
