@@ -110,3 +110,26 @@ func TestLockedDatabaseIsUnavailable(t *testing.T) {
 		t.Fatalf("write while another process holds the lock: %v, want ErrUnavailable", err)
 	}
 }
+
+// Several processes opening a new database file at once (two `bot chat` in a fresh home) all
+// succeed: one creates the schema, the others wait for it and find it done.
+func TestConcurrentOpensOfANewFileAllSucceed(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), "tf.db")
+		errs := make(chan error, 4)
+		for range cap(errs) {
+			go func() {
+				s, err := sqlite.Open(t.Context(), path, db.Options{}, nil)
+				if err == nil {
+					err = s.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: a concurrent Open of a new file failed: %v", round, err)
+			}
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -60,7 +62,7 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 	}
 	w.SetMaxOpenConns(1)
 	s := &Store{w: w, ws: newStmtCache(w), now: opts.Clock(), log: log}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateLocked(ctx, path); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -88,6 +90,22 @@ func dsn(path string, readOnly bool) string {
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + path + "?" + q.Encode()
+}
+
+// migrateLocked migrates while holding an exclusive lock on the file path+".migrate-lock". SQLite
+// has no advisory lock like the one goose takes on PostgreSQL, and two processes opening a new
+// database at once (two `bot chat` commands, say) would otherwise both create the first tables
+// and one would fail with "table ... already exists".
+func (s *Store) migrateLocked(ctx context.Context, path string) error {
+	f, err := os.OpenFile(path+".migrate-lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	defer f.Close() // closing the file releases the lock
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("migration lock %s: %w", f.Name(), err)
+	}
+	return s.migrate(ctx)
 }
 
 // migrate applies the embedded migrations that the database does not have yet.
