@@ -15,6 +15,8 @@ type Request struct {
 	SessionID string   // continue this provider session; empty = fresh session
 	Dir       string   // working directory of the CLI process
 	Env       []string // extra KEY=VALUE for the process
+	// Permissions is what the turn may do; "" means the provider's default (AGENT_PERMISSIONS).
+	Permissions Permissions
 }
 
 // Result is what a successful turn produced.
@@ -38,17 +40,21 @@ const (
 	NameCodex  = "codex"
 )
 
-// New returns the provider called name. env looks up configuration (CLAUDE_BIN, CODEX_BIN); nil means
-// no overrides. log may be nil.
+// New returns the provider called name. env looks up configuration (CLAUDE_BIN, CODEX_BIN and the
+// AGENT_* settings of ConfigFromEnv); nil means no overrides. log may be nil.
 func New(name string, env func(string) string, log *zap.Logger) (Provider, error) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
+	cfg, err := ConfigFromEnv(env)
+	if err != nil {
+		return nil, err
+	}
 	switch name {
 	case NameClaude:
-		return &Claude{Bin: env(claudeBinEnv), Log: log}, nil
+		return &Claude{Bin: env(claudeBinEnv), Log: log, Config: cfg}, nil
 	case NameCodex:
-		return &Codex{Bin: env(codexBinEnv), Log: log}, nil
+		return &Codex{Bin: env(codexBinEnv), Log: log, Config: cfg}, nil
 	}
 	return nil, fmt.Errorf("%w %q: use one of %s, %s", ErrUnknownProvider, name, NameClaude, NameCodex)
 }
