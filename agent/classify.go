@@ -60,14 +60,14 @@ var (
 	loginPhrases = []string{
 		"not logged in", "please run /login", "codex login", "invalid api key", "invalid x-api-key",
 		"incorrect api key", "authentication_error", "authentication failed", "unauthorized",
-		"credit balance is too low",
+		"credit balance is too low", "missing environment variable", // codex: the provider's key is not set
 	}
 	connectionPhrases = []string{
 		"econnrefused", "connection refused", "unable to connect", "waiting for network", "connection failed",
 		"enotfound", "getaddrinfo", "network is unreachable", "no route to host", "eai_again",
 		"certificate", "error sending request",
 	}
-	setupPhrases = []string{"missing environment variable", "permission denied"}
+	setupPhrases = []string{"permission denied"}
 	busyPhrases  = []string{
 		"rate limit", "rate_limit", "too many requests", "overloaded", "at capacity", "internal server error",
 		"bad gateway", "service unavailable", "gateway timeout", "timeout", "timed out", "econnreset",

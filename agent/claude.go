@@ -24,12 +24,17 @@ func (c *Claude) Name() string { return NameClaude }
 
 // Run runs one turn. The prompt goes to stdin.
 func (c *Claude) Run(ctx context.Context, r Request) (Result, error) {
+	return c.cli().run(ctx, r)
+}
+
+// cli is what a Claude Code turn needs.
+func (c *Claude) cli() cli {
 	return cli{
 		name: NameClaude, display: "Claude Code", envVar: claudeBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
 		loginHint: "run `claude /login` on the bot host as the bot's user, or set ANTHROPIC_API_KEY", connectHint: "ANTHROPIC_BASE_URL",
 		args:   claudeArgs,
 		stream: func() stream { return &claudeStream{} },
-	}.run(ctx, r)
+	}
 }
 
 func claudeArgs(r Request) []string {

@@ -24,12 +24,17 @@ func (c *Codex) Name() string { return NameCodex }
 
 // Run runs one turn. The prompt goes to stdin (the "-" argument).
 func (c *Codex) Run(ctx context.Context, r Request) (Result, error) {
+	return c.cli().run(ctx, r)
+}
+
+// cli is what a Codex turn needs.
+func (c *Codex) cli() cli {
 	return cli{
 		name: NameCodex, display: "Codex", envVar: codexBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
 		loginHint: "run `codex login` on the bot host as the bot's user, or set OPENAI_API_KEY", connectHint: "the model provider's base_url in CODEX_HOME/config.toml",
 		args:   codexArgs,
 		stream: func() stream { return &codexStream{} },
-	}.run(ctx, r)
+	}
 }
 
 func codexArgs(r Request) []string {

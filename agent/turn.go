@@ -96,7 +96,11 @@ func (c cli) turn(ctx context.Context, r Request) (Result, error) {
 	}
 	s := c.stream()
 	ex, cause := c.watch(ctx, r, s)
-	v := s.verdict()
+	return c.decide(r, s.verdict(), ex, cause)
+}
+
+// decide turns what a finished (or stopped) CLI said into the turn's result.
+func (c cli) decide(r Request, v verdict, ex exit, cause error) (Result, error) {
 	switch {
 	case cause == errHopeless:
 		return Result{}, c.failure(r, v, ex)
