@@ -40,21 +40,17 @@ const (
 	NameCodex  = "codex"
 )
 
-// New returns the provider called name. env looks up configuration (CLAUDE_BIN, CODEX_BIN and the
-// AGENT_* settings of ConfigFromEnv); nil means no overrides. log may be nil.
+// New returns the provider called name with the default Config. env looks up configuration
+// (CLAUDE_BIN, CODEX_BIN); nil means no overrides. log may be nil.
 func New(name string, env func(string) string, log *zap.Logger) (Provider, error) {
 	if env == nil {
 		env = func(string) string { return "" }
 	}
-	cfg, err := ConfigFromEnv(env)
-	if err != nil {
-		return nil, err
-	}
 	switch name {
 	case NameClaude:
-		return &Claude{Bin: env(claudeBinEnv), Log: log, Config: cfg}, nil
+		return &Claude{Bin: env(claudeBinEnv), Log: log}, nil
 	case NameCodex:
-		return &Codex{Bin: env(codexBinEnv), Log: log, Config: cfg}, nil
+		return &Codex{Bin: env(codexBinEnv), Log: log}, nil
 	}
 	return nil, fmt.Errorf("%w %q: use one of %s, %s", ErrUnknownProvider, name, NameClaude, NameCodex)
 }

@@ -1,15 +1,12 @@
 package agent
 
 import (
-	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// The operator's settings for every agent turn, read by ConfigFromEnv.
+// The operator's settings for every agent turn (cmd/bot parses them into Config).
 const (
 	PermissionsEnv = "AGENT_PERMISSIONS"  // default permission level (read, edit, full)
 	AllowFullEnv   = "AGENT_ALLOW_FULL"   // true lets nodes use permissions: full
@@ -29,46 +26,6 @@ type Config struct {
 	AllowFull   bool          // permissions: full is refused unless set
 	Timeout     time.Duration // 0 means DefaultTimeout
 	IdleTimeout time.Duration // 0 means DefaultIdleTimeout
-}
-
-// ConfigFromEnv reads the AGENT_* settings through env (nil: the process environment). Errors
-// name the variable and say what it accepts.
-func ConfigFromEnv(env func(string) string) (Config, error) {
-	if env == nil {
-		env = os.Getenv
-	}
-	var c Config
-	var err error
-	if c.Permissions, err = ParsePermissions(env(PermissionsEnv)); err != nil {
-		return c, fmt.Errorf("%s: %w", PermissionsEnv, err)
-	}
-	if v := strings.TrimSpace(env(AllowFullEnv)); v != "" {
-		if c.AllowFull, err = strconv.ParseBool(v); err != nil {
-			return c, fmt.Errorf("%s must be true or false, found %q", AllowFullEnv, v)
-		}
-	}
-	if c.Permissions == PermFull && !c.AllowFull {
-		return c, fmt.Errorf("%s=full needs %s=true: full lets the agent run anything on this host without a sandbox", PermissionsEnv, AllowFullEnv)
-	}
-	if c.Timeout, err = parseTimeout(env, TimeoutEnv); err != nil {
-		return c, err
-	}
-	if c.IdleTimeout, err = parseTimeout(env, IdleTimeoutEnv); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-func parseTimeout(env func(string) string, name string) (time.Duration, error) {
-	v := strings.TrimSpace(env(name))
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Second {
-		return 0, fmt.Errorf("%s must be a duration of at least 1s, like 30m or 1h, found %q", name, v)
-	}
-	return d, nil
 }
 
 func (c Config) permissions(p Permissions) Permissions {

@@ -142,7 +142,11 @@ func (c cli) watch(ctx context.Context, r Request, s stream) (exit, error) {
 	if ctx.Err() == nil {
 		return ex, nil
 	}
-	return ex, context.Cause(ctx)
+	cause := context.Cause(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(cause, context.DeadlineExceeded) {
+		cause = fmt.Errorf("%w: %w", context.DeadlineExceeded, cause) // the caller's own deadline
+	}
+	return ex, cause
 }
 
 func (c cli) logger() *zap.Logger {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"threadflow/agent"
 )
 
 // envOf turns a map into a getenv.
@@ -28,6 +30,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8,
 		ClaudeBin: "claude", CodexBin: "codex", ReplicaID: "box-42",
+		Agent: agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
