@@ -280,11 +280,11 @@ func quoted(failure, stderr string, err error) string {
 func (c cli) hint(why reason) string {
 	switch why {
 	case reasonLogin:
-		return c.loginHint + ", then resume the run"
+		return c.loginHint
 	case reasonConnection:
-		return "check that the bot host can reach the API (network, proxy, " + c.connectHint + "), then resume the run"
+		return "check that the bot host can reach the API (network, proxy, " + c.connectHint + ")"
 	case reasonSetup:
-		return fmt.Sprintf("fix the %s CLI's setup on the bot host (%s selects the binary), then resume the run", c.display, c.envVar)
+		return fmt.Sprintf("fix the %s CLI's setup on the bot host (%s selects the binary)", c.display, c.envVar)
 	}
 	return ""
 }
