@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,4 +250,59 @@ func TestRealCLIHangIsKilled(t *testing.T) {
 		wantIn(t, "the next message's answer", out, stubapi.Reply)
 		b.resumeCompletes(id)
 	})
+}
+
+// Interrupting `bot chat` while the assistant's turn waits on a silent API leaves no CLI process
+// behind.
+func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, b *aiBot) {
+		b.api.SetMode(stubapi.Hang)
+		marker := "THREADFLOW_TEST_MARKER=" + b.tmp // unique to this subtest
+		cmd := exec.Command(bot.binary(t), "chat", "--conversation", "ai", "--user", "console:local", "hello there")
+		cmd.Env, cmd.Dir = append(envList(b.env), marker), b.env["HOME"]
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		defer func() {
+			if t.Failed() {
+				t.Logf("bot stderr:\n%s", stderr.String())
+			}
+		}()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		waitUntil(t, "the CLI's request to reach the stub", func() bool { return b.api.Requests() > 0 })
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(e2eDeadline):
+			_ = cmd.Process.Kill()
+			t.Fatal("bot chat did not exit after SIGINT")
+		}
+		name, value, _ := strings.Cut(marker, "=")
+		if pids := proctag.Scan(name)[value]; len(pids) > 0 {
+			for _, pid := range pids {
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				t.Logf("survivor %d: %q", pid, cmdline)
+			}
+			_ = proctag.Kill(pids, marker)
+			t.Fatalf("processes of the interrupted chat survive: %v", pids)
+		}
+	})
+}
+
+// waitUntil polls cond until it holds, failing the test at e2eDeadline.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(e2eDeadline)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
