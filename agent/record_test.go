@@ -28,15 +28,15 @@ func realBin(name string) string {
 	if b, err := exec.LookPath(name); err == nil {
 		return b
 	}
-	b := filepath.Join(CIPrefix, "bin", name)
+	b := filepath.Join(ciPrefix, "bin", name)
 	if _, err := os.Stat(b); err == nil {
 		return b
 	}
 	return ""
 }
 
-// CIPrefix is where .ci/run installs the pinned CLIs.
-const CIPrefix = "/opt/threadflow-ai"
+// ciPrefix is where .ci/run installs the pinned CLIs.
+const ciPrefix = "/opt/threadflow-ai"
 
 // recording is one case: how to set the stub and the environment, and the request.
 type recording struct {

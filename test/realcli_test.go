@@ -67,6 +67,12 @@ nodes:
     depends_on: [wait]
     prompt: "Say hello again."
     context: shared
+---
+name: look
+nodes:
+  - id: look
+    prompt: "Write the file out.txt, then say done."
+    permissions: read
 `
 
 func newAIBot(t *testing.T, name string) *aiBot {
@@ -75,7 +81,7 @@ func newAIBot(t *testing.T, name string) *aiBot {
 	env := botEnv(t)
 	dir := t.TempDir()
 	for i, src := range strings.Split(aiWorkflows, "---\n") {
-		if err := os.WriteFile(filepath.Join(dir, []string{"write.yaml", "twice.yaml"}[i]), []byte(src), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, []string{"write.yaml", "twice.yaml", "look.yaml"}[i]), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,6 +237,23 @@ func TestRealCLIUnknownSession(t *testing.T) {
 		}
 		out = b.say("/workflow approve " + id)
 		wantIn(t, "the resumed run", out, "Session continuity was lost", "completed")
+	})
+}
+
+// An edit refused under permissions: read fails the node, naming the tool. Only Claude Code reports
+// refusals; Codex's sandbox refuses silently (docs/workflows.md), so only the file is checked there.
+func TestRealCLIPermissionDenied(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, b *aiBot) {
+		b.api.SetToolFile("out.txt")
+		id, out := b.start("look")
+		if b.name == "claude" {
+			wantIn(t, "the refused edit", out, "failed", "refused permission to use Write under permissions: read")
+		}
+		path := filepath.Join(b.env["THREADFLOW_HOME"], "runs", id, "work", "out.txt")
+		if fileExists(path) {
+			t.Errorf("%s exists: the agent wrote under permissions: read", path)
+		}
 	})
 }
 
