@@ -84,10 +84,10 @@ type claudeStream struct {
 	result        *claudeEvent
 }
 
-func (s *claudeStream) line(b []byte) bool {
+func (s *claudeStream) line(b []byte) signal {
 	var ev claudeEvent
 	if json.Unmarshal(b, &ev) != nil {
-		return false // not an event: the CLI's chatter
+		return progress // not an event, but the CLI's chatter shows it is alive
 	}
 	if ev.SessionID != "" {
 		s.sessionID = ev.SessionID
@@ -105,21 +105,24 @@ func (s *claudeStream) line(b []byte) bool {
 	case "result":
 		s.result = &ev
 	}
-	return false
+	return progress
 }
 
-// system reads retry and permission notices. It returns true when the retry already proves the
-// turn cannot succeed.
-func (s *claudeStream) system(ev claudeEvent) bool {
+// system reads retry and permission notices. A retry whose error proves the turn cannot succeed
+// (the credentials were refused) is hopeless: Claude Code would retry it for minutes.
+func (s *claudeStream) system(ev claudeEvent) signal {
 	switch ev.Subtype {
 	case "api_retry":
 		s.errorKind, s.errorStatus = ev.Error, deref(ev.ErrorStatus)
 		s.lastError = retryText(ev.Error, s.errorStatus)
-		return fatalRetry(signals{status: s.errorStatus, kind: ev.Error})
+		if fatalRetry(signals{status: s.errorStatus, kind: ev.Error}) {
+			return hopeless
+		}
+		return retrying
 	case "permission_denied":
 		s.denied = appendNew(s.denied, ev.ToolName)
 	}
-	return false
+	return progress
 }
 
 func retryText(kind string, status int) string {

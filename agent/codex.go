@@ -71,6 +71,7 @@ type codexStream struct {
 	text      string // the last agent message
 	completed bool
 	failed    bool
+	working   bool     // the turn did work: items other than warnings
 	final     string   // the turn.failed message: the turn's own verdict
 	errors    []string // error events, including recovered ones, last few kept
 	lastError string
@@ -82,17 +83,23 @@ const maxCodexErrors = 5
 // reconnecting marks the notices Codex prints while it retries on its own.
 const reconnecting = "Reconnecting..."
 
-func (s *codexStream) line(b []byte) bool {
+func (s *codexStream) line(b []byte) signal {
 	var ev codexEvent
 	if json.Unmarshal(b, &ev) != nil {
-		return false
+		return progress // not an event, but the CLI's chatter shows it is alive
 	}
 	switch ev.Type {
 	case "thread.started":
 		s.threadID = ev.ThreadID
+	case "item.started", "item.updated":
+		s.working = true
 	case "item.completed":
-		if it := ev.Item; it != nil && (it.Type == "agent_message" || it.ItemType == "assistant_message") {
+		it := ev.Item
+		if it != nil && (it.Type == "agent_message" || it.ItemType == "assistant_message") {
 			s.text = it.Text
+		}
+		if it != nil && it.Type != "error" { // an "error" item is a warning, such as unknown model metadata
+			s.working = true
 		}
 	case "turn.completed":
 		s.completed = true
@@ -110,20 +117,25 @@ func (s *codexStream) line(b []byte) bool {
 		if len(s.errors) > maxCodexErrors {
 			s.errors = s.errors[1:]
 		}
-		return s.hopeless(ev.Message)
+		return s.retry(ev.Message)
 	}
-	return false
+	return progress
 }
 
-// hopeless reports whether a retry notice proves the turn cannot succeed: the credentials were
-// refused, or there is no network (Codex then waits for one for ever).
-func (s *codexStream) hopeless(msg string) bool {
+// retry judges an error notice. Reconnecting notices are retries, not progress. One is hopeless
+// when the credentials were refused, or when the API could not be reached before the turn did any
+// work: Codex then waits for a network for ever, while the cause is a wrong base URL, a proxy or a
+// firewall. Once the turn has done work, a lost network is waited out up to AGENT_IDLE_TIMEOUT.
+func (s *codexStream) retry(msg string) signal {
 	if !strings.HasPrefix(msg, reconnecting) {
-		return false
+		return progress
 	}
 	sig := signals{text: msg}
 	c, r := classify(sig, false, false)
-	return fatalRetry(sig) || (c == db.ClassInfra && r == reasonConnection)
+	if fatalRetry(sig) || (!s.working && c == db.ClassInfra && r == reasonConnection) {
+		return hopeless
+	}
+	return retrying
 }
 
 func (s *codexStream) verdict() verdict {

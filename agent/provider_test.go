@@ -376,10 +376,8 @@ func TestIdleWatchdogKillsEveryProcessOfTheTurn(t *testing.T) {
 			if len(pids) != 3 {
 				t.Fatalf("hung pids = %v, want the fake and its two helpers", pids)
 			}
-			for _, pid := range pids {
-				if agenttest.Alive(pid) {
-					t.Errorf("pid %d outlived its turn", pid)
-				}
+			for _, pid := range pids { // SIGKILL was sent before Run returned; dying takes a moment
+				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
 	}
@@ -397,9 +395,7 @@ func TestTurnTimeout(t *testing.T) {
 				t.Fatalf("err = %v, want a transient error naming %s", err, TimeoutEnv)
 			}
 			for _, pid := range fx.script.Hung() {
-				if agenttest.Alive(pid) {
-					t.Errorf("pid %d outlived its turn", pid)
-				}
+				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
 	}

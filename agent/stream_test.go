@@ -117,3 +117,41 @@ func TestArgsNeverCarryThePrompt(t *testing.T) {
 		}
 	}
 }
+
+// What each event means for the watchdogs: retry notices are not progress, and some are hopeless.
+func TestLineSignals(t *testing.T) {
+	const (
+		network  = `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`
+		codex401 = `{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: Incorrect API key provided)"}`
+		codex500 = `{"type":"error","message":"Reconnecting... 1/5 (unexpected status 500 Internal Server Error)"}`
+		working  = `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls"}}`
+		warning  = `{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for x not found."}}`
+	)
+	tests := []struct {
+		name  string
+		s     stream
+		lines []string
+		want  signal // of the last line
+	}{
+		{"codex: no network before any work", &codexStream{}, []string{warning, network}, hopeless},
+		{"codex: no network after work is waited out", &codexStream{}, []string{working, network}, retrying},
+		{"codex: 401 even after work", &codexStream{}, []string{working, codex401}, hopeless},
+		{"codex: 500 is retried", &codexStream{}, []string{codex500}, retrying},
+		{"codex: work", &codexStream{}, []string{working}, progress},
+		{"claude: 401 retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":401,"error":"authentication_failed"}`}, hopeless},
+		{"claude: 529 retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":529,"error":"overloaded"}`}, retrying},
+		{"claude: connection retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":null,"error":"unknown"}`}, retrying},
+		{"claude: assistant text", &claudeStream{}, []string{`{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}}`}, progress},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got signal
+			for _, l := range tt.lines {
+				got = tt.s.line([]byte(l))
+			}
+			if got != tt.want {
+				t.Errorf("signal = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

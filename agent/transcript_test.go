@@ -37,7 +37,7 @@ func replay(t *testing.T, c cli, file string, r Request) (Result, error, int) {
 	sc.Buffer(nil, maxLine)
 	for sc.Scan() {
 		n++
-		if s.line(sc.Bytes()) {
+		if s.line(sc.Bytes()) == hopeless {
 			cause = errHopeless
 			break
 		}

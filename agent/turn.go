@@ -49,12 +49,26 @@ type cli struct {
 	connectHint string
 }
 
-// stream parses the stdout events of one turn. line returns true when the event already proves
-// the turn cannot succeed, so the CLI is stopped instead of left to retry.
+// stream parses the stdout events of one turn. line says what an event means for the turn's
+// watchdogs.
 type stream interface {
-	line([]byte) bool
+	line([]byte) signal
 	verdict() verdict
 }
+
+// signal is what one output event means for a running turn.
+type signal int
+
+const (
+	// progress: the turn is alive; the idle watchdog starts over.
+	progress signal = iota
+	// retrying: the CLI reports it is retrying on its own (reconnecting, API retry). That is not
+	// progress: a CLI that only ever retries is stopped by the idle watchdog.
+	retrying
+	// hopeless: the event already proves the turn cannot succeed; the CLI is stopped at once
+	// instead of being left to retry.
+	hopeless
+)
 
 // verdict is what a finished event stream says about the turn.
 type verdict struct {
@@ -128,14 +142,17 @@ func (c cli) watch(ctx context.Context, r Request, s stream) (exit, error) {
 	watchdog := time.AfterFunc(idle, func() { cancel(errIdle) })
 	defer watchdog.Stop()
 	onLine := func(b []byte) {
-		watchdog.Reset(idle)
-		if s.line(b) {
+		switch s.line(b) {
+		case progress:
+			watchdog.Reset(idle)
+		case hopeless:
 			cancel(errHopeless)
 		}
 	}
 	tag := proctag.NewTurn()
 	env := childEnv(os.Environ(), append(r.Env, proctag.Entry(proctag.TurnEnv, tag)))
 	ex := process{bin: c.binary(), args: c.args(r), dir: r.Dir, env: env, stdin: r.Prompt, onLine: onLine}.run(ctx)
+	watchdog.Stop() // the CLI is done: a late firing must not recast its end as a hang
 	if killed := proctag.KillAll(proctag.TurnEnv, tag); len(killed) > 0 {
 		c.logger().Warn("agent.processes_killed", zap.String("provider", c.name), zap.Ints("pids", killed))
 	}
