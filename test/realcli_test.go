@@ -223,6 +223,21 @@ func TestRealCLIConnectionRefused(t *testing.T) {
 	})
 }
 
+// A shared session is continued: the second node resumes the first node's session (with the
+// permission and sandbox flags on the resume command line too).
+func TestRealCLIResumesASharedSession(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, b *aiBot) {
+		id, out := b.start("twice")
+		wantIn(t, "the first turn", out, "continue?")
+		out = b.say("/workflow approve " + id)
+		wantIn(t, "the resumed run", out, "completed")
+		if strings.Contains(out, "Session continuity was lost") {
+			t.Errorf("the live session was reported lost:\n%s", out)
+		}
+	})
+}
+
 // A shared session the CLI no longer has (its session files are gone) is replaced by a fresh one.
 func TestRealCLIUnknownSession(t *testing.T) {
 	t.Parallel()
