@@ -15,6 +15,8 @@ type Request struct {
 	SessionID string   // continue this provider session; empty = fresh session
 	Dir       string   // working directory of the CLI process
 	Env       []string // extra KEY=VALUE for the process
+	// Permissions is what the turn may do; "" means the provider's default (AGENT_PERMISSIONS).
+	Permissions Permissions
 }
 
 // Result is what a successful turn produced.
@@ -38,8 +40,8 @@ const (
 	NameCodex  = "codex"
 )
 
-// New returns the provider called name. env looks up configuration (CLAUDE_BIN, CODEX_BIN); nil means
-// no overrides. log may be nil.
+// New returns the provider called name with the default Config. env looks up configuration
+// (CLAUDE_BIN, CODEX_BIN); nil means no overrides. log may be nil.
 func New(name string, env func(string) string, log *zap.Logger) (Provider, error) {
 	if env == nil {
 		env = func(string) string { return "" }

@@ -2,14 +2,50 @@ package agent
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"threadflow/db"
 )
 
-// The CLIs report most failures only as text, so classification matches the phrases they are known
-// to print. Lists are lower case.
+// Classification reads the CLIs' machine-readable fields first and their words only as a fallback.
+// The fields (docs/workflows.md has the table):
+//
+//   - Claude Code: the HTTP status (result.api_error_status, system/api_retry error_status), the
+//     error kind (assistant.error, api_retry error: authentication_failed, billing_error,
+//     rate_limit, overloaded, server_error, ...), and the result subtype.
+//   - Codex: the status in "unexpected status NNN" of its error and turn.failed events (it prints no
+//     separate field), and its "Reconnecting... waiting for network" notices.
+
+// reason is why a turn failed, finer than its class: it picks the hint a person is given.
+type reason int
+
+const (
+	reasonOther      reason = iota
+	reasonLogin             // not logged in, key rejected, no credit: someone must log the CLI in
+	reasonConnection        // the API cannot be reached from this host
+	reasonBusy              // overloaded, rate limited, 5xx: retrying later helps
+	reasonStale             // the resumed session no longer exists
+	reasonSetup             // a configuration the CLI needs is missing
+)
+
+// signals is what a turn's output says about its failure.
+type signals struct {
+	status int    // HTTP status of the API's answer; 0 when there was none or it is unknown
+	kind   string // the CLI's error kind, e.g. authentication_failed
+	text   string // the CLI's own error text and stderr
+	// noResponse: the CLI says no HTTP answer came at all (connection failed), though not why.
+	noResponse bool
+}
+
+// Error kinds the CLIs report, by what they mean.
+var (
+	loginKinds = []string{"authentication_failed", "authentication_error", "billing_error", "permission_error", "oauth_org_not_allowed"}
+	busyKinds  = []string{"rate_limit", "rate_limit_error", "overloaded", "overloaded_error", "server_error", "api_error"}
+)
+
+// The phrases, lower case, used only when no field decides.
 var (
 	// stalePhrases mean the session being resumed no longer exists (expired, pruned, other host).
 	stalePhrases = []string{
@@ -21,36 +57,78 @@ var (
 		"unknown session",
 		"session not found",
 	}
-	// infraPhrases need an operator: install, log in, fix permissions or keys.
-	infraPhrases = []string{
+	loginPhrases = []string{
 		"not logged in", "please run /login", "codex login", "invalid api key", "invalid x-api-key",
-		"authentication_error", "authentication failed", "unauthorized", "permission denied",
-		"credit balance is too low",
+		"incorrect api key", "authentication_error", "authentication failed", "unauthorized",
+		"credit balance is too low", "missing environment variable", // codex: the provider's key is not set
 	}
-	// transientPhrases are worth retrying as they are.
-	transientPhrases = []string{
-		"rate limit", "rate_limit", "too many requests", "overloaded", "internal server error",
+	connectionPhrases = []string{
+		"econnrefused", "connection refused", "unable to connect", "waiting for network", "connection failed",
+		"enotfound", "getaddrinfo", "network is unreachable", "no route to host", "eai_again",
+		"certificate", "error sending request",
+	}
+	setupPhrases = []string{"permission denied"}
+	busyPhrases  = []string{
+		"rate limit", "rate_limit", "too many requests", "overloaded", "at capacity", "internal server error",
 		"bad gateway", "service unavailable", "gateway timeout", "timeout", "timed out", "econnreset",
-		"connection reset", "econnrefused", "connection refused", "network", "socket hang up",
-		"temporarily unavailable", "stream disconnected",
+		"connection reset", "socket hang up", "temporarily unavailable", "stream disconnected", "network",
 	}
-	infraCodes     = regexp.MustCompile(`\b(401|403)\b`)
-	transientCodes = regexp.MustCompile(`\b(429|500|502|503|504|529)\b`)
+	statusPattern = regexp.MustCompile(`(?i)(?:unexpected status|api error:|status(?: code)?:?)\s*(\d{3})\b`)
+	loginCodes    = regexp.MustCompile(`\b(401|403)\b`)
+	busyCodes     = regexp.MustCompile(`\b(408|429|500|502|503|504|529)\b`)
 )
 
-// classifyText classifies a failure from the CLI's own words. Stale-session phrases only count when
-// the turn resumed a session: a fresh turn cannot have a stale one.
-func classifyText(text string, resumed bool) db.ErrorClass {
-	lower := strings.ToLower(text)
-	switch {
-	case resumed && containsAny(lower, stalePhrases):
-		return db.ClassStaleSession
-	case containsAny(lower, infraPhrases) || infraCodes.MatchString(lower):
-		return db.ClassInfra
-	case containsAny(lower, transientPhrases) || transientCodes.MatchString(lower):
-		return db.ClassTransient
+// classify decides the class of a failed turn. Stale-session evidence only counts when the turn
+// resumed a session: a fresh turn cannot have a stale one.
+func classify(s signals, resumed, staleShape bool) (db.ErrorClass, reason) {
+	lower := strings.ToLower(s.text)
+	if resumed && (staleShape || containsAny(lower, stalePhrases)) {
+		return db.ClassStaleSession, reasonStale
 	}
-	return db.ClassPermanent
+	status := s.status
+	if status == 0 {
+		status = statusIn(s.text)
+	}
+	switch {
+	case containsAny(strings.ToLower(s.kind), loginKinds), status == 401, status == 403:
+		return db.ClassInfra, reasonLogin
+	case status == 408, status == 429, status >= 500 && status <= 599:
+		return db.ClassTransient, reasonBusy
+	case containsAny(lower, connectionPhrases):
+		return db.ClassInfra, reasonConnection
+	case containsAny(lower, loginPhrases), loginCodes.MatchString(lower):
+		return db.ClassInfra, reasonLogin
+	case containsAny(lower, setupPhrases):
+		return db.ClassInfra, reasonSetup
+	case containsAny(strings.ToLower(s.kind), busyKinds), containsAny(lower, busyPhrases), busyCodes.MatchString(lower):
+		return db.ClassTransient, reasonBusy
+	case s.noResponse:
+		return db.ClassInfra, reasonConnection
+	}
+	return db.ClassPermanent, reasonOther
+}
+
+// classifyText classifies from words alone (tests and the fallback path).
+func classifyText(text string, resumed bool) db.ErrorClass {
+	c, _ := classify(signals{text: text}, resumed, false)
+	return c
+}
+
+// statusIn finds an HTTP status the CLI quoted in its error text ("unexpected status 401").
+func statusIn(text string) int {
+	m := statusPattern.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// fatalRetry reports whether a retry notice already proves the turn cannot succeed: the API
+// refused the credentials. The CLI would go on retrying for minutes; there is no point waiting.
+func fatalRetry(s signals) bool {
+	c, r := classify(s, false, false)
+	return c == db.ClassInfra && r == reasonLogin
 }
 
 func containsAny(s string, phrases []string) bool {

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -12,8 +14,9 @@ const claudeBinEnv = "CLAUDE_BIN"
 
 // Claude runs turns through the Claude Code CLI in print mode with stream-json output.
 type Claude struct {
-	Bin string // default "claude" on PATH
-	Log *zap.Logger
+	Bin    string // default "claude" on PATH
+	Log    *zap.Logger
+	Config Config
 }
 
 // Name returns "claude".
@@ -21,15 +24,22 @@ func (c *Claude) Name() string { return NameClaude }
 
 // Run runs one turn. The prompt goes to stdin.
 func (c *Claude) Run(ctx context.Context, r Request) (Result, error) {
+	return c.cli().run(ctx, r)
+}
+
+// cli is what a Claude Code turn needs.
+func (c *Claude) cli() cli {
 	return cli{
-		name: NameClaude, display: "Claude Code", envVar: claudeBinEnv, bin: c.Bin, log: c.Log,
+		name: NameClaude, display: "Claude Code", envVar: claudeBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
+		loginHint: "run `claude /login` on the bot host as the bot's user, or set ANTHROPIC_API_KEY", connectHint: "ANTHROPIC_BASE_URL",
 		args:   claudeArgs,
 		stream: func() stream { return &claudeStream{} },
-	}.run(ctx, r)
+	}
 }
 
 func claudeArgs(r Request) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	args = append(args, claudePermissionArgs(r.Permissions)...)
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
 	}
@@ -49,38 +59,89 @@ type claudeEvent struct {
 	Result    json.RawMessage `json:"result"`
 	Errors    json.RawMessage `json:"errors"`
 	Message   json.RawMessage `json:"message"`
+	// Error is the kind of an API failure: on an assistant message the CLI synthesised from it
+	// (authentication_failed, server_error, ...) and on system/api_retry notices.
+	Error string `json:"error"`
+	// ErrorStatus is the HTTP status of a system/api_retry notice (null without an answer).
+	ErrorStatus *int `json:"error_status"`
+	// APIErrorStatus is the HTTP status behind a failed result.
+	APIErrorStatus *int `json:"api_error_status"`
+	// PermissionDenials lists the tool uses the permission mode refused (result events).
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
+	ToolName string `json:"tool_name"` // system/permission_denied
 }
 
 // claudeStream folds the events of one turn.
 type claudeStream struct {
 	sessionID     string
 	assistantText string // the text of the last assistant message that had any
+	errorKind     string // the last API error kind reported
+	errorStatus   int    // the last HTTP status reported
+	lastError     string // the last API error, for a turn that is stopped before its result
+	denied        []string
 	result        *claudeEvent
 }
 
-func (s *claudeStream) line(b []byte) {
+func (s *claudeStream) line(b []byte) signal {
 	var ev claudeEvent
 	if json.Unmarshal(b, &ev) != nil {
-		return // not an event: the CLI's chatter
+		return progress // not an event, but the CLI's chatter shows it is alive
 	}
 	if ev.SessionID != "" {
 		s.sessionID = ev.SessionID
 	}
 	switch ev.Type {
 	case "assistant":
-		if text := claudeMessageText(ev.Message); text != "" {
+		text := claudeMessageText(ev.Message)
+		if ev.Error != "" {
+			s.errorKind, s.lastError = ev.Error, text
+		} else if text != "" {
 			s.assistantText = text
 		}
+	case "system":
+		return s.system(ev)
 	case "result":
 		s.result = &ev
 	}
+	return progress
+}
+
+// system reads retry and permission notices. A retry whose error proves the turn cannot succeed
+// (the credentials were refused) is hopeless: Claude Code would retry it for minutes.
+func (s *claudeStream) system(ev claudeEvent) signal {
+	switch ev.Subtype {
+	case "api_retry":
+		s.errorKind, s.errorStatus = ev.Error, deref(ev.ErrorStatus)
+		s.lastError = retryText(ev.Error, s.errorStatus)
+		if fatalRetry(signals{status: s.errorStatus, kind: ev.Error}) {
+			return hopeless
+		}
+		return retrying
+	case "permission_denied":
+		s.denied = appendNew(s.denied, ev.ToolName)
+	}
+	return progress
+}
+
+func retryText(kind string, status int) string {
+	if status != 0 {
+		return fmt.Sprintf("API error %d %s", status, kind)
+	}
+	return "API request failed without an answer (" + kind + ")"
 }
 
 func (s *claudeStream) verdict() verdict {
-	v := verdict{sessionID: s.sessionID}
+	v := verdict{sessionID: s.sessionID, lastError: s.lastError, denied: s.denied,
+		signals: signals{status: s.errorStatus, kind: s.errorKind}}
 	r := s.result
 	if r == nil {
+		v.failure = s.lastError
 		return v
+	}
+	for _, d := range r.PermissionDenials {
+		v.denied = appendNew(v.denied, d.ToolName)
 	}
 	text := looseText(r.Result)
 	if !r.IsError && r.Subtype == "success" {
@@ -91,6 +152,13 @@ func (s *claudeStream) verdict() verdict {
 		}
 		return v
 	}
+	if st := deref(r.APIErrorStatus); st != 0 {
+		v.signals.status = st
+	} else if s.errorKind != "" {
+		// The final attempt got no HTTP answer: the status of an earlier retry does not apply.
+		v.signals.status = 0
+		v.signals.noResponse = s.errorKind == "server_error" || s.errorKind == "unknown"
+	}
 	v.failure = strings.TrimSpace(strings.Join([]string{text, looseText(r.Errors)}, "\n"))
 	if v.failure == "" {
 		v.failure = r.Subtype
@@ -98,6 +166,21 @@ func (s *claudeStream) verdict() verdict {
 	// Claude Code answers a --resume of a session it no longer has with error_during_execution.
 	v.staleOnResume = r.Subtype == "error_during_execution"
 	return v
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// appendNew appends s to list unless it is empty or already there.
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // claudeMessageText joins the text blocks of an assistant message.

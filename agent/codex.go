@@ -6,14 +6,17 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"threadflow/db"
 )
 
 const codexBinEnv = "CODEX_BIN"
 
 // Codex runs turns through the Codex CLI's non-interactive exec mode with JSONL output.
 type Codex struct {
-	Bin string // default "codex" on PATH
-	Log *zap.Logger
+	Bin    string // default "codex" on PATH
+	Log    *zap.Logger
+	Config Config
 }
 
 // Name returns "codex".
@@ -21,15 +24,23 @@ func (c *Codex) Name() string { return NameCodex }
 
 // Run runs one turn. The prompt goes to stdin (the "-" argument).
 func (c *Codex) Run(ctx context.Context, r Request) (Result, error) {
+	return c.cli().run(ctx, r)
+}
+
+// cli is what a Codex turn needs.
+func (c *Codex) cli() cli {
 	return cli{
-		name: NameCodex, display: "Codex", envVar: codexBinEnv, bin: c.Bin, log: c.Log,
+		name: NameCodex, display: "Codex", envVar: codexBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
+		loginHint: "run `codex login` on the bot host as the bot's user, or set OPENAI_API_KEY", connectHint: "the model provider's base_url in CODEX_HOME/config.toml",
 		args:   codexArgs,
 		stream: func() stream { return &codexStream{} },
-	}.run(ctx, r)
+	}
 }
 
 func codexArgs(r Request) []string {
-	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	global, exec := codexPermissionArgs(r.Permissions)
+	args := append(global, "exec", "--json", "--skip-git-repo-check")
+	args = append(args, exec...)
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
 	}
@@ -60,37 +71,84 @@ type codexStream struct {
 	text      string // the last agent message
 	completed bool
 	failed    bool
-	errors    []string
+	working   bool     // the turn did work: items other than warnings
+	final     string   // the turn.failed message: the turn's own verdict
+	errors    []string // error events, including recovered ones, last few kept
+	lastError string
 }
 
-func (s *codexStream) line(b []byte) {
+// maxCodexErrors bounds the error notices kept: Codex may print "Reconnecting..." for ever.
+const maxCodexErrors = 5
+
+// reconnecting marks the notices Codex prints while it retries on its own.
+const reconnecting = "Reconnecting..."
+
+func (s *codexStream) line(b []byte) signal {
 	var ev codexEvent
 	if json.Unmarshal(b, &ev) != nil {
-		return
+		return progress // not an event, but the CLI's chatter shows it is alive
 	}
 	switch ev.Type {
 	case "thread.started":
 		s.threadID = ev.ThreadID
+	case "item.started", "item.updated":
+		s.working = true
 	case "item.completed":
-		if it := ev.Item; it != nil && (it.Type == "agent_message" || it.ItemType == "assistant_message") {
+		it := ev.Item
+		if it != nil && (it.Type == "agent_message" || it.ItemType == "assistant_message") {
 			s.text = it.Text
+		}
+		if it != nil && it.Type != "error" { // an "error" item is a warning, such as unknown model metadata
+			s.working = true
 		}
 	case "turn.completed":
 		s.completed = true
 	case "turn.failed":
 		s.failed = true
 		if ev.Error != nil {
-			s.errors = append(s.errors, ev.Error.Message)
+			s.final = ev.Error.Message
+			s.lastError = ev.Error.Message
 		}
 	case "error":
-		// Also used for notices the CLI recovers from (reconnecting); it only matters if the turn fails.
+		// Also used for notices the CLI recovers from (reconnecting); they matter only if the turn
+		// fails, or when they already prove it cannot succeed.
+		s.lastError = ev.Message
 		s.errors = append(s.errors, ev.Message)
+		if len(s.errors) > maxCodexErrors {
+			s.errors = s.errors[1:]
+		}
+		return s.retry(ev.Message)
 	}
+	return progress
+}
+
+// retry judges an error notice. Reconnecting notices are retries, not progress. One is hopeless
+// when the credentials were refused, or when the API could not be reached before the turn did any
+// work: Codex then waits for a network for ever, while the cause is a wrong base URL, a proxy or a
+// firewall. Once the turn has done work, a lost network is waited out up to AGENT_IDLE_TIMEOUT.
+func (s *codexStream) retry(msg string) signal {
+	if !strings.HasPrefix(msg, reconnecting) {
+		return progress
+	}
+	sig := signals{text: msg}
+	c, r := classify(sig, false, false)
+	if fatalRetry(sig) || (!s.working && c == db.ClassInfra && r == reasonConnection) {
+		return hopeless
+	}
+	return retrying
 }
 
 func (s *codexStream) verdict() verdict {
 	if s.completed && !s.failed {
 		return verdict{ok: true, text: s.text, sessionID: s.threadID}
 	}
-	return verdict{sessionID: s.threadID, failure: strings.TrimSpace(strings.Join(s.errors, "\n"))}
+	// The turn's own verdict comes first: it is buried under the retry notices otherwise.
+	failure := s.final
+	if failure == "" {
+		failure = strings.Join(s.errors, "\n")
+	} else if len(s.errors) > 0 && s.errors[len(s.errors)-1] != s.final {
+		failure += "\n" + strings.Join(s.errors, "\n")
+	}
+	return verdict{sessionID: s.threadID, failure: strings.TrimSpace(failure), lastError: s.lastError,
+		signals: signals{status: statusIn(failure)}}
 }

@@ -17,6 +17,11 @@ type Error struct {
 	// SessionID is the session the failing turn ran in, when the CLI reported one and it is still
 	// usable. It is always empty for db.ClassStaleSession.
 	SessionID string
+	// Hint says what a person can do about it, when something can be done (log in, allow a
+	// permission, fix the network); shown with recovery pauses.
+	Hint string
+	// LastError is the CLI's last error, quoted, for a turn stopped before it finished.
+	LastError string
 	// Err carries the details for logs: exit status, the CLI's error text, the tail of stderr.
 	Err error
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -45,7 +44,7 @@ type exit struct {
 func (p process) run(ctx context.Context) exit {
 	cmd := exec.CommandContext(ctx, p.bin, p.args...)
 	cmd.Dir = p.dir
-	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Env = p.env // complete: see childEnv
 	cmd.Stdin = strings.NewReader(p.stdin)
 	lines := &lineWriter{onLine: p.onLine}
 	cmd.Stdout = lines

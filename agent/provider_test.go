@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -333,8 +334,9 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 				_, err := fx.p.Run(ctx, fx.request("wait forever", ""))
 				done <- err
 			}()
-			// The fake records its own pid and its helper child's once both are running.
-			waitFor(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 2 })
+			// The fake records its own pid and its helpers' once all are running; one helper is in a
+			// session of its own, out of reach of the process group.
+			waitFor(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 3 })
 			cancel()
 
 			var err error
@@ -353,6 +355,140 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
+	}
+}
+
+// A CLI that prints nothing for AGENT_IDLE_TIMEOUT is stopped with everything it started, and the
+// turn says why.
+func TestIdleWatchdogKillsEveryProcessOfTheTurn(t *testing.T) {
+	for _, f := range flavors {
+		t.Run(f.name, func(t *testing.T) {
+			fx := newFixture(t, f)
+			setConfig(fx.p, Config{IdleTimeout: 500 * time.Millisecond})
+			fx.script.FailNext("hang", 1)
+			_, err := fx.run(t, fx.request("wait forever", ""))
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Class != db.ClassTransient || !strings.Contains(ae.Msg, "printed nothing for 500ms") ||
+				!strings.Contains(ae.Msg, IdleTimeoutEnv) {
+				t.Fatalf("err = %v, want a transient error naming %s", err, IdleTimeoutEnv)
+			}
+			pids := fx.script.Hung()
+			if len(pids) != 3 {
+				t.Fatalf("hung pids = %v, want the fake and its two helpers", pids)
+			}
+			for _, pid := range pids { // SIGKILL was sent before Run returned; dying takes a moment
+				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+			}
+		})
+	}
+}
+
+func TestTurnTimeout(t *testing.T) {
+	for _, f := range flavors {
+		t.Run(f.name, func(t *testing.T) {
+			fx := newFixture(t, f)
+			setConfig(fx.p, Config{Timeout: 500 * time.Millisecond})
+			fx.script.FailNext("hang", 1)
+			_, err := fx.run(t, fx.request("wait forever", ""))
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Class != db.ClassTransient || !strings.Contains(ae.Msg, "took longer than 500ms ("+TimeoutEnv+")") {
+				t.Fatalf("err = %v, want a transient error naming %s", err, TimeoutEnv)
+			}
+			for _, pid := range fx.script.Hung() {
+				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+			}
+		})
+	}
+}
+
+func TestPermissionsReachTheCLI(t *testing.T) {
+	want := map[string]map[Permissions][]string{
+		NameClaude: {
+			PermRead: {"--permission-mode", "dontAsk"},
+			PermEdit: {"--permission-mode", "acceptEdits"},
+			PermFull: {"--permission-mode", "bypassPermissions"},
+		},
+		NameCodex: {
+			PermRead: {"--sandbox", "read-only"},
+			PermEdit: {"--sandbox", "workspace-write"},
+			PermFull: {"--sandbox", "danger-full-access"},
+		},
+	}
+	for _, f := range flavors {
+		for _, tt := range []struct {
+			cfg  Config
+			req  Permissions
+			want Permissions
+		}{
+			{Config{}, "", PermEdit},
+			{Config{Permissions: PermRead}, "", PermRead},
+			{Config{Permissions: PermRead}, PermEdit, PermEdit},
+			{Config{AllowFull: true}, PermFull, PermFull},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/%s", f.name, tt.cfg.Permissions, tt.req), func(t *testing.T) {
+				fx := newFixture(t, f)
+				setConfig(fx.p, tt.cfg)
+				r := fx.request("hi", "")
+				r.Permissions = tt.req
+				fx.succeed(t, r)
+				args := strings.Join(fx.onlyCall(t).Args, " ")
+				if w := strings.Join(want[f.name][tt.want], " "); !strings.Contains(args, w) {
+					t.Errorf("args %q do not contain %q", args, w)
+				}
+				if f.name == NameCodex && !strings.HasPrefix(args, "--ask-for-approval never exec ") {
+					t.Errorf("codex args %q: want --ask-for-approval never before exec", args)
+				}
+			})
+		}
+	}
+}
+
+func TestFullPermissionsNeedTheOperator(t *testing.T) {
+	for _, f := range flavors {
+		t.Run(f.name, func(t *testing.T) {
+			fx := newFixture(t, f)
+			r := fx.request("hi", "")
+			r.Permissions = PermFull
+			_, err := fx.run(t, r)
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Class != db.ClassInfra || !strings.Contains(ae.Hint, AllowFullEnv+"=true") {
+				t.Fatalf("err = %v, want an infrastructure error whose hint names %s", err, AllowFullEnv)
+			}
+			if calls := fx.script.Calls(); len(calls) != 0 {
+				t.Errorf("the CLI was started %d times; want never", len(calls))
+			}
+		})
+	}
+}
+
+// The CLI never sees the bot's database settings or chat tokens, even if they are still set.
+func TestSecretsDoNotReachTheCLI(t *testing.T) {
+	t.Setenv("PGPASSWORD", "pg-secret")
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-secret")
+	t.Setenv("DATABASE_URL", "postgres://u:secret@h/db")
+	for _, f := range flavors {
+		t.Run(f.name, func(t *testing.T) {
+			fx := newFixture(t, f)
+			fx.script.SetReply("$ENV")
+			res := fx.succeed(t, fx.request("hi", ""))
+			for _, secret := range []string{"pg-secret", "xoxb-secret", "u:secret"} {
+				if strings.Contains(res.Text, secret) {
+					t.Errorf("the CLI's environment holds %q", secret)
+				}
+			}
+			if !strings.Contains(res.Text, "THREADFLOW_AGENT_TURN=") {
+				t.Errorf("the CLI's environment lacks the turn tag: %.300s", res.Text)
+			}
+		})
+	}
+}
+
+func setConfig(p Provider, c Config) {
+	switch p := p.(type) {
+	case *Claude:
+		p.Config = c
+	case *Codex:
+		p.Config = c
 	}
 }
 

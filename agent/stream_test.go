@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -10,6 +11,12 @@ func feed(s stream, lines ...string) verdict {
 		s.line([]byte(l))
 	}
 	return s.verdict()
+}
+
+// core is the part of a verdict the table tests below compare; the structured fields are tested
+// against the real CLIs' transcripts (transcript_test.go).
+func core(v verdict) verdict {
+	return verdict{ok: v.ok, text: v.text, sessionID: v.sessionID, failure: v.failure, staleOnResume: v.staleOnResume}
 }
 
 func TestClaudeStreamVerdict(t *testing.T) {
@@ -44,7 +51,7 @@ func TestClaudeStreamVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := feed(&claudeStream{}, tt.lines...); got != tt.want {
+			if got := core(feed(&claudeStream{}, tt.lines...)); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("verdict = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -75,12 +82,12 @@ func TestCodexStreamVerdict(t *testing.T) {
 			verdict{ok: true, text: "fine", sessionID: "th-1"}},
 		{"turn.failed", []string{started, `{"type":"error","message":"429 Too Many Requests"}`,
 			`{"type":"turn.failed","error":{"message":"exceeded retry limit"}}`},
-			verdict{sessionID: "th-1", failure: "429 Too Many Requests\nexceeded retry limit"}},
+			verdict{sessionID: "th-1", failure: "exceeded retry limit\n429 Too Many Requests"}},
 		{"no events", nil, verdict{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := feed(&codexStream{}, tt.lines...); got != tt.want {
+			if got := core(feed(&codexStream{}, tt.lines...)); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("verdict = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -108,5 +115,43 @@ func TestArgsNeverCarryThePrompt(t *testing.T) {
 		if strings.Contains(strings.Join(args, " "), r.Prompt) {
 			t.Errorf("%s args %q contain the prompt", name, args)
 		}
+	}
+}
+
+// What each event means for the watchdogs: retry notices are not progress, and some are hopeless.
+func TestLineSignals(t *testing.T) {
+	const (
+		network  = `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`
+		codex401 = `{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: Incorrect API key provided)"}`
+		codex500 = `{"type":"error","message":"Reconnecting... 1/5 (unexpected status 500 Internal Server Error)"}`
+		working  = `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls"}}`
+		warning  = `{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for x not found."}}`
+	)
+	tests := []struct {
+		name  string
+		s     stream
+		lines []string
+		want  signal // of the last line
+	}{
+		{"codex: no network before any work", &codexStream{}, []string{warning, network}, hopeless},
+		{"codex: no network after work is waited out", &codexStream{}, []string{working, network}, retrying},
+		{"codex: 401 even after work", &codexStream{}, []string{working, codex401}, hopeless},
+		{"codex: 500 is retried", &codexStream{}, []string{codex500}, retrying},
+		{"codex: work", &codexStream{}, []string{working}, progress},
+		{"claude: 401 retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":401,"error":"authentication_failed"}`}, hopeless},
+		{"claude: 529 retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":529,"error":"overloaded"}`}, retrying},
+		{"claude: connection retry", &claudeStream{}, []string{`{"type":"system","subtype":"api_retry","attempt":1,"error_status":null,"error":"unknown"}`}, retrying},
+		{"claude: assistant text", &claudeStream{}, []string{`{"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}}`}, progress},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got signal
+			for _, l := range tt.lines {
+				got = tt.s.line([]byte(l))
+			}
+			if got != tt.want {
+				t.Errorf("signal = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -102,10 +102,11 @@ func (e *execution) loopGate(n *workflow.Node, v workflow.Vars, i int, session s
 }
 
 // turn runs one agent turn. A stale-session error is never persisted and never fails the node by
-// itself: the stored id is cleared, session_reset is recorded, the chat is told once that
+// itself: the stored id is cleared in every scope that holds it, session_reset is recorded, the chat is told once that
 // continuity was lost, and the turn is retried exactly once with a fresh session.
 func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prompt, session string) (agent.Result, error) {
-	req := agent.Request{Prompt: prompt, Model: n.Model, SessionID: session, Dir: e.run.WorkingPath, Env: []string{runMarker(e.run.ID)}}
+	req := agent.Request{Prompt: prompt, Model: n.Model, SessionID: session, Dir: e.run.WorkingPath,
+		Env: []string{runMarker(e.run.ID)}, Permissions: agent.Permissions(n.Permissions)}
 	res, err := p.Run(ctx, req)
 	if err == nil || session == "" || agent.ClassOf(err) != db.ClassStaleSession {
 		return res, err
@@ -114,7 +115,12 @@ func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prom
 	if rerr := e.record(ctx, db.EventSessionReset, n.ID, 0, map[string]string{"provider": p.Name(), "reason": "stale session"}); rerr != nil {
 		return agent.Result{}, rerr
 	}
+	// Every scope that may hold the dead id forgets it: the node's own, the run's shared session, and
+	// (through the session_reset event) a loop's. Otherwise each later resume would try it again.
 	e.saveSession(ctx, p, n.ID, "")
+	if n.Context == workflow.ContextShared {
+		e.saveSession(ctx, p, sharedSessionNode, "")
+	}
 	e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Node: n.ID, Text: conversation.T(
 		conversation.P("Session continuity was lost for node "), conversation.C(n.ID),
 		conversation.P(": the provider session had expired, so this turn starts a fresh session."))})

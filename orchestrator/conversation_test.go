@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 
+	"threadflow/agent"
+	"threadflow/agent/agenttest"
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
@@ -120,6 +123,46 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 		if s, _ := h.store.GetSession(ctx, "console:chan", "", ""); s.SessionID != "" {
 			t.Fatalf("/reset left session %q", s.SessionID)
 		}
+	})
+}
+
+// A chat turn whose CLI hangs is stopped by the idle watchdog with everything it started, the person
+// is told why, and the conversation's next message is answered: one hung turn does not hold the
+// conversation.
+func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.cfg.DefaultProvider = "claude"
+		h.providers.cfg.Store(&agent.Config{IdleTimeout: 300 * time.Millisecond})
+		h.restart()
+		h.script.FailNext("hang", 1)
+		replies := joined(h.say(admin, "", "hello there"))
+		if !strings.Contains(replies, "printed nothing for 300ms") || !strings.Contains(replies, "Your next message will try again") {
+			t.Fatalf("reply to the hung turn:\n%s", replies)
+		}
+		for _, pid := range h.script.Hung() {
+			h.waitFor(fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+		}
+		if replies := joined(h.say(admin, "", "are you there")); !strings.Contains(replies, "ok: are you there") {
+			t.Fatalf("the next message was not answered:\n%s", replies)
+		}
+	})
+}
+
+// Shutting the engine down stops an agent node's CLI and everything it started, including what
+// moved to another session.
+func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: ask\n    prompt: think\n")
+		h.script.FailNext("hang", 1)
+		h.startRun("ask", "")
+		h.waitFor("the agent to hang", func() bool { return len(h.script.Hung()) == 3 })
+		h.shutdown()
+		for _, pid := range h.script.Hung() {
+			h.waitFor(fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+		}
+		h.start() // for the cleanup's shutdown
 	})
 }
 

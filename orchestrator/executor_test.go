@@ -379,3 +379,94 @@ nodes:
 		}
 	})
 }
+
+// A stale shared session whose fresh replacement also fails (here: not logged in) is forgotten in
+// every scope: the resume starts fresh instead of trying the dead id again.
+func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("chat", `
+name: chat
+nodes:
+  - id: draft
+    prompt: "draft $ARGUMENTS"
+    context: shared
+  - id: wait
+    depends_on: [draft]
+    approval: {message: "continue?"}
+  - id: refine
+    depends_on: [wait]
+    prompt: "refine it"
+    context: shared
+`)
+		run := h.waitStatus(h.startRun("chat", "a plan").ID, db.StatusPaused)
+		s, err := h.store.GetSession(context.Background(), "", run.ID, "*shared")
+		if err != nil || s.SessionID == "" {
+			t.Fatalf("shared session not stored: %+v %v", s, err)
+		}
+		h.script.Expire(s.SessionID)
+		h.script.FailNext("not_logged_in", 1) // the fresh session's turn fails
+		h.say(admin, "", "/workflow approve "+run.ID)
+		h.waitMessage("not logged in")
+		h.waitStatus(run.ID, db.StatusFailed, db.StatusPaused)
+		h.say(admin, "", "/workflow resume "+run.ID)
+		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
+		if run.Status != db.StatusCompleted {
+			t.Fatalf("run %s: %+v", run.Status, run.Meta.LastError)
+		}
+		var stale, fresh int
+		for _, c := range h.script.Calls() {
+			if strings.HasPrefix(c.Prompt, "refine") {
+				switch c.ResumeSession {
+				case s.SessionID:
+					stale++
+				case "":
+					fresh++
+				}
+			}
+		}
+		if stale != 1 || fresh != 2 {
+			t.Fatalf("refine calls: %d with the dead id, %d fresh; want 1 and 2 (the resume must not try the dead id)", stale, fresh)
+		}
+	})
+}
+
+// The same for a loop's session: after a session_reset the resumed loop starts fresh.
+func TestStaleLoopSessionIsNotTriedAgainAfterAResume(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("loop", `
+name: loop
+nodes:
+  - id: plan
+    loop:
+      prompt: "iteration $LOOP_ITERATION feedback: $LOOP_USER_INPUT"
+      until: PLAN_APPROVED
+      max_iterations: 5
+      interactive: true
+      gate_message: "Reply with feedback or approve."
+`)
+		run := h.waitStatus(h.startRun("loop", "").ID, db.StatusPaused)
+		dead := run.Meta.Pause.SessionID
+		h.script.Expire(dead)
+		h.script.FailNext("not_logged_in", 1)
+		thread := runThread(t, h, run.ID)
+		h.say(admin, thread, "add a rollback step")
+		h.waitMessage("not logged in")
+		h.waitStatus(run.ID, db.StatusFailed, db.StatusPaused)
+		h.say(admin, "", "/workflow resume "+run.ID)
+		h.waitFor("the resumed iteration", func() bool {
+			r, err := h.store.GetRun(context.Background(), run.ID)
+			return err == nil && r.Status == db.StatusPaused && r.Meta.Pause != nil && r.Meta.Pause.LoopIteration == 2
+		})
+		stale := 0
+		for _, c := range h.script.Calls() {
+			if c.ResumeSession == dead {
+				stale++
+			}
+		}
+		if stale != 1 {
+			t.Fatalf("%d calls resumed the dead session, want 1 (the resume must start fresh)", stale)
+		}
+	})
+}

@@ -207,17 +207,19 @@ func (c catalogs) Catalog() *workflow.Catalog {
 // switched, to play a provider that is missing and later installed.
 type fakeProviders struct {
 	bin *atomic.Pointer[string]
+	cfg *atomic.Pointer[agent.Config] // the operator's agent settings (AGENT_*)
 	env []string
 }
 
 func newFakeProviders(bin string, env []string) fakeProviders {
-	p := fakeProviders{bin: &atomic.Pointer[string]{}, env: env}
+	p := fakeProviders{bin: &atomic.Pointer[string]{}, cfg: &atomic.Pointer[agent.Config]{}, env: env}
 	p.bin.Store(&bin)
+	p.cfg.Store(&agent.Config{})
 	return p
 }
 
 func (f fakeProviders) Provider(name string) (orchestrator.Provider, error) {
-	return envProvider{p: &agent.Claude{Bin: *f.bin.Load()}, env: f.env}, nil
+	return envProvider{p: &agent.Claude{Bin: *f.bin.Load(), Config: *f.cfg.Load()}, env: f.env}, nil
 }
 
 // envProvider adds the fake's state directory to each request.

@@ -115,6 +115,8 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 		n.skips++
 	case db.EventLoopIteration:
 		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.nodeOutput(), d.SessionID
+	case db.EventSessionReset:
+		n.loopSession = "" // the provider said it is gone: no later resume may try it again
 	case db.EventGateRequested:
 		var p db.Pause
 		_ = json.Unmarshal(e.Data, &p)

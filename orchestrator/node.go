@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,12 +101,13 @@ func asNodeError(err error) *nodeError {
 	if class == "" {
 		class = db.ClassPermanent
 	}
-	msg := err.Error()
+	msg, hint := err.Error(), providerHint(class)
 	var ae *agent.Error
-	if errors.As(err, &ae) && ae.Msg != "" {
-		msg = ae.Msg
+	if errors.As(err, &ae) {
+		msg = cmp.Or(ae.Msg, msg)
+		hint = cmp.Or(ae.Hint, hint)
 	}
-	return &nodeError{class: class, msg: msg, hint: providerHint(class)}
+	return &nodeError{class: class, msg: msg, hint: hint}
 }
 
 func providerHint(class db.ErrorClass) string {
@@ -145,7 +147,16 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 		err = &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf("node %s has no kind", n.ID)}
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errNodeTimeout) {
-		err = &nodeError{class: db.ClassTransient, msg: fmt.Sprintf("timed out after %s", n.Timeout)}
+		ne := &nodeError{class: db.ClassTransient, msg: fmt.Sprintf("timed out after %s", n.Timeout)}
+		var ae *agent.Error
+		if errors.As(err, &ae) && ae.LastError != "" {
+			// "invalid API key" says more than the timeout, and needs a person rather than a retry.
+			ne.msg += "; the CLI's last error: " + ae.LastError
+			if ae.Class == db.ClassInfra {
+				ne.class, ne.hint = ae.Class, ae.Hint
+			}
+		}
+		err = ne
 	}
 	return out, pause, err
 }

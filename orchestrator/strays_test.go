@@ -60,13 +60,3 @@ func TestStraysRecheckTheTagBeforeKilling(t *testing.T) {
 		t.Fatalf("the untagged process was killed: %v", err)
 	}
 }
-
-func TestEnvValue(t *testing.T) {
-	env := []byte("A=1\x00THREADFLOW_RUN_ID=abc\x00B=2\x00")
-	if v, ok := envValue(env, []byte("THREADFLOW_RUN_ID=")); !ok || v != "abc" {
-		t.Fatalf("envValue = %q, %v; want abc", v, ok)
-	}
-	if _, ok := envValue(env, []byte("RUN_ID=")); ok {
-		t.Fatal("envValue matched RUN_ID= inside THREADFLOW_RUN_ID=")
-	}
-}

@@ -7,13 +7,14 @@ import (
 )
 
 var (
-	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "continue_on_error", "bash", "prompt", "provider", "model", "context", "approval", "loop", "on_timeout", "remind_after"}
+	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "continue_on_error", "bash", "prompt", "provider", "model", "context", "permissions", "approval", "loop", "on_timeout", "remind_after"}
 	kindFields   = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop)}
 	retryFields  = []string{"max_attempts", "delay", "on"}
 	loopFields   = []string{"prompt", "until", "max_iterations", "fresh_context", "interactive", "gate_message"}
 	triggerRules = []string{string(AllSuccess), string(OneSuccess), string(NoneFailedMinOneSuccess), string(AllDone)}
 	providers    = []string{"claude", "codex"}
 	contextModes = []string{string(ContextFresh), string(ContextShared)}
+	permissions  = []string{string(PermRead), string(PermEdit), string(PermFull)}
 	retryOns     = []string{string(RetryTransient), string(RetryAll)}
 )
 
@@ -228,11 +229,11 @@ func (d *decoder) loop(f field, m *nodeMeta) *Loop {
 	return l
 }
 
-// agentFields decodes provider, model and context, which only AI nodes accept.
+// agentFields decodes provider, model, context and permissions, which only AI nodes accept.
 func (d *decoder) agentFields(fs map[string]field, node *Node) {
 	node.Context = ContextFresh
 	ai := node.Kind == KindPrompt || node.Kind == KindLoop
-	for _, key := range []string{"provider", "model", "context"} {
+	for _, key := range []string{"provider", "model", "context", "permissions"} {
 		f, ok := fs[key]
 		if !ok {
 			continue
@@ -249,6 +250,10 @@ func (d *decoder) agentFields(fs map[string]field, node *Node) {
 		case key == "context":
 			if s, ok := d.oneOf(f, contextModes); ok {
 				node.Context = ContextMode(s)
+			}
+		case key == "permissions":
+			if s, ok := d.oneOf(f, permissions); ok {
+				node.Permissions = Permissions(s)
 			}
 		}
 	}

@@ -95,6 +95,9 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"bad provider and context", "name: x\nnodes:\n  - id: a\n    prompt: hi\n    provider: gpt\n    context: reuse\n", []string{
 			"wf.yaml:5:15: `provider` \"gpt\" is not accepted; use one of: claude, codex",
 			"wf.yaml:6:14: `context` \"reuse\" is not accepted; use one of: fresh, shared"}},
+		{"bad permissions", "name: x\nnodes:\n  - id: a\n    prompt: hi\n    permissions: write\n  - id: b\n    bash: echo\n    permissions: read\n", []string{
+			"wf.yaml:5:18: `permissions` \"write\" is not accepted; use one of: read, edit, full",
+			"wf.yaml:8:5: `permissions` applies only to prompt and loop nodes; remove it from this bash node"}},
 		{"empty script", "name: x\nnodes:\n  - id: a\n    bash: '  '\n", []string{
 			"wf.yaml:4:11: `bash` is empty; write its text or remove the field"}},
 		{"bad booleans and inputs", "name: x\ninputs:\n  - name: t\n    required: yes please\n  - name: t\n  - description: no name\nnodes:\n  - id: a\n    approval: {capture_response: 1}\n", []string{

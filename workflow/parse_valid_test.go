@@ -30,6 +30,7 @@ nodes:
     provider: codex
     model: gpt-5
     context: shared
+    permissions: read
   - id: gate
     depends_on: [ask]
     approval:
@@ -67,7 +68,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 	}
 	ask := w.Node("ask")
 	if ask.Kind != KindPrompt || ask.Prompt != "Explain $build.output" || ask.Provider != "codex" || ask.Model != "gpt-5" ||
-		ask.Context != ContextShared || ask.TriggerRule != AllDone || ask.When.String() != "$build.output == 'ok' || !$ARGUMENTS" {
+		ask.Context != ContextShared || ask.Permissions != PermRead || ask.TriggerRule != AllDone || ask.When.String() != "$build.output == 'ok' || !$ARGUMENTS" {
 		t.Errorf("ask = %+v", *ask)
 	}
 	if ask.Retry != (Retry{MaxAttempts: 1, On: RetryTransient}) {

@@ -87,6 +87,18 @@ const (
 	ContextShared ContextMode = "shared"
 )
 
+// Permissions is what an AI node's agent may do: read files, edit files in the run's working
+// directory, or anything (full, which the operator must allow with AGENT_ALLOW_FULL=true). Empty
+// means the bot's AGENT_PERMISSIONS. Package agent maps it to each CLI's flags.
+type Permissions string
+
+// Permission levels.
+const (
+	PermRead Permissions = "read"
+	PermEdit Permissions = "edit"
+	PermFull Permissions = "full"
+)
+
 // Approval is a gate that pauses the run until a person approves or rejects it, and says who may
 // answer it and how long it waits.
 type Approval struct {
@@ -140,6 +152,7 @@ type Node struct {
 	Provider        string // prompt and loop nodes; empty means the default provider
 	Model           string
 	Context         ContextMode // prompt nodes
+	Permissions     Permissions // prompt and loop nodes; empty means AGENT_PERMISSIONS
 	Approval        *Approval
 	Loop            *Loop
 	Line, Col       int // where the node is defined, for messages about it

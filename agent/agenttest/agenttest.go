@@ -80,14 +80,15 @@ func (s *Script) Expire(sessionID string) {
 }
 
 // SetReply sets the reply of the following turns; "" restores the default, "ok: " and the prompt's
-// first line.
+// first line, and "$ENV" makes the fake answer with its environment, one KEY=VALUE a line.
 func (s *Script) SetReply(text string) {
 	s.t.Helper()
 	s.locked(func(d fakestate.Dir) error { return d.SetReply(text) })
 }
 
 // FailNext makes the next n calls fail with kind: "rate_limit", "not_logged_in", "crash" (exit
-// without a result), or "hang" (block, with a helper child in the same process group, until killed).
+// without a result), or "hang" (block until killed, with a helper child in the same process group
+// and another in a session of its own; Hung returns the three pids).
 // It replaces failures still pending.
 func (s *Script) FailNext(kind string, n int) {
 	s.t.Helper()

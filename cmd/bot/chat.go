@@ -96,13 +96,31 @@ func (s *chatSession) run(ctx context.Context, log *zap.Logger, msgs func(func(s
 	go func() { defer close(stopped); s.engine.Run(engineCtx) }()
 	defer func() { stopEngine(); <-stopped }()
 	s.inbox = conversation.NewInbox(s.engine.Bot, s.store, 1, log)
-	defer func() { _ = s.inbox.Close(context.WithoutCancel(ctx)) }()
+	defer s.closeInbox(ctx)
 	var err error
 	msgs(func(text string) bool {
 		err = s.send(ctx, text)
 		return err == nil
 	})
 	return err
+}
+
+// chatStopGrace bounds how long an interrupted `bot chat` waits for the turns it cancelled to
+// return; they return as soon as their CLI processes are killed.
+const chatStopGrace = 10 * time.Second
+
+// closeInbox lets the messages in hand finish, unless the command was interrupted (ctx ended): then
+// the turns in progress are cancelled at once, which kills their CLIs, and waited for, so that no
+// agent process outlives the command.
+func (s *chatSession) closeInbox(ctx context.Context) {
+	if ctx.Err() == nil {
+		_ = s.inbox.Close(ctx)
+		return
+	}
+	_ = s.inbox.Close(ctx) // ctx has ended: drops what is queued and cancels the running handlers
+	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), chatStopGrace)
+	defer cancel()
+	_ = s.inbox.Close(wait) // waits until the cancelled handlers have returned
 }
 
 func (s *chatSession) send(ctx context.Context, text string) error {

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"threadflow/agent"
 	chatcmd "threadflow/commands"
 )
 
@@ -42,6 +43,7 @@ type Config struct {
 	DefaultProvider string   // "", "claude" or "codex"
 	ClaudeBin       string
 	CodexBin        string
+	Agent           agent.Config // AGENT_PERMISSIONS, AGENT_ALLOW_FULL, AGENT_TIMEOUT, AGENT_IDLE_TIMEOUT
 
 	AllowedUserIDs []string // platform-qualified ids (slack:U123); empty means no allow-list
 	AdminUserIDs   []string // platform-qualified ids allowed to administer runs of others

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"threadflow/agent"
 )
 
 // envOf turns a map into a getenv.
@@ -29,6 +31,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
 		MaxArgsBytes: 16_000,
 		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42",
+		Agent: agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -164,6 +167,12 @@ func TestLoadConfigRejects(t *testing.T) {
 			`DISCORD_APP_ID="my-app" is not valid; use a numeric Discord id such as 123456789012345678`},
 		{"api url", map[string]string{"DISCORD_API_URL": "ftp://x"}, nil,
 			`DISCORD_API_URL="ftp://x" is not valid; use an http:// or https:// URL, or leave it empty for the real API`},
+		{"agent permissions", map[string]string{"AGENT_PERMISSIONS": "write"}, nil,
+			`AGENT_PERMISSIONS="write" is not valid; "write" is not a permission level: use one of read, edit, full`},
+		{"full without the operator's consent", map[string]string{"AGENT_PERMISSIONS": "full"}, nil,
+			"AGENT_PERMISSIONS=full needs AGENT_ALLOW_FULL=true: full lets the AI CLIs run anything on this host without a sandbox; use edit, or allow full explicitly"},
+		{"agent idle timeout", map[string]string{"AGENT_IDLE_TIMEOUT": "0s"}, nil,
+			`AGENT_IDLE_TIMEOUT="0s" is not valid; use a duration of at least 1s, such as 30s or 2m`},
 		{"replica id", map[string]string{"REPLICA_ID": "a b"}, nil,
 			`REPLICA_ID="a b" is not valid; use at most 128 characters without spaces`},
 		{"flag named as given", nil, []string{"-lease-ttl=0s"},

@@ -73,8 +73,13 @@ func (p providers) Provider(name string) (orchestrator.Provider, error) {
 	if name == "" {
 		return nil, fmt.Errorf("no AI provider is configured: set DEFAULT_PROVIDER to claude or codex, or name a provider on the node")
 	}
-	env := map[string]string{"CLAUDE_BIN": p.cfg.ClaudeBin, "CODEX_BIN": p.cfg.CodexBin}
-	return agent.New(name, func(k string) string { return env[k] }, p.log)
+	switch name {
+	case agent.NameClaude:
+		return &agent.Claude{Bin: p.cfg.ClaudeBin, Log: p.log, Config: p.cfg.Agent}, nil
+	case agent.NameCodex:
+		return &agent.Codex{Bin: p.cfg.CodexBin, Log: p.log, Config: p.cfg.Agent}, nil
+	}
+	return agent.New(name, nil, p.log) // says which names exist
 }
 
 // catalogReload is how long a discovered catalog is reused. Discovery reads every workflow file;

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"threadflow/agent"
 )
 
 // setting is one configuration variable. The table below is the single source of the names,
@@ -109,6 +111,9 @@ func (c *Config) check() error {
 	}
 	if c.Discord.BotToken != "" && c.Discord.AppID == "" {
 		return &usageError{"DISCORD_APP_ID is required with DISCORD_BOT_TOKEN to register the /workflow command; copy the Application ID from the Discord developer portal"}
+	}
+	if c.Agent.Permissions == agent.PermFull && !c.Agent.AllowFull {
+		return &usageError{"AGENT_PERMISSIONS=full needs AGENT_ALLOW_FULL=true: full lets the AI CLIs run anything on this host without a sandbox; use edit, or allow full explicitly"}
 	}
 	// web dashboard (issue 8): beyond loopback the dashboard's buttons act on runs, so it needs a token.
 	if c.DashboardToken == "" && !loopback(c.HTTPAddr) {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+
+	"threadflow/agent"
 )
 
 // settings lists every configuration variable in the order help prints them. Keep README.md and
@@ -48,6 +51,17 @@ var settings = []setting{
 		apply: intoString(func(c *Config) *string { return &c.ClaudeBin }, nil)},
 	{env: "CODEX_BIN", def: "codex", usage: "Codex CLI executable",
 		apply: intoString(func(c *Config) *string { return &c.CodexBin }, nil)},
+	{env: "AGENT_PERMISSIONS", def: "edit", usage: "what AI nodes may do unless they set `permissions`: read, edit or full",
+		apply: func(c *Config, v string, _ hostInfo) (err error) {
+			c.Agent.Permissions, err = agent.ParsePermissions(v)
+			return err
+		}},
+	{env: "AGENT_ALLOW_FULL", def: "false", usage: "true lets AI nodes use permissions: full (no sandbox, no permission checks)",
+		apply: func(c *Config, v string, _ hostInfo) (err error) { c.Agent.AllowFull, err = parseBool(v); return err }},
+	{env: "AGENT_TIMEOUT", def: "30m", usage: "the longest one AI turn (agent node turn or chat answer) may take (at least 1s)",
+		apply: intoDuration(func(c *Config) *time.Duration { return &c.Agent.Timeout }, time.Second)},
+	{env: "AGENT_IDLE_TIMEOUT", def: "10m", usage: "an AI CLI that prints no event for this long is stopped (at least 1s)",
+		apply: intoDuration(func(c *Config) *time.Duration { return &c.Agent.IdleTimeout }, time.Second)},
 	{env: "ALLOWED_USER_IDS", usage: "comma-separated users who may use the bot, e.g. slack:U123,discord:4567 (empty: everyone)",
 		apply: intoList(func(c *Config) *[]string { return &c.AllowedUserIDs }, parseUserIDs)},
 	{env: "ADMIN_USER_IDS", usage: "comma-separated users who may resume and abandon anyone's runs (owners may their own) and answer gates listing @admins; empty: console:local is the admin",
@@ -126,4 +140,12 @@ func parseReplicaID(v string, h hostInfo) (string, error) {
 		return fmt.Sprintf("%s-%d", h.hostname, h.pid), nil
 	}
 	return v, checkToken(v, 128)
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("use true or false")
+	}
+	return b, nil
 }

@@ -21,7 +21,7 @@ func parseInvocation(args []string, flavor string) (invocation, error) {
 	inv := invocation{flavor: flavor, args: args}
 	if inv.flavor == "" {
 		inv.flavor = "claude"
-		if len(args) > 0 && args[0] == "exec" {
+		if slices.Contains(args, "exec") {
 			inv.flavor = "codex"
 		}
 	}
@@ -50,6 +50,9 @@ func parseClaude(args []string) (string, error) {
 	if i := slices.Index(args, "-p"); i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 		return "", errors.New("claude: the prompt must come from stdin, not argv")
 	}
+	if !slices.Contains(claudeModes, flagValue(args, "--permission-mode")) {
+		return "", fmt.Errorf("claude: --permission-mode must be one of %q", claudeModes)
+	}
 	return flagValue(args, "--resume"), nil
 }
 
@@ -57,9 +60,24 @@ func parseClaude(args []string) (string, error) {
 var codexValueFlags = []string{"--model", "-m", "-C", "--cd", "-c", "--config", "-s", "--sandbox",
 	"-p", "--profile", "-o", "--output-last-message", "--output-schema", "-i", "--image"}
 
+// claudeModes are the values claude 2.1 accepts for --permission-mode.
+var claudeModes = []string{"acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"}
+
+// codexGlobalValueFlags are the options codex takes before its subcommand.
+var codexGlobalValueFlags = []string{"-a", "--ask-for-approval", "-c", "--config", "-m", "--model", "-s", "--sandbox"}
+
 func parseCodex(args []string) (string, error) {
-	if len(args) == 0 || args[0] != "exec" {
-		return "", errors.New("codex: the first argument must be exec")
+	for len(args) > 0 && args[0] != "exec" {
+		if !slices.Contains(codexGlobalValueFlags, args[0]) || len(args) < 2 {
+			return "", fmt.Errorf("codex: %q before exec is not a global option", args[0])
+		}
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		return "", errors.New("codex: the subcommand must be exec")
+	}
+	if v := flagValue(args, "--sandbox"); !slices.Contains([]string{"read-only", "workspace-write", "danger-full-access"}, v) {
+		return "", fmt.Errorf("codex: exec --sandbox must be read-only, workspace-write or danger-full-access, got %q", v)
 	}
 	if !slices.Contains(args, "--json") {
 		return "", errors.New("codex: --json is required")

@@ -11,13 +11,16 @@ func TestParseInvocation(t *testing.T) {
 		wantResume string
 		wantErr    bool
 	}{
-		{"claude fresh", []string{"-p", "--output-format", "stream-json", "--verbose"}, "", "claude", "", false},
-		{"claude resume", []string{"-p", "--output-format=stream-json", "--verbose", "--model", "m", "--resume", "s1"}, "", "claude", "s1", false},
+		{"claude fresh", []string{"-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}, "", "claude", "", false},
+		{"claude resume", []string{"-p", "--output-format=stream-json", "--verbose", "--permission-mode", "dontAsk", "--model", "m", "--resume", "s1"}, "", "claude", "s1", false},
+		{"claude without a permission mode", []string{"-p", "--output-format", "stream-json", "--verbose"}, "", "", "", true},
 		{"claude prompt in argv", []string{"-p", "do it", "--output-format", "stream-json", "--verbose"}, "", "", "", true},
 		{"claude without stream-json", []string{"-p", "--verbose"}, "", "", "", true},
 		{"claude without verbose", []string{"-p", "--output-format", "stream-json"}, "", "", "", true},
-		{"codex fresh", []string{"exec", "--json", "--skip-git-repo-check", "-"}, "", "codex", "", false},
-		{"codex resume", []string{"exec", "--json", "--model", "resume", "resume", "th-1", "-"}, "", "codex", "th-1", false},
+		{"codex fresh", []string{"--ask-for-approval", "never", "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"}, "", "codex", "", false},
+		{"codex resume", []string{"exec", "--json", "--sandbox", "read-only", "--model", "resume", "resume", "th-1", "-"}, "", "codex", "th-1", false},
+		{"codex without a sandbox", []string{"exec", "--json", "-"}, "", "", "", true},
+		{"codex with an unknown global option", []string{"--yolo", "exec", "--json", "--sandbox", "read-only", "-"}, "", "", "", true},
 		{"codex prompt in argv", []string{"exec", "--json", "do it"}, "", "", "", true},
 		{"codex without json", []string{"exec", "-"}, "", "", "", true},
 		{"codex resume without id", []string{"exec", "--json", "resume"}, "", "", "", true},

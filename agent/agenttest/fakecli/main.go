@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"threadflow/agent/agenttest/internal/fakestate"
@@ -23,6 +24,9 @@ const (
 	// hangFor bounds a hang, so a test that fails to kill the fake does not leave it running for good.
 	hangFor = 10 * time.Minute
 )
+
+// EnvReply as the scripted reply makes the fake answer with its environment.
+const EnvReply = "$ENV"
 
 // Exit statuses.
 const (
@@ -93,6 +97,9 @@ func plan(dir fakestate.Dir, inv invocation, prompt []byte) (turnPlan, error) {
 		}
 		reply, err := dir.Reply()
 		p.reply = cmp.Or(reply, "ok: "+firstLine(prompt))
+		if p.reply == EnvReply {
+			p.reply = strings.Join(os.Environ(), "\n") // lets a test see what reached the CLI
+		}
 		return err
 	})
 	return p, err
@@ -121,8 +128,9 @@ func act(dir fakestate.Dir, sp speaker, inv invocation, p turnPlan) int {
 	return usage(fmt.Errorf("unknown failure kind %q", p.fail))
 }
 
-// hang starts a helper child in the same process group (as a real CLI starts tools), records both
-// pids, and blocks. Only killing the whole group ends both promptly and closes stdout.
+// hang starts a helper child in the same process group (as a real CLI starts tools) and another in
+// a session of its own (as Claude Code starts hook commands), records the three pids, and blocks.
+// Killing the group ends the first two; only the turn's process tag finds the third.
 func hang(dir fakestate.Dir) int {
 	self, err := os.Executable()
 	if err != nil {
@@ -134,7 +142,13 @@ func hang(dir fakestate.Dir) int {
 	if err := child.Start(); err != nil {
 		return usage(fmt.Errorf("start helper: %w", err))
 	}
-	if err := dir.Locked(func() error { return dir.AddHung(os.Getpid(), child.Process.Pid) }); err != nil {
+	detached := exec.Command(self)
+	detached.Env = append(os.Environ(), sleeperEnv+"=1")
+	detached.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := detached.Start(); err != nil {
+		return usage(fmt.Errorf("start detached helper: %w", err))
+	}
+	if err := dir.Locked(func() error { return dir.AddHung(os.Getpid(), child.Process.Pid, detached.Process.Pid) }); err != nil {
 		return usage(err)
 	}
 	time.Sleep(hangFor)
