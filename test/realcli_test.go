@@ -284,6 +284,8 @@ func TestRealCLIHangIsKilled(t *testing.T) {
 			t.Errorf("processes tagged with run %s survive: %v", id, pids)
 		}
 		b.api.SetMode(stubapi.Normal)
+		// A CLI starting on a loaded machine can take longer than 3s to print its first line.
+		b.env["AGENT_IDLE_TIMEOUT"] = "2m"
 		out := b.say("hello there")
 		wantIn(t, "the next message's answer", out, stubapi.Reply)
 		b.resumeCompletes(id)
