@@ -222,25 +222,7 @@ nodes:
 func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.writeWorkflow("chat", `
-name: chat
-nodes:
-  - id: draft
-    prompt: "draft $ARGUMENTS"
-    context: shared
-  - id: wait
-    depends_on: [draft]
-    approval: {message: "continue?"}
-  - id: refine
-    depends_on: [wait]
-    prompt: "refine it"
-    context: shared
-`)
-		run := h.waitStatus(h.startRun("chat", "a plan").ID, db.StatusPaused)
-		s, err := h.store.GetSession(context.Background(), "", run.ID, "*shared")
-		if err != nil || s.SessionID == "" {
-			t.Fatalf("shared session not stored: %+v %v", s, err)
-		}
+		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID) // expires during the human wait
 		h.say(admin, "", "/workflow approve "+run.ID)
 		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
@@ -385,25 +367,7 @@ nodes:
 func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.writeWorkflow("chat", `
-name: chat
-nodes:
-  - id: draft
-    prompt: "draft $ARGUMENTS"
-    context: shared
-  - id: wait
-    depends_on: [draft]
-    approval: {message: "continue?"}
-  - id: refine
-    depends_on: [wait]
-    prompt: "refine it"
-    context: shared
-`)
-		run := h.waitStatus(h.startRun("chat", "a plan").ID, db.StatusPaused)
-		s, err := h.store.GetSession(context.Background(), "", run.ID, "*shared")
-		if err != nil || s.SessionID == "" {
-			t.Fatalf("shared session not stored: %+v %v", s, err)
-		}
+		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID)
 		h.script.FailNext("not_logged_in", 1) // the fresh session's turn fails
 		h.say(admin, "", "/workflow approve "+run.ID)
@@ -469,4 +433,30 @@ nodes:
 			t.Fatalf("%d calls resumed the dead session, want 1 (the resume must start fresh)", stale)
 		}
 	})
+}
+
+// sharedSessionAtGate runs a workflow whose two prompt nodes share one agent session around an
+// approval gate, and returns the run paused at the gate with the shared session it stored.
+func sharedSessionAtGate(t *testing.T, h *harness) (db.Run, db.Session) {
+	t.Helper()
+	h.writeWorkflow("chat", `
+name: chat
+nodes:
+  - id: draft
+    prompt: "draft $ARGUMENTS"
+    context: shared
+  - id: wait
+    depends_on: [draft]
+    approval: {message: "continue?"}
+  - id: refine
+    depends_on: [wait]
+    prompt: "refine it"
+    context: shared
+`)
+	run := h.waitStatus(h.startRun("chat", "a plan").ID, db.StatusPaused)
+	s, err := h.store.GetSession(context.Background(), "", run.ID, "*shared")
+	if err != nil || s.SessionID == "" {
+		t.Fatalf("shared session not stored: %+v %v", s, err)
+	}
+	return run, s
 }
