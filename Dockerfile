@@ -32,6 +32,12 @@ ENV HTTP_ADDR=0.0.0.0:8080
 EXPOSE 8080
 
 USER threadflow
-HEALTHCHECK --interval=30s --timeout=5s CMD wget -q -O /dev/null http://127.0.0.1:8080/healthz || exit 1
+# docker stop waits 10s before SIGKILL, less than SHUTDOWN_GRACE (20s): stop a container with
+# `docker stop -t 30` (compose: stop_grace_period, Kubernetes: terminationGracePeriodSeconds) so
+# it can hand its runs back first. STOPSIGNAL is SIGTERM, the bot's graceful shutdown.
+STOPSIGNAL SIGTERM
+# The health check follows HTTP_ADDR's port (docker run -e HTTP_ADDR=0.0.0.0:9090 works as is); it
+# asks 127.0.0.1, which a bot listening on 0.0.0.0 or [::] answers.
+HEALTHCHECK --interval=30s --timeout=5s CMD wget -q -O /dev/null "http://127.0.0.1:${HTTP_ADDR##*:}/healthz" || exit 1
 ENTRYPOINT ["/usr/local/bin/threadflow"]
 CMD ["serve"]
