@@ -43,20 +43,8 @@ type gateAnswer struct {
 	Approvals []db.GateApproval // when the gate required several
 }
 
-// nodeData is the JSON payload of node events.
-type nodeData struct {
-	Output      string        `json:"output,omitempty"`       // the inline value (NodeOutput.Text)
-	OutputBytes int64         `json:"output_bytes,omitempty"` // size of the full output
-	OutputPath  string        `json:"output_path,omitempty"`  // the file holding the full output
-	Error       string        `json:"error,omitempty"`
-	Class       db.ErrorClass `json:"class,omitempty"`
-	Reason      string        `json:"reason,omitempty"`
-	SessionID   string        `json:"session_id,omitempty"`
-	DurationMS  *int64        `json:"duration_ms,omitempty"` // see NodeDuration; nil in events that predate it
-	WillRetry   bool          `json:"will_retry,omitempty"`
-}
-
-func (d nodeData) nodeOutput() NodeOutput {
+// nodeOutput is the output a node event records.
+func nodeOutput(d db.NodeData) NodeOutput {
 	return NodeOutput{Text: d.Output, Bytes: d.OutputBytes, File: d.OutputPath}
 }
 
@@ -85,21 +73,21 @@ func history(events []db.Event) map[string]*nodeHistory {
 			continue
 		}
 		n := get(e.NodeID)
-		var d nodeData
+		var d db.NodeData
 		_ = json.Unmarshal(e.Data, &d) // payloads are written by us; a bad one reads as empty
 		applyEvent(n, e, d)
 	}
 	return h
 }
 
-func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
+func applyEvent(n *nodeHistory, e db.Event, d db.NodeData) {
 	switch e.Type {
 	case db.EventNodeStarted:
 		n.starts, n.justAnswered = n.starts+1, false
 		n.state = workflow.StateRunning
 		n.started, n.duration = e.At, 0
 	case db.EventNodeCompleted:
-		n.state, n.output, n.finished = workflow.StateCompleted, d.nodeOutput(), e.At
+		n.state, n.output, n.finished = workflow.StateCompleted, nodeOutput(d), e.At
 		n.duration = NodeDuration(d.DurationMS, n.started, e.At)
 	case db.EventNodeFailed:
 		n.failures++
@@ -114,7 +102,7 @@ func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
 		n.state, n.reason, n.finished, n.duration = workflow.StateSkipped, d.Reason, e.At, 0
 		n.skips++
 	case db.EventLoopIteration:
-		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.nodeOutput(), d.SessionID
+		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, nodeOutput(d), d.SessionID
 	case db.EventGateRequested:
 		var p db.Pause
 		_ = json.Unmarshal(e.Data, &p)

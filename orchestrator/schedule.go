@@ -97,7 +97,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 			switch verdict {
 			case workflow.Skip:
 				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
-				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, nodeData{Reason: reason}); err != nil {
+				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, db.NodeData{Reason: reason}); err != nil {
 					return s.recordFailed(n, 0, err)
 				}
 				h.state, h.reason, changed = workflow.StateSkipped, reason, true
@@ -230,7 +230,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 		ne = &nodeError{class: db.ClassPermanent, msg: err.Error()}
 	}
 	if e.resumed && !e.progressed { // a resume attempt that failed: recorded, and the run stays resumable
-		_ = e.record(ctx, db.EventResumeFailed, node, attempt, nodeData{Error: ne.msg, Class: ne.class})
+		_ = e.record(ctx, db.EventResumeFailed, node, attempt, db.NodeData{Error: ne.msg, Class: ne.class})
 	}
 	if ne.class == db.ClassInfra && !e.progressed && !(e.resumed && e.run.Meta.ResumedFrom == db.StatusFailed) {
 		hint := ne.hint
