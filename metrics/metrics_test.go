@@ -61,7 +61,7 @@ func newRig(t *testing.T, workflows map[string]string, outbox conversation.Outbo
 // run types a run command as a user of the outbox's platform and returns the run created.
 func (r *rig) run(platform, name string) db.Run {
 	r.t.Helper()
-	r.eng.Bot.Handle(context.Background(), conversation.Message{
+	r.eng.Dispatcher.Handle(context.Background(), conversation.Message{
 		Address: conversation.Address{Platform: platform, ChannelID: "c"}, UserID: platform + ":u", Text: "/workflow run " + name, Direct: true})
 	runs, err := r.store.ListRuns(context.Background(), db.RunFilter{Workflow: name})
 	if err != nil || len(runs) == 0 {
@@ -96,7 +96,7 @@ func TestSeriesMoveWhenRunsHappen(t *testing.T) {
 	if got := value(t, r.m, "threadflow_gate_oldest_age_seconds"); got < 0 {
 		t.Errorf("gate_oldest_age_seconds = %v, want >= 0", got)
 	}
-	r.eng.Bot.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "c"},
+	r.eng.Dispatcher.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "c"},
 		UserID: "test:u", Text: "/workflow approve " + gated.ID, Direct: true})
 	waitFor(t, "the approved run to complete", func() bool {
 		return value(t, r.m, `threadflow_runs_total{state="completed",workflow="gated"}`) == 1

@@ -107,7 +107,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		Auth: orchestrator.NewAuth(o.allowed, o.admins), Dirs: orchestrator.Dirs{Home: home}, Log: log,
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
-	in := conversation.NewInbox(eng.Bot, st, 2, log)
+	in := conversation.NewInbox(eng.Dispatcher, st, 2, log)
 	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
