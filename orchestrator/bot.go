@@ -81,7 +81,10 @@ func (b *Dispatcher) refuse(ctx context.Context, m conversation.Message, err err
 	b.Log.Info("orchestrator.message_refused", zap.String("user", MaskUser(m.UserID)), zap.Error(err))
 	meant := m.Addressed() || commands.IsCommand(strings.TrimSpace(m.Text))
 	if !meant && m.ThreadID != "" {
-		_, meant, _ = b.waitingRun(ctx, m)
+		var err error
+		if _, meant, err = b.waitingRun(ctx, m); err != nil { // unknown: treated as not meant for the bot
+			b.Log.Warn("orchestrator.waiting_run_lookup_failed", zap.String("conversation", m.ConversationID()), zap.Error(err))
+		}
 	}
 	if meant {
 		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))

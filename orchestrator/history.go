@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"time"
 
 	"threadflow/db"
@@ -73,9 +72,7 @@ func history(events []db.Event) map[string]*nodeHistory {
 			continue
 		}
 		n := get(e.NodeID)
-		var d db.NodeData
-		_ = json.Unmarshal(e.Data, &d) // payloads are written by us; a bad one reads as empty
-		applyEvent(n, e, d)
+		applyEvent(n, e, db.Decode[db.NodeData](e))
 	}
 	return h
 }
@@ -104,12 +101,10 @@ func applyEvent(n *nodeHistory, e db.Event, d db.NodeData) {
 	case db.EventLoopIteration:
 		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, nodeOutput(d), d.SessionID
 	case db.EventGateRequested:
-		var p db.Pause
-		_ = json.Unmarshal(e.Data, &p)
+		p := db.Decode[db.Pause](e)
 		n.gate, n.gateIter = nil, p.LoopIteration
 	case db.EventGateResolved:
-		var g db.GateAnswerData
-		_ = json.Unmarshal(e.Data, &g)
+		g := db.Decode[db.GateAnswerData](e)
 		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text, Approvals: g.Approvals}, true
 	}
 }
