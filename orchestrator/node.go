@@ -26,7 +26,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	defer func() { res.finished = e.x.now(); out <- res }()
 	failures := h.failures
 	for {
-		if err := e.record(ctx, db.EventNodeStarted, n.ID, res.attempt, struct{}{}); err != nil {
+		if err := e.record(ctx, db.EventNodeStarted, n.ID, res.attempt, db.NodeData{}); err != nil {
 			res.err = err
 			return
 		}

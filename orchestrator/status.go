@@ -145,9 +145,9 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
 		conversation.P(" - "), conversation.B(DisplayState(r, now)), conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "),
 		conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
-	h := history(events)
-	for _, id := range nodeOrder(events) {
-		n := h[id]
+	h := Fold(events)
+	for _, id := range h.order {
+		n := h.nodes[id]
 		line := fmt.Sprintf("• %s %s", stateIcon(string(n.state)), id)
 		if n.starts > 1 {
 			line += fmt.Sprintf(" (attempt %d)", n.starts)
@@ -168,19 +168,6 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 		t = t.Append(conversation.P("Last error at "), conversation.C(e.Node), conversation.P(": "), conversation.O(e.Message), conversation.P("\n"))
 	}
 	return t, nil
-}
-
-// nodeOrder lists node ids in the order they first appear in the events.
-func nodeOrder(events []db.Event) []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, e := range events {
-		if e.NodeID != "" && !seen[e.NodeID] {
-			seen[e.NodeID] = true
-			ids = append(ids, e.NodeID)
-		}
-	}
-	return ids
 }
 
 func stateIcon(state string) string {
