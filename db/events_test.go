@@ -10,6 +10,7 @@ import (
 // The JSON of every event payload, pinned: run_events rows written by earlier versions must still
 // read, so a change here is a change of the stored format and needs a migration of old rows.
 func TestEventPayloadJSON(t *testing.T) {
+	t.Parallel()
 	ms := int64(1500)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	golden := map[EventType]struct {
@@ -68,6 +69,7 @@ func TestEventPayloadJSON(t *testing.T) {
 // The payloads that replaced map literals write the bytes those maps wrote (encoding/json sorts map
 // keys), so rows written before and after compare equal where the stores compare data.
 func TestEventPayloadsMatchTheMapsTheyReplaced(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		typed any
 		old   any
@@ -89,6 +91,7 @@ func TestEventPayloadsMatchTheMapsTheyReplaced(t *testing.T) {
 
 // A payload that does not decode reads as the zero value rather than failing the reader.
 func TestDecodeBadPayload(t *testing.T) {
+	t.Parallel()
 	if d := Decode[CancelData](Event{Data: json.RawMessage(`{"by":1}`)}); d != (CancelData{}) {
 		t.Errorf("bad payload decoded as %+v, want the zero value", d)
 	}
