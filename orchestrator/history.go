@@ -49,31 +49,23 @@ type nodeHistory struct {
 	skips        int    // node_skipped events: a node skipped again after a resume is a new record
 	failures     int    // node_failed events since the latest explicit resume (the retry budget)
 	started      time.Time
-	finished     time.Time     // its latest final outcome; zero while it runs
-	duration     time.Duration // NodeDuration of its latest completion or final failure; 0 otherwise
-	retries      []retried     // attempts that failed and were retried, since the latest resume
-	loopIter     int           // last completed loop iteration
-	loopOutput   NodeOutput    // output of that iteration
-	loopSession  string        // provider session after that iteration
-	gateIter     int           // loop iteration the latest gate asked about
-	gate         *gateAnswer
-	asked        *GateRecord // the latest gate asked at the node, answered or not
-	gatePhase    string      // "waiting" while its gate is asked, "completed" once let through; "" after
-	justAnswered bool        // the gate was answered after the node's latest start: that attempt continues
+	finished     time.Time          // its latest final outcome; zero while it runs
+	duration     time.Duration      // NodeDuration of its latest completion or final failure; 0 otherwise
+	retries      []retried          // attempts that failed and were retried, since the latest resume
+	loopIter     int                // last completed loop iteration
+	loopOutput   NodeOutput         // output of that iteration
+	loopSession  string             // provider session after that iteration
+	gateIter     int                // loop iteration the latest gate asked about
+	gate         *db.GateAnswerData // the answer to the node's latest gate; nil until it is answered
+	asked        *GateRecord        // the latest gate asked at the node, answered or not
+	gatePhase    string             // "waiting" while its gate is asked, "completed" once let through; "" after
+	justAnswered bool               // the gate was answered after the node's latest start: that attempt continues
 }
 
 // retried is an attempt that failed and was tried again, and why: shown by /workflow status.
 type retried struct {
 	attempt int
 	reason  string
-}
-
-// gateAnswer is the resolution of the node's latest gate, if it was answered.
-type gateAnswer struct {
-	Decision  db.GateDecision
-	By        string
-	Text      string
-	Approvals []db.GateApproval // when the gate required several
 }
 
 // nodeOutput is the output a node event records.
@@ -143,7 +135,7 @@ func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
 		h.Gates = append(h.Gates, n.asked)
 	case db.EventGateResolved:
 		g := db.Decode[db.GateAnswerData](e)
-		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text, Approvals: g.Approvals}, true
+		n.gate, n.justAnswered = &g, true
 		n.asked.resolve(g, e.At)
 		if n.asked != nil && g.Decision != db.DecisionReject {
 			n.gatePhase = "completed"
