@@ -120,7 +120,10 @@ func statusIn(text string) int {
 	if m == nil {
 		return 0
 	}
-	n, _ := strconv.Atoi(m[1])
+	n, err := strconv.Atoi(m[1])
+	if err != nil { // the pattern matched digits too many for an int: no status
+		return 0
+	}
 	return n
 }
 

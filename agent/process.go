@@ -56,7 +56,7 @@ func (p process) run(ctx context.Context) exit {
 
 	err := cmd.Run()
 	if cmd.Process != nil {
-		_ = killGroup(cmd.Process.Pid)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left in its group; gone already is fine
 	}
 	lines.flush()
 	return exit{err: err, stderr: strings.ToValidUTF8(tail.String(), "?")}

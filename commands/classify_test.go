@@ -9,6 +9,7 @@ import (
 // or reason after the clear phrase; everything mixed, conditional, questioning or simply unclear
 // resolves nothing.
 func TestReadAnswer(t *testing.T) {
+	t.Parallel()
 	approve := func(note string) Answer { return Answer{Intent: IntentApprove, Note: note} }
 	reject := func(reason string) Answer { return Answer{Intent: IntentReject, Note: reason} }
 	tests := []struct {
@@ -164,6 +165,7 @@ func TestReadAnswer(t *testing.T) {
 }
 
 func TestUnclearSaysWhy(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"lgtm but wait until monday": "it adds \u201cbut\u201d",
 		"ship it but not on friday":  "it also says \u201cnot\u201d",
@@ -179,6 +181,7 @@ func TestUnclearSaysWhy(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
+	t.Parallel()
 	names := []string{"deploy", "deploy-prod", "fix-issue", "feature", "review"}
 	tests := []struct {
 		name string
@@ -211,6 +214,7 @@ func TestClosest(t *testing.T) {
 }
 
 func TestClosestOrdersTiesAlphabetically(t *testing.T) {
+	t.Parallel()
 	got := Closest("abx", []string{"abd", "xyz", "abc"}, 5)
 	if len(got) != 2 || got[0] != "abc" || got[1] != "abd" {
 		t.Fatalf("Closest = %q, want [abc abd]", got)
@@ -218,6 +222,7 @@ func TestClosestOrdersTiesAlphabetically(t *testing.T) {
 }
 
 func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	help := Help()
 	for _, k := range []Kind{KindRun, KindResume, KindAbandon, KindApprove, KindReject, KindStatus, KindList, KindCancel, KindHelp, KindReset} {
 		u := Usage(k)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLimitsRefuseWhatNoRunCanCarry(t *testing.T) {
+	t.Parallel()
 	l := Limits{MaxArgsBytes: 100}
 	long := strings.Repeat("x", 101)
 	for _, c := range []struct {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseAccepts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -66,6 +67,7 @@ func TestParseAccepts(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -119,6 +121,7 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestParseErrorNeverEchoesUserText(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`/workflow <!channel>`, `/workflow resume @everyone`, `/workflow run "@here x`, `@here`} {
 		_, err := Parse(in)
 		if err == nil {
@@ -133,6 +136,7 @@ func TestParseErrorNeverEchoesUserText(t *testing.T) {
 }
 
 func TestIsCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want bool
@@ -158,6 +162,7 @@ func TestIsCommand(t *testing.T) {
 }
 
 func TestStringIsCanonical(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		c    Command
 		want string
@@ -180,6 +185,7 @@ func TestStringIsCanonical(t *testing.T) {
 }
 
 func TestArgsText(t *testing.T) {
+	t.Parallel()
 	c, err := Parse(`/workflow run fix "task  B" --force  now`)
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +196,7 @@ func TestArgsText(t *testing.T) {
 }
 
 func TestQuote(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"deploy", "deploy"},
 		{"a-b_c.d/e:f=g@h,i+j%k", "a-b_c.d/e:f=g@h,i+j%k"},

@@ -38,6 +38,7 @@ func (d *BatchDeduper) queued() int {
 // A burst that arrives while a write is in flight is recorded in one more write, and every
 // redelivered event in it is reported as a duplicate exactly once per id.
 func TestBatchDeduperRecordsABurstTogether(t *testing.T) {
+	t.Parallel()
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
 		g := &gatedMarker{Store: open(t, db.Options{}), entered: make(chan struct{}), release: make(chan struct{})}
 		d := NewBatchDeduper(g)
@@ -91,6 +92,7 @@ func TestBatchDeduperRecordsABurstTogether(t *testing.T) {
 // event recorded as new must be handled, or its redelivery would be dropped as a duplicate of a
 // message nobody acted on.
 func TestBatchDeduperAnswersACallerWhoseContextEnded(t *testing.T) {
+	t.Parallel()
 	st := dbtest.SQLite(t, db.Options{})
 	g := &gatedMarker{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
 	d := NewBatchDeduper(g)

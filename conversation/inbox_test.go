@@ -145,6 +145,7 @@ func waitIdle(t *testing.T, in *Inbox) {
 }
 
 func TestInboxKeepsOrderWhileOtherConversationsProgress(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	in := newTestInbox(t, rec, nil, 4)
 	release := rec.hold("a0")
@@ -179,6 +180,7 @@ func TestInboxKeepsOrderWhileOtherConversationsProgress(t *testing.T) {
 }
 
 func TestInboxBoundsConcurrentHandlers(t *testing.T) {
+	t.Parallel()
 	const workers = 3
 	rec := newRecorder()
 	in := newTestInbox(t, rec, nil, workers)
@@ -201,6 +203,7 @@ func TestInboxBoundsConcurrentHandlers(t *testing.T) {
 }
 
 func TestInboxHandlesDuplicateEventsOnce(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	in := newTestInbox(t, rec, &memDeduper{}, 2)
 	m := msg("C", "/workflow run deploy")
@@ -228,6 +231,7 @@ func TestInboxHandlesDuplicateEventsOnce(t *testing.T) {
 }
 
 func TestInboxDeduperFailureQueuesNothing(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	boom := errors.New("database down")
 	in := newTestInbox(t, rec, &memDeduper{err: boom}, 1)
@@ -244,6 +248,7 @@ func TestInboxDeduperFailureQueuesNothing(t *testing.T) {
 }
 
 func TestInboxCloseDrainsQueuedWork(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	in := NewInbox(rec, nil, 2, zaptest.NewLogger(t))
 	for i := range 50 {
@@ -265,6 +270,7 @@ func TestInboxCloseDrainsQueuedWork(t *testing.T) {
 }
 
 func TestInboxCloseGivesUpWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	cancelled := make(chan struct{})
 	rec.onCtx = func(ctx context.Context, m Message) {
@@ -296,6 +302,7 @@ func TestInboxCloseGivesUpWhenContextEnds(t *testing.T) {
 }
 
 func TestInboxSurvivesHandlerPanic(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	rec.onCtx = func(_ context.Context, m Message) {
 		if m.Text == "boom" {
@@ -312,6 +319,7 @@ func TestInboxSurvivesHandlerPanic(t *testing.T) {
 }
 
 func TestInboxForgetsEmptyConversations(t *testing.T) {
+	t.Parallel()
 	in := newTestInbox(t, newRecorder(), nil, 4)
 	for i := range 20000 {
 		submit(t, in, msg(fmt.Sprint("C", i), "x"))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSplit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string
@@ -54,6 +55,7 @@ func TestSplit(t *testing.T) {
 }
 
 func TestSplitPropertiesOnLongMarkdown(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 40 {
 		b.WriteString("Step output paragraph with ünïcödé and emoji 🚀 number ")
@@ -149,6 +151,7 @@ func longestBacktickRun(s string) int {
 }
 
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		n    int

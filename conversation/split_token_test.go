@@ -11,6 +11,7 @@ import (
 // token at the very start of a one-byte window made an empty chunk, and Split never ended
 // (testdata/fuzz/FuzzSplit/f2bff557c965da3d).
 func TestSplitKeepsTokensWhole(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string

@@ -113,39 +113,6 @@ type GateResult struct {
 	Text      string // the note, reason or answer the resolution carries
 }
 
-// Event payloads of gates. One type per event, shared by both engines and every reader.
-type (
-	// GateAnswerData is the data of gate_resolved.
-	GateAnswerData struct {
-		Decision  GateDecision   `json:"decision"`
-		By        string         `json:"by"`
-		Text      string         `json:"text"`
-		Approvals []GateApproval `json:"approvals,omitempty"` // when several were required
-		TimedOut  bool           `json:"timed_out,omitempty"`
-	}
-	// GateApprovalData is the data of gate_approval.
-	GateApprovalData struct {
-		By   string `json:"by"`
-		Text string `json:"text,omitempty"`
-	}
-	// GateRefusedData is the data of gate_answer_refused.
-	GateRefusedData struct {
-		By       string        `json:"by"`
-		Decision GateDecision  `json:"decision"`
-		Reason   RefusalReason `json:"reason"`
-	}
-	// GateReplyData is the data of gate_reply_unclear.
-	GateReplyData struct {
-		By   string `json:"by"`
-		Text string `json:"text"`
-	}
-	// CancelData is the data of run_cancelled.
-	CancelData struct {
-		By     string `json:"by"`
-		Reason string `json:"reason"`
-	}
-)
-
 // GateState is what a store read about a gate, in the transaction that answers it.
 type GateState struct {
 	Run    Run
@@ -266,8 +233,7 @@ func firstResolution(st GateState) error {
 		if e.Type != EventGateResolved {
 			continue
 		}
-		var d GateAnswerData
-		_ = json.Unmarshal(e.Data, &d) // written by JudgeGate; a bad payload still proves an answer
+		d := Decode[GateAnswerData](e) // written by JudgeGate; a bad payload still proves an answer
 		return &GateResolvedError{RunID: st.Run.ID, Node: st.Node, Decision: d.Decision, By: d.By, At: e.At}
 	}
 	return nil
@@ -296,8 +262,7 @@ func approvalsOf(events []Event) []GateApproval {
 		if e.Type != EventGateApproval {
 			continue
 		}
-		var d GateApprovalData
-		_ = json.Unmarshal(e.Data, &d)
+		d := Decode[GateApprovalData](e)
 		out = append(out, GateApproval{By: d.By, Text: d.Text, At: e.At})
 	}
 	return out
@@ -306,15 +271,6 @@ func approvalsOf(events []Event) []GateApproval {
 // gateEvent builds an event of the gate's node.
 func gateEvent(st GateState, typ EventType, data any, at time.Time) Event {
 	return Event{RunID: st.Run.ID, Type: typ, NodeID: st.Node, Data: MustJSON(data), At: at}
-}
-
-// MustJSON encodes event payloads the code builds itself, which always encode.
-func MustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("db: encode event data: " + err.Error())
-	}
-	return b
 }
 
 // AskedGate is the gate node the run waits at, or "" when it waits at none.

@@ -35,7 +35,7 @@ func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateT
 	case !p.DueAt.IsZero() && !now.Before(p.DueAt):
 		return timeoutVerdict(st, *p, now), TimerTimeout, true
 	case !p.RemindAt.IsZero() && !now.Before(p.RemindAt):
-		ev := gateEvent(st, EventGateReminded, struct{}{}, now)
+		ev := gateEvent(st, EventGateReminded, NoData{}, now)
 		return GateVerdict{Events: []Event{ev}, Result: GateResult{Run: run, Node: p.Node}}, TimerReminder, true
 	}
 	return GateVerdict{}, "", false

@@ -16,10 +16,9 @@ import (
 	"threadflow/db/dbtest"
 	"threadflow/metrics"
 	"threadflow/orchestrator"
+	"threadflow/testkit"
 	"threadflow/workflow"
 )
-
-const waitTimeout = 30 * time.Second
 
 // rig is the real orchestrator on a real SQLite store, observed by a Metrics.
 type rig struct {
@@ -61,25 +60,13 @@ func newRig(t *testing.T, workflows map[string]string, outbox conversation.Outbo
 // run types a run command as a user of the outbox's platform and returns the run created.
 func (r *rig) run(platform, name string) db.Run {
 	r.t.Helper()
-	r.eng.Bot.Handle(context.Background(), conversation.Message{
+	r.eng.Dispatcher.Handle(context.Background(), conversation.Message{
 		Address: conversation.Address{Platform: platform, ChannelID: "c"}, UserID: platform + ":u", Text: "/workflow run " + name, Direct: true})
 	runs, err := r.store.ListRuns(context.Background(), db.RunFilter{Workflow: name})
 	if err != nil || len(runs) == 0 {
 		r.t.Fatalf("no run of %s was created (err %v)", name, err)
 	}
 	return runs[0]
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait
-	}
 }
 
 func TestSeriesMoveWhenRunsHappen(t *testing.T) {
@@ -89,16 +76,16 @@ func TestSeriesMoveWhenRunsHappen(t *testing.T) {
 	}, &recOutbox{platform: "test"})
 
 	r.run("test", "ok")
-	waitFor(t, "runs_total{ok,completed} to count the run", func() bool { return value(t, r.m, `threadflow_runs_total{state="completed",workflow="ok"}`) == 1 })
+	testkit.Eventually(t, "runs_total{ok,completed} to count the run", func() bool { return value(t, r.m, `threadflow_runs_total{state="completed",workflow="ok"}`) == 1 })
 
 	gated := r.run("test", "gated")
-	waitFor(t, "gates_waiting to show the paused run", func() bool { return value(t, r.m, "threadflow_gates_waiting") == 1 })
+	testkit.Eventually(t, "gates_waiting to show the paused run", func() bool { return value(t, r.m, "threadflow_gates_waiting") == 1 })
 	if got := value(t, r.m, "threadflow_gate_oldest_age_seconds"); got < 0 {
 		t.Errorf("gate_oldest_age_seconds = %v, want >= 0", got)
 	}
-	r.eng.Bot.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "c"},
+	r.eng.Dispatcher.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "test", ChannelID: "c"},
 		UserID: "test:u", Text: "/workflow approve " + gated.ID, Direct: true})
-	waitFor(t, "the approved run to complete", func() bool {
+	testkit.Eventually(t, "the approved run to complete", func() bool {
 		return value(t, r.m, `threadflow_runs_total{state="completed",workflow="gated"}`) == 1
 	})
 
@@ -121,7 +108,7 @@ func TestSendFailuresAreCounted(t *testing.T) {
 	r := newRig(t, map[string]string{"ok": "name: ok\nnodes:\n  - id: a\n    bash: echo hi\n"},
 		&recOutbox{platform: "down", err: errors.New("platform is down")})
 	r.run("down", "ok")
-	waitFor(t, "send_failures_total{down} to count", func() bool {
+	testkit.Eventually(t, "send_failures_total{down} to count", func() bool {
 		return value(t, r.m, `threadflow_send_failures_total{platform="down"}`) > 0
 	})
 }

@@ -78,7 +78,7 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 			return NodeOutput{}, nil, err
 		}
 		session = res.SessionID
-		data := nodeData{Output: output.Text, OutputBytes: output.Bytes, OutputPath: output.File, SessionID: session}
+		data := db.NodeData{Output: output.Text, OutputBytes: output.Bytes, OutputPath: output.File, SessionID: session}
 		if err := e.record(ctx, db.EventLoopIteration, n.ID, i, data); err != nil {
 			return NodeOutput{}, nil, err
 		}
@@ -112,7 +112,7 @@ func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prom
 		return res, err
 	}
 	e.x.Log.Info("orchestrator.session_reset_completed", zap.String("run_id", e.run.ID), zap.String("node", n.ID), zap.String("provider", p.Name()))
-	if rerr := e.record(ctx, db.EventSessionReset, n.ID, 0, map[string]string{"provider": p.Name(), "reason": "stale session"}); rerr != nil {
+	if rerr := e.record(ctx, db.EventSessionReset, n.ID, 0, db.SessionResetData{Provider: p.Name(), Reason: "stale session"}); rerr != nil {
 		return agent.Result{}, rerr
 	}
 	// Every scope that may hold the dead id forgets it: the node's own, the run's shared session, and

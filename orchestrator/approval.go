@@ -23,7 +23,7 @@ func (e *execution) runApproval(n *workflow.Node, v workflow.Vars, h *nodeHistor
 
 // approvalOutput is what an approved gate's node outputs: with capture_response the approvers' notes
 // (one line each when several approved), otherwise who approved it.
-func approvalOutput(a *workflow.Approval, g *gateAnswer) string {
+func approvalOutput(a *workflow.Approval, g *db.GateAnswerData) string {
 	approvals := g.Approvals
 	if len(approvals) == 0 {
 		approvals = []db.GateApproval{{By: g.By, Text: g.Text}}

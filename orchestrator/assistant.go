@@ -20,7 +20,7 @@ type Assistant struct {
 // assistant answers a message that is neither a command nor a gate answer. A stale session is
 // cleared (never persisted), the message is answered by a fresh session once, and the new session
 // is stored: there is no path by which one expired session fails every later message.
-func (b *Bot) assistant(ctx context.Context, m conversation.Message, text string) {
+func (b *Dispatcher) assistant(ctx context.Context, m conversation.Message, text string) {
 	if b.Assistant.DefaultName == "" || text == "" {
 		b.reply(ctx, m, conversation.T(conversation.P("I run workflows: "), conversation.C("/workflow help"),
 			conversation.P(" lists the commands. (Free-text chat is off: set DEFAULT_PROVIDER to claude or codex to turn it on.)")))
@@ -68,7 +68,7 @@ func assistantError(err error) conversation.Text {
 	return conversation.T(conversation.P(msg + ". Your next message will try again."))
 }
 
-func (b *Bot) storeConversationSession(ctx context.Context, conv, provider, id string) {
+func (b *Dispatcher) storeConversationSession(ctx context.Context, conv, provider, id string) {
 	if err := b.Store.SetSession(ctx, db.Session{ConversationID: conv, Provider: provider, SessionID: id}); err != nil {
 		b.Log.Warn("orchestrator.session_save_failed", zap.String("conversation", conv), zap.Error(err))
 	}

@@ -12,7 +12,7 @@ import (
 const autocompleteLimit = 25
 
 // WorkflowNames suggests workflow names starting with prefix, for platforms with autocomplete.
-func (b *Bot) WorkflowNames(_ context.Context, prefix string) []string {
+func (b *Dispatcher) WorkflowNames(_ context.Context, prefix string) []string {
 	var out []string
 	for _, n := range b.Catalogs.Catalog().Names() {
 		if strings.HasPrefix(n, strings.ToLower(prefix)) && len(out) < autocompleteLimit {
@@ -23,7 +23,7 @@ func (b *Bot) WorkflowNames(_ context.Context, prefix string) []string {
 }
 
 // RunIDs suggests ids of this conversation's runs that a person may still act on.
-func (b *Bot) RunIDs(ctx context.Context, at conversation.Address, prefix string) []string {
+func (b *Dispatcher) RunIDs(ctx context.Context, at conversation.Address, prefix string) []string {
 	m := conversation.Message{Address: at}
 	runs, err := b.conversationRuns(ctx, m, []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused, db.StatusFailed})
 	if err != nil {

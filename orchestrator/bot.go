@@ -26,11 +26,11 @@ type RunWorkers interface {
 	Stop(runID string)
 }
 
-// Bot is the dispatcher: it turns inbound chat messages into commands, gate answers and assistant
-// turns, the same for every platform. It implements conversation.Handler. It never executes a run
+// Dispatcher turns inbound chat messages into commands, gate answers and assistant turns, the same
+// for every platform. It implements conversation.Handler. It never executes a run
 // itself: it creates, resumes, answers or cancels runs with one store compare-and-set each and wakes
 // the workers, so the resume gate and the state machine are enforced in exactly one place.
-type Bot struct {
+type Dispatcher struct {
 	Store     Store
 	Catalogs  Catalogs
 	Reporter  *Reporter
@@ -46,7 +46,7 @@ type Bot struct {
 }
 
 // Handle handles one message. Messages of one conversation arrive in order (conversation.Inbox).
-func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
+func (b *Dispatcher) Handle(ctx context.Context, m conversation.Message) {
 	if !b.Auth.Permits(m.UserID) {
 		b.Log.Info("orchestrator.message_ignored", zap.String("reason", "user not allowed"), zap.String("user", MaskUser(m.UserID)))
 		if m.Action != nil {
@@ -77,18 +77,21 @@ func (b *Bot) Handle(ctx context.Context, m conversation.Message) {
 // refuse answers a message a limit refused, before anything about it was written: a command, a
 // message to the bot, or a reply in the thread of a run waiting at a gate. Other channel chatter
 // was not meant for the bot and is refused silently.
-func (b *Bot) refuse(ctx context.Context, m conversation.Message, err error) {
+func (b *Dispatcher) refuse(ctx context.Context, m conversation.Message, err error) {
 	b.Log.Info("orchestrator.message_refused", zap.String("user", MaskUser(m.UserID)), zap.Error(err))
 	meant := m.Addressed() || commands.IsCommand(strings.TrimSpace(m.Text))
 	if !meant && m.ThreadID != "" {
-		_, meant, _ = b.waitingRun(ctx, m)
+		var err error
+		if _, meant, err = b.waitingRun(ctx, m); err != nil { // unknown: treated as not meant for the bot
+			b.Log.Warn("orchestrator.waiting_run_lookup_failed", zap.String("conversation", m.ConversationID()), zap.Error(err))
+		}
 	}
 	if meant {
 		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 	}
 }
 
-func (b *Bot) command(ctx context.Context, m conversation.Message, text string) {
+func (b *Dispatcher) command(ctx context.Context, m conversation.Message, text string) {
 	c, err := commands.Parse(text)
 	if err != nil {
 		var pe *commands.ParseError
@@ -122,18 +125,18 @@ func (b *Bot) command(ctx context.Context, m conversation.Message, text string) 
 }
 
 // reply answers in the message's conversation.
-func (b *Bot) reply(ctx context.Context, m conversation.Message, t conversation.Text, buttons ...conversation.Button) {
+func (b *Dispatcher) reply(ctx context.Context, m conversation.Message, t conversation.Text, buttons ...conversation.Button) {
 	b.Reporter.Post(ctx, m.Address, conversation.Reply{Text: t, Buttons: buttons})
 }
 
 // replyEphemeral answers only the sender where the platform can.
-func (b *Bot) replyEphemeral(ctx context.Context, m conversation.Message, t conversation.Text) {
+func (b *Dispatcher) replyEphemeral(ctx context.Context, m conversation.Message, t conversation.Text) {
 	b.Reporter.Post(ctx, m.Address, conversation.Reply{Text: t, Ephemeral: true, ToUser: m.UserID})
 }
 
 // settle edits the message whose button was clicked so it shows the decision and who made it,
 // without buttons: nobody can click a stale choice later.
-func (b *Bot) settle(ctx context.Context, m conversation.Message, t conversation.Text) {
+func (b *Dispatcher) settle(ctx context.Context, m conversation.Message, t conversation.Text) {
 	if m.Action == nil {
 		return
 	}
@@ -141,7 +144,7 @@ func (b *Bot) settle(ctx context.Context, m conversation.Message, t conversation
 }
 
 // resolveRun finds the run a typed id or prefix names, answering the user when it cannot.
-func (b *Bot) resolveRun(ctx context.Context, m conversation.Message, prefix string) (db.Run, bool) {
+func (b *Dispatcher) resolveRun(ctx context.Context, m conversation.Message, prefix string) (db.Run, bool) {
 	runs, err := b.Store.FindRunsByPrefix(ctx, prefix, 6)
 	if err != nil {
 		b.internalError(ctx, m, "look up run", err)
@@ -164,7 +167,7 @@ func (b *Bot) resolveRun(ctx context.Context, m conversation.Message, prefix str
 }
 
 // internalError logs the details and tells the user a short, safe sentence.
-func (b *Bot) internalError(ctx context.Context, m conversation.Message, action string, err error) {
+func (b *Dispatcher) internalError(ctx context.Context, m conversation.Message, action string, err error) {
 	b.Log.Error("orchestrator.command_failed", zap.String("action", action), zap.Error(err))
 	msg := StoreErrorText(action, err)
 	b.reply(ctx, m, conversation.T(conversation.P(msg)))

@@ -21,7 +21,7 @@ import (
 // until every one was handled, as an adapter and the bot's wiring do.
 func (h *harness) submit(msgs ...conversation.Message) {
 	h.t.Helper()
-	in := conversation.NewInbox(h.engine.Bot, h.store, 4, zaptest.NewLogger(h.t))
+	in := conversation.NewInbox(h.engine.Dispatcher, h.store, 4, zaptest.NewLogger(h.t))
 	for _, m := range msgs {
 		if _, err := in.Submit(context.Background(), m); err != nil {
 			h.t.Fatal(err)

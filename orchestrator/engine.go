@@ -51,13 +51,13 @@ type Config struct {
 // Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
 // rescuer of expired leases, and the reporter that tells chat about runs.
 type Engine struct {
-	Bot      *Bot
-	Workers  *Workers
-	Rescuer  *Rescuer
-	Reporter *Reporter
-	Executor *Executor
-	Timers   *GateTimers
-	Presence *Presence
+	Dispatcher *Dispatcher
+	Workers    *Workers
+	Rescuer    *Rescuer
+	Reporter   *Reporter
+	Executor   *Executor
+	Timers     *GateTimers
+	Presence   *Presence
 
 	reportableOnly bool
 }
@@ -89,7 +89,7 @@ func New(c Config) *Engine {
 		Workers:        w,
 		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
-		Bot: &Bot{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
+		Dispatcher: &Dispatcher{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
 			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
 	}
 }

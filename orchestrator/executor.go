@@ -51,7 +51,8 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 	if err != nil {
 		return fmt.Errorf("read events of run %s: %w", run.ID, err)
 	}
-	e.wf, e.hist, e.resumed = wf, history(events), resumedNow(events)
+	h := Fold(events)
+	e.wf, e.hist, e.resumed = wf, h.nodes, h.Resumed
 	e.stopStrays()
 	if err := e.ensureWorkDir(ctx, events); err != nil {
 		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable"})

@@ -26,7 +26,7 @@ type gateInput struct {
 // words after it as note or reason; anything else changes nothing and is asked back with buttons
 // that quote it. An interactive loop takes every other reply as feedback for its next round. An
 // answer is an explicit resume of that run id, never a new dispatch.
-func (b *Bot) answerGate(ctx context.Context, m conversation.Message, text string) bool {
+func (b *Dispatcher) answerGate(ctx context.Context, m conversation.Message, text string) bool {
 	run, ok, err := b.waitingRun(ctx, m)
 	if err != nil {
 		b.internalError(ctx, m, "find the run waiting in this thread", err)
@@ -65,7 +65,7 @@ func loopAnswer(a commands.Answer, text string) gateInput {
 
 // askBack answers an unclear reply: it records the reply, says what could not be decided, quotes
 // the reply and offers to approve or reject with it, changing nothing until someone allowed clicks.
-func (b *Bot) askBack(ctx context.Context, m conversation.Message, run db.Run, text, why string) {
+func (b *Dispatcher) askBack(ctx context.Context, m conversation.Message, run db.Run, text, why string) {
 	p := run.Meta.Pause
 	ev, err := b.Store.RecordGateReply(ctx, run.ID, p.Node, db.GateReplyData{By: m.UserID, Text: text})
 	if err != nil {
@@ -83,7 +83,7 @@ func (b *Bot) askBack(ctx context.Context, m conversation.Message, run db.Run, t
 }
 
 // waitingRun finds the newest run paused at a gate whose thread this message is in.
-func (b *Bot) waitingRun(ctx context.Context, m conversation.Message) (db.Run, bool, error) {
+func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db.Run, bool, error) {
 	runs, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusPaused}, ConversationID: m.ConversationID(), Limit: 10})
 	if err != nil {
 		return db.Run{}, false, err
@@ -99,7 +99,7 @@ func (b *Bot) waitingRun(ctx context.Context, m conversation.Message) (db.Run, b
 // resolveGate gives one answer to the gate the run waits at. The store decides whether this person
 // may give it and whether it opens the gate; what happened is said where it was asked and in the
 // run's thread.
-func (b *Bot) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
+func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
 		By: m.UserID, Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
 	if err != nil {
@@ -134,7 +134,7 @@ func (b *Bot) resolveGate(ctx context.Context, m conversation.Message, run db.Ru
 
 // gateRefused tells the person why their answer changed nothing: they may not give it, they quoted
 // an old reply, or the gate was already answered or is not there.
-func (b *Bot) gateRefused(ctx context.Context, m conversation.Message, run db.Run, a gateInput, err error) {
+func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, run db.Run, a gateInput, err error) {
 	var re *db.GateRefusedError
 	switch {
 	case errors.As(err, &re):

@@ -43,7 +43,7 @@ func (h *harness) click(user string, msg posted, label string) []posted {
 			before := h.out.count()
 			m := conversation.Message{Address: msg.To, UserID: user, Text: b.Command, Direct: true,
 				Action: &conversation.Action{Ref: conversation.Ref{Address: msg.To, MessageID: msg.ID}}}
-			h.engine.Bot.Handle(context.Background(), m)
+			h.engine.Dispatcher.Handle(context.Background(), m)
 			return h.out.since(before)
 		}
 	}

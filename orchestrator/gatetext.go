@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -246,10 +245,11 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 		var d db.GateAnswerData
 		switch e.Type {
 		case db.EventGateApproval:
-			_ = json.Unmarshal(e.Data, &d)
+			a := db.Decode[db.GateApprovalData](e)
+			d = db.GateAnswerData{By: a.By, Text: a.Text}
 			line = "👍 approved by "
 		case db.EventGateResolved:
-			_ = json.Unmarshal(e.Data, &d)
+			d = db.Decode[db.GateAnswerData](e)
 			line = map[db.GateDecision]string{db.DecisionApprove: "✅ approved by ", db.DecisionReject: "🛑 rejected by ", db.DecisionAnswer: "💬 answered by "}[d.Decision]
 		default:
 			continue

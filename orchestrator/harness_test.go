@@ -112,7 +112,7 @@ func (h *harness) say(user, thread, text string) []posted {
 	before := h.out.count()
 	m := conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 		UserID: user, Text: text, Direct: true}
-	h.engine.Bot.Handle(context.Background(), m)
+	h.engine.Dispatcher.Handle(context.Background(), m)
 	return h.out.since(before)
 }
 

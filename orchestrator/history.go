@@ -1,32 +1,65 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"time"
 
 	"threadflow/db"
 	"threadflow/workflow"
 )
 
-// nodeHistory is what the durable events say about one node. It is derived, never stored: resume
-// rebuilds it from run_events, so a restarted worker and a fresh one see exactly the same state.
+// History is what a run's events say about the run. It is the one fold of run events: the executor
+// resumes from it, /workflow status and the dashboard show it. It is derived, never stored: a
+// restarted worker and a fresh one rebuild exactly the same state from run_events.
+type History struct {
+	nodes   map[string]*nodeHistory
+	order   []string      // node ids in the order their first event was recorded
+	Gates   []*GateRecord // every gate asked, in order
+	Log     []LogEntry    // resumes, failed resumes, rescues and cancellation, in order
+	Resumed bool          // the run was queued for its next execution by an explicit resume
+}
+
+// GateRecord is one gate asked of a person: its rules and timers as asked, the approvals so far,
+// the reminder and, once answered, the answer.
+type GateRecord struct {
+	Node       string
+	AskedAt    time.Time
+	Pause      db.Pause          // as asked: who may answer, how many approvals, timers
+	Approvals  []db.GateApproval // counted approvals of a gate that needs several
+	Answer     *db.GateAnswerData
+	ResolvedAt time.Time
+	Reminded   time.Time
+}
+
+// LogEntry is one step of the run's own history: a resume, a failed resume, a rescue, the cancel.
+type LogEntry struct {
+	At   time.Time
+	What string
+	By   string
+	Note string
+}
+
+// nodeHistory is what the durable events say about one node.
 type nodeHistory struct {
 	state        workflow.NodeState
 	output       NodeOutput
 	reason       string // skip reason or last error
+	lastErr      string // the latest error, until the node completes
+	shown        string // what the node showed last: its completed output or its skip reason
 	starts       int    // node_started events: the next attempt is starts+1
 	skips        int    // node_skipped events: a node skipped again after a resume is a new record
 	failures     int    // node_failed events since the latest explicit resume (the retry budget)
 	started      time.Time
-	finished     time.Time
-	duration     time.Duration // NodeDuration of its latest completion or final failure; 0 otherwise
-	retries      []retried     // attempts that failed and were retried, since the latest resume
-	loopIter     int           // last completed loop iteration
-	loopOutput   NodeOutput    // output of that iteration
-	loopSession  string        // provider session after that iteration
-	gateIter     int           // loop iteration the latest gate asked about
-	gate         *gateAnswer
-	justAnswered bool // the gate was answered after the node's latest start: that attempt continues
+	finished     time.Time          // its latest final outcome; zero while it runs
+	duration     time.Duration      // NodeDuration of its latest completion or final failure; 0 otherwise
+	retries      []retried          // attempts that failed and were retried, since the latest resume
+	loopIter     int                // last completed loop iteration
+	loopOutput   NodeOutput         // output of that iteration
+	loopSession  string             // provider session after that iteration
+	gateIter     int                // loop iteration the latest gate asked about
+	gate         *db.GateAnswerData // the answer to the node's latest gate; nil until it is answered
+	asked        *GateRecord        // the latest gate asked at the node, answered or not
+	gatePhase    string             // "waiting" while its gate is asked, "completed" once let through; "" after
+	justAnswered bool               // the gate was answered after the node's latest start: that attempt continues
 }
 
 // retried is an attempt that failed and was tried again, and why: shown by /workflow status.
@@ -35,113 +68,172 @@ type retried struct {
 	reason  string
 }
 
-// gateAnswer is the resolution of the node's latest gate, if it was answered.
-type gateAnswer struct {
-	Decision  db.GateDecision
-	By        string
-	Text      string
-	Approvals []db.GateApproval // when the gate required several
-}
-
-// nodeData is the JSON payload of node events.
-type nodeData struct {
-	Output      string        `json:"output,omitempty"`       // the inline value (NodeOutput.Text)
-	OutputBytes int64         `json:"output_bytes,omitempty"` // size of the full output
-	OutputPath  string        `json:"output_path,omitempty"`  // the file holding the full output
-	Error       string        `json:"error,omitempty"`
-	Class       db.ErrorClass `json:"class,omitempty"`
-	Reason      string        `json:"reason,omitempty"`
-	SessionID   string        `json:"session_id,omitempty"`
-	DurationMS  *int64        `json:"duration_ms,omitempty"` // see NodeDuration; nil in events that predate it
-	WillRetry   bool          `json:"will_retry,omitempty"`
-}
-
-func (d nodeData) nodeOutput() NodeOutput {
+// nodeOutput is the output a node event records.
+func nodeOutput(d db.NodeData) NodeOutput {
 	return NodeOutput{Text: d.Output, Bytes: d.OutputBytes, File: d.OutputPath}
 }
 
-// history folds a run's events into per-node state.
-func history(events []db.Event) map[string]*nodeHistory {
-	h := map[string]*nodeHistory{}
-	get := func(id string) *nodeHistory {
-		if h[id] == nil {
-			h[id] = &nodeHistory{state: workflow.StatePending}
-		}
-		return h[id]
-	}
-	for _, e := range events {
-		if e.Type == db.EventResumeRequested {
-			// An explicit resume grants every node a fresh retry budget, and failed or skipped
-			// nodes are decided again: the person fixed something.
-			for _, n := range h {
-				n.failures, n.retries = 0, nil
-				if n.state == workflow.StateFailed || n.state == workflow.StateSkipped {
-					n.state = workflow.StatePending
-				}
-			}
-			continue
-		}
-		if e.NodeID == "" {
-			continue
-		}
-		n := get(e.NodeID)
-		var d nodeData
-		_ = json.Unmarshal(e.Data, &d) // payloads are written by us; a bad one reads as empty
-		applyEvent(n, e, d)
-	}
-	return h
-}
-
-func applyEvent(n *nodeHistory, e db.Event, d nodeData) {
-	switch e.Type {
-	case db.EventNodeStarted:
-		n.starts, n.justAnswered = n.starts+1, false
-		n.state = workflow.StateRunning
-		n.started, n.duration = e.At, 0
-	case db.EventNodeCompleted:
-		n.state, n.output, n.finished = workflow.StateCompleted, d.nodeOutput(), e.At
-		n.duration = NodeDuration(d.DurationMS, n.started, e.At)
-	case db.EventNodeFailed:
-		n.failures++
-		n.reason, n.finished = d.Error, e.At
-		if d.WillRetry {
-			n.retries = append(n.retries, retried{attempt: e.Attempt, reason: d.Error})
-		} else {
-			n.state = workflow.StateFailed
-			n.duration = NodeDuration(d.DurationMS, n.started, e.At)
-		}
-	case db.EventNodeSkipped:
-		n.state, n.reason, n.finished, n.duration = workflow.StateSkipped, d.Reason, e.At, 0
-		n.skips++
-	case db.EventLoopIteration:
-		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, d.nodeOutput(), d.SessionID
-	case db.EventSessionReset:
-		n.loopSession = "" // the provider said it is gone: no later resume may try it again
-	case db.EventGateRequested:
-		var p db.Pause
-		_ = json.Unmarshal(e.Data, &p)
-		n.gate, n.gateIter = nil, p.LoopIteration
-	case db.EventGateResolved:
-		var g db.GateAnswerData
-		_ = json.Unmarshal(e.Data, &g)
-		n.gate, n.justAnswered = &gateAnswer{Decision: g.Decision, By: g.By, Text: g.Text, Approvals: g.Approvals}, true
-	}
-}
-
-// resumedNow reports whether the run was queued for this execution by an explicit resume, rather
-// than created, rescued, handed back or let through a gate.
-func resumedNow(events []db.Event) bool {
+// Fold folds a run's events, oldest first.
+func Fold(events []db.Event) *History {
+	h := &History{nodes: map[string]*nodeHistory{}}
 	queuedBy := db.EventRunCreated
 	for _, e := range events {
 		switch e.Type {
 		case db.EventRunCreated, db.EventResumeRequested, db.EventRunRescued, db.EventRunReleased, db.EventGateResolved:
 			queuedBy = e.Type
 		}
+		if e.NodeID == "" {
+			h.applyRunEvent(e)
+			continue
+		}
+		n := h.nodes[e.NodeID]
+		if n == nil {
+			n = &nodeHistory{state: workflow.StatePending}
+			h.nodes[e.NodeID] = n
+			h.order = append(h.order, e.NodeID)
+		}
+		h.applyNodeEvent(n, e)
 	}
-	return queuedBy == db.EventResumeRequested
+	h.Resumed = queuedBy == db.EventResumeRequested
+	return h
+}
+
+// applyRunEvent folds an event of the run as a whole.
+func (h *History) applyRunEvent(e db.Event) {
+	switch e.Type {
+	case db.EventResumeRequested:
+		// An explicit resume grants every node a fresh retry budget, and failed or skipped
+		// nodes are decided again: the person fixed something.
+		for _, n := range h.nodes {
+			n.failures, n.retries = 0, nil
+			if n.state == workflow.StateFailed || n.state == workflow.StateSkipped {
+				n.state = workflow.StatePending
+			}
+		}
+		d := db.Decode[db.ResumeRequestedData](e)
+		h.Log = append(h.Log, LogEntry{At: e.At, What: "resumed", By: d.By, Note: "from " + string(d.From)})
+	case db.EventRunRescued:
+		h.Log = append(h.Log, LogEntry{At: e.At, What: "rescued after its worker stopped", Note: db.Decode[db.RunRescuedData](e).PrevOwner})
+	case db.EventRunCancelled:
+		d := db.Decode[db.CancelData](e)
+		h.Log = append(h.Log, LogEntry{At: e.At, What: "cancelled", By: d.By, Note: d.Reason})
+	}
+}
+
+// applyNodeEvent folds an event of one node.
+func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
+	switch e.Type {
+	case db.EventNodeStarted, db.EventNodeCompleted, db.EventNodeFailed, db.EventNodeSkipped, db.EventLoopIteration, db.EventResumeFailed:
+		applyEvent(n, e, db.Decode[db.NodeData](e))
+		if e.Type == db.EventResumeFailed {
+			h.Log = append(h.Log, LogEntry{At: e.At, What: "resume failed at " + e.NodeID, Note: n.lastErr})
+		}
+	case db.EventSessionReset:
+		n.loopSession = "" // the provider said it is gone: no later resume may try it again
+	case db.EventGateRequested:
+		p := db.Decode[db.Pause](e)
+		n.gate, n.gateIter, n.gatePhase = nil, p.LoopIteration, "waiting"
+		n.asked = &GateRecord{Node: e.NodeID, AskedAt: e.At, Pause: p}
+		h.Gates = append(h.Gates, n.asked)
+	case db.EventGateResolved:
+		g := db.Decode[db.GateAnswerData](e)
+		n.gate, n.justAnswered = &g, true
+		n.asked.resolve(g, e.At)
+		if n.asked != nil && g.Decision != db.DecisionReject {
+			n.gatePhase = "completed"
+		}
+	case db.EventGateApproval:
+		if n.asked != nil {
+			d := db.Decode[db.GateApprovalData](e)
+			n.asked.Approvals = append(n.asked.Approvals, db.GateApproval{By: d.By, Text: d.Text, At: e.At})
+		}
+	case db.EventGateReminded:
+		if n.asked != nil {
+			n.asked.Reminded = e.At
+		}
+	}
+}
+
+// resolve records the answer of a gate, if one was asked.
+func (g *GateRecord) resolve(d db.GateAnswerData, at time.Time) {
+	if g == nil {
+		return
+	}
+	g.Answer, g.ResolvedAt = &d, at
+	if len(d.Approvals) > 0 {
+		g.Approvals = d.Approvals
+	}
+}
+
+func applyEvent(n *nodeHistory, e db.Event, d db.NodeData) {
+	switch e.Type {
+	case db.EventNodeStarted:
+		n.starts, n.justAnswered, n.gatePhase = n.starts+1, false, ""
+		n.state = workflow.StateRunning
+		n.started, n.finished, n.duration = e.At, time.Time{}, 0
+	case db.EventNodeCompleted:
+		n.state, n.output, n.finished, n.gatePhase = workflow.StateCompleted, nodeOutput(d), e.At, ""
+		n.shown, n.lastErr = d.Output, ""
+		n.duration = NodeDuration(d.DurationMS, n.started, e.At)
+	case db.EventNodeFailed:
+		n.failures++
+		n.reason, n.lastErr = d.Error, d.Error
+		if d.WillRetry { // a retried attempt is not the node's end: it has no duration yet
+			n.retries = append(n.retries, retried{attempt: e.Attempt, reason: d.Error})
+		} else {
+			n.state, n.finished, n.gatePhase = workflow.StateFailed, e.At, ""
+			n.duration = NodeDuration(d.DurationMS, n.started, e.At)
+		}
+	case db.EventNodeSkipped:
+		n.state, n.reason, n.finished, n.duration = workflow.StateSkipped, d.Reason, e.At, 0
+		n.shown, n.gatePhase = d.Reason, ""
+		n.skips++
+	case db.EventLoopIteration:
+		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, nodeOutput(d), d.SessionID
+	case db.EventResumeFailed: // recorded at the node the resume could not start
+		n.lastErr = d.Error
+	}
 }
 
 // finished reports whether a node has reached a final state in this run.
 func (n *nodeHistory) finishedState() bool {
 	return n.state == workflow.StateCompleted || n.state == workflow.StateFailed || n.state == workflow.StateSkipped
+}
+
+// NodeView is one node as people see it on the dashboard: a copy, safe to keep.
+type NodeView struct {
+	ID       string
+	State    string // pending, running, waiting (at its gate), completed, failed, skipped
+	Attempts int
+	Started  time.Time
+	Finished time.Time // zero while it runs
+	Duration time.Duration
+	Output   string // its completed output or its skip reason, whichever came last
+	Error    string // its latest error, until it completes
+	Retries  []Retry
+	Gate     *GateRecord // the latest gate asked at the node
+}
+
+// Retry is an attempt that failed and was tried again, and why.
+type Retry struct {
+	Attempt int
+	Reason  string
+}
+
+// Nodes lists the nodes in the order their first event was recorded.
+func (h *History) Nodes() []NodeView {
+	out := make([]NodeView, 0, len(h.order))
+	for _, id := range h.order {
+		n := h.nodes[id]
+		v := NodeView{ID: id, State: string(n.state), Attempts: n.starts, Started: n.started, Finished: n.finished,
+			Duration: n.duration, Output: n.shown, Error: n.lastErr, Gate: n.asked}
+		if n.gatePhase != "" { // between a gate's question and the node's next record
+			v.State = n.gatePhase
+		}
+		for _, r := range n.retries {
+			v.Retries = append(v.Retries, Retry{Attempt: r.attempt, Reason: r.reason})
+		}
+		out = append(out, v)
+	}
+	return out
 }

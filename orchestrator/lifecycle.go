@@ -15,7 +15,7 @@ import (
 // resume is the explicit `/workflow resume ID`. It carries the run id and lets the store's resume
 // compare-and-set be the single place that claims the run: no prompt, no fresh run, and of two
 // concurrent resumes exactly one proceeds.
-func (b *Bot) resume(ctx context.Context, m conversation.Message, c commands.Command) {
+func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c commands.Command) {
 	run, ok := b.resolveRun(ctx, m, c.RunID)
 	if !ok {
 		return
@@ -47,7 +47,7 @@ func (b *Bot) resume(ctx context.Context, m conversation.Message, c commands.Com
 
 // abandon moves a run to cancelled: failed, paused, queued and running runs alike. A running run's
 // processes are stopped here when this replica runs it, and by the lost lease elsewhere.
-func (b *Bot) abandon(ctx context.Context, m conversation.Message, c commands.Command) {
+func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c commands.Command) {
 	var run db.Run
 	ok := false
 	if c.RunID == "" {
@@ -80,7 +80,7 @@ func (b *Bot) abandon(ctx context.Context, m conversation.Message, c commands.Co
 
 // latestActive finds the newest queued, running or paused run of this conversation for
 // `/workflow cancel` without an id.
-func (b *Bot) latestActive(ctx context.Context, m conversation.Message) (db.Run, bool) {
+func (b *Dispatcher) latestActive(ctx context.Context, m conversation.Message) (db.Run, bool) {
 	runs, err := b.conversationRuns(ctx, m, []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused})
 	if err != nil {
 		b.internalError(ctx, m, "list runs", err)
@@ -94,14 +94,14 @@ func (b *Bot) latestActive(ctx context.Context, m conversation.Message) (db.Run,
 }
 
 // notOwner refuses to resume or abandon someone else's run.
-func (b *Bot) notOwner(ctx context.Context, m conversation.Message, run db.Run, action string) {
+func (b *Dispatcher) notOwner(ctx context.Context, m conversation.Message, run db.Run, action string) {
 	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), conversation.U(UserLabel(run.UserID)),
 		conversation.P(") or an admin (ADMIN_USER_IDS) may "+action+" run "), conversation.C(run.ID), conversation.P(". Nothing was changed.")))
 }
 
 // decide answers a paused gate by command or button: approve resumes the run (an explicit resume
 // of that run id, never a new dispatch), reject cancels it.
-func (b *Bot) decide(ctx context.Context, m conversation.Message, c commands.Command, d db.GateDecision) {
+func (b *Dispatcher) decide(ctx context.Context, m conversation.Message, c commands.Command, d db.GateDecision) {
 	run, ok := b.resolveRun(ctx, m, c.RunID)
 	if !ok {
 		return
@@ -110,7 +110,7 @@ func (b *Bot) decide(ctx context.Context, m conversation.Message, c commands.Com
 }
 
 // refused explains why a transition did not happen, from the status the store actually found.
-func (b *Bot) refused(ctx context.Context, m conversation.Message, run db.Run, action string, err error) {
+func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db.Run, action string, err error) {
 	var te *db.TransitionError
 	var ge *db.GateResolvedError
 	var t conversation.Text
@@ -160,7 +160,7 @@ func pastTense(action string) string {
 
 // replyEphemeralOrReply answers a click privately (the clicker made the mistake, not the thread) and
 // a typed command in the conversation.
-func (b *Bot) replyEphemeralOrReply(ctx context.Context, m conversation.Message, t conversation.Text) {
+func (b *Dispatcher) replyEphemeralOrReply(ctx context.Context, m conversation.Message, t conversation.Text) {
 	if m.Action != nil {
 		b.replyEphemeral(ctx, m, t)
 		return

@@ -73,7 +73,7 @@ func TestRefusalsAnswerOnlyMessagesMeantForTheBot(t *testing.T) {
 		gateThread := h.waitMessage("Go?")[0].To.ThreadID
 		overheard := func(thread, text string) []posted {
 			before := h.out.count()
-			h.engine.Bot.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
+			h.engine.Dispatcher.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 				UserID: ops, Text: text})
 			return h.out.since(before)
 		}

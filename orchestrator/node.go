@@ -27,7 +27,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	defer func() { res.finished = e.x.now(); out <- res }()
 	failures := h.failures
 	for {
-		if err := e.record(ctx, db.EventNodeStarted, n.ID, res.attempt, struct{}{}); err != nil {
+		if err := e.record(ctx, db.EventNodeStarted, n.ID, res.attempt, db.NodeData{}); err != nil {
 			res.err = err
 			return
 		}
@@ -48,7 +48,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		ne := e.blameDisk(asNodeError(err))
 		failures++
 		retry := retryable(n, ne) && failures < n.Retry.MaxAttempts
-		data := nodeData{Error: ne.msg, Class: ne.class, WillRetry: retry, OutputBytes: output.Bytes, OutputPath: output.File}
+		data := db.NodeData{Error: ne.msg, Class: ne.class, WillRetry: retry, OutputBytes: output.Bytes, OutputPath: output.File}
 		if !retry {
 			res.duration = measured(e.x.now().Sub(res.started))
 			data.DurationMS = durationMS(res.duration)
@@ -202,6 +202,6 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 
 // recordCompleted writes node_completed with the output's inline value and its file.
 func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, out NodeOutput, took time.Duration) error {
-	data := nodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
+	data := db.NodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
 	return e.record(ctx, db.EventNodeCompleted, n.ID, attempt, data)
 }

@@ -166,7 +166,7 @@ func OutputFiles(run db.Run, events []db.Event) []OutputRef {
 		default:
 			continue
 		}
-		var d nodeData
+		var d db.NodeData
 		if json.Unmarshal(e.Data, &d) != nil || d.OutputPath == "" || filepath.Dir(d.OutputPath) != outputsDir(run) {
 			continue
 		}

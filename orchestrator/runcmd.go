@@ -20,7 +20,7 @@ const previewRunes = 160
 // runCommand handles `/workflow run NAME ARGS`. This is the resume gate: a fresh run never picks up
 // an older failed or paused run of the same workflow in the same conversation. When one exists and
 // --force was not given, nothing runs; the person sees the old run and chooses explicitly.
-func (b *Bot) runCommand(ctx context.Context, m conversation.Message, c commands.Command) {
+func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c commands.Command) {
 	cat := b.Catalogs.Catalog()
 	wf, ok := cat.Get(c.Workflow)
 	if !ok {
@@ -61,7 +61,7 @@ func (b *Bot) runCommand(ctx context.Context, m conversation.Message, c commands
 //
 // Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
 // starting a run comes through here.
-func (b *Bot) StartRun(ctx context.Context, at conversation.Address, user string, wf *workflow.Workflow, args string) (db.Run, error) {
+func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, user string, wf *workflow.Workflow, args string) (db.Run, error) {
 	if err := b.Limits.CheckArgs(args); err != nil {
 		return db.Run{}, err
 	}
@@ -90,7 +90,7 @@ func (b *Bot) StartRun(ctx context.Context, at conversation.Address, user string
 
 // ensureConversation records the conversation (and for a thread, its channel) and returns its id.
 // Conversations are never deleted, so one recorded by this process need not be written again.
-func (b *Bot) ensureConversation(ctx context.Context, a conversation.Address) (string, error) {
+func (b *Dispatcher) ensureConversation(ctx context.Context, a conversation.Address) (string, error) {
 	id := a.ConversationID()
 	if b.known.has(id) {
 		return id, nil
@@ -138,7 +138,7 @@ func (k *knownSet) add(id string) {
 
 // promptPrior tells the person about the earlier run instead of running anything, with the three
 // ways forward as literal commands and buttons. The new arguments are kept in the --force command.
-func (b *Bot) promptPrior(ctx context.Context, m conversation.Message, c commands.Command, prior db.Run) {
+func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c commands.Command, prior db.Run) {
 	b.Log.Info("orchestrator.failed_resume_user_prompted", zap.String("run_id", prior.ID), zap.String("workflow", prior.Workflow),
 		zap.String("status", string(prior.Status)), zap.String("user", MaskUser(m.UserID)))
 	force := commands.Command{Kind: commands.KindRun, Workflow: c.Workflow, Args: c.Args, Force: true}.String()
@@ -176,7 +176,7 @@ func priorDetail(r db.Run) []conversation.Span {
 	return nil
 }
 
-func (b *Bot) unknownWorkflow(ctx context.Context, m conversation.Message, name string, names []string) {
+func (b *Dispatcher) unknownWorkflow(ctx context.Context, m conversation.Message, name string, names []string) {
 	t := conversation.T(conversation.P("There is no workflow named "), conversation.U(name), conversation.P("."))
 	if close := commands.Closest(name, names, 3); len(close) > 0 {
 		t = t.Append(conversation.P(" Did you mean "))

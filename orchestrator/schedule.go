@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"threadflow/db"
 	"threadflow/workflow"
 )
@@ -97,7 +99,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 			switch verdict {
 			case workflow.Skip:
 				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
-				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, nodeData{Reason: reason}); err != nil {
+				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, db.NodeData{Reason: reason}); err != nil {
 					return s.recordFailed(n, 0, err)
 				}
 				h.state, h.reason, changed = workflow.StateSkipped, reason, true
@@ -152,7 +154,9 @@ func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult
 		s.halt = s.halt || infra
 	case errors.Is(r.err, db.ErrConflict):
 		h.state = workflow.StateFailed
-		_ = s.recordFailed(r.node, r.attempt, r.err)
+		if err := s.recordFailed(r.node, r.attempt, r.err); err != nil {
+			s.stop(err)
+		}
 	default:
 		h.state = workflow.StatePending
 		s.stop(r.err)
@@ -230,7 +234,10 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 		ne = &nodeError{class: db.ClassPermanent, msg: err.Error()}
 	}
 	if e.resumed && !e.progressed { // a resume attempt that failed: recorded, and the run stays resumable
-		_ = e.record(ctx, db.EventResumeFailed, node, attempt, nodeData{Error: ne.msg, Class: ne.class})
+		// The run still stops below; a lost record only loses this line of its resume history.
+		if rerr := e.record(ctx, db.EventResumeFailed, node, attempt, db.NodeData{Error: ne.msg, Class: ne.class}); rerr != nil {
+			e.x.Log.Warn("orchestrator.resume_failed_not_recorded", zap.String("run_id", e.run.ID), zap.Error(rerr))
+		}
 	}
 	if ne.class == db.ClassInfra && !e.progressed && !(e.resumed && e.run.Meta.ResumedFrom == db.StatusFailed) {
 		hint := ne.hint

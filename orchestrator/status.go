@@ -35,7 +35,7 @@ func Active(r db.Run) bool {
 	return r.Status == db.StatusQueued || r.Status == db.StatusRunning || r.Status == db.StatusPaused
 }
 
-func (b *Bot) status(ctx context.Context, m conversation.Message, c commands.Command) {
+func (b *Dispatcher) status(ctx context.Context, m conversation.Message, c commands.Command) {
 	if c.RunID != "" {
 		run, ok := b.resolveRun(ctx, m, c.RunID)
 		if !ok {
@@ -68,7 +68,7 @@ func (b *Bot) status(ctx context.Context, m conversation.Message, c commands.Com
 }
 
 // conversationRuns lists runs started in or reported to this conversation, newest first.
-func (b *Bot) conversationRuns(ctx context.Context, m conversation.Message, statuses []db.Status) ([]db.Run, error) {
+func (b *Dispatcher) conversationRuns(ctx context.Context, m conversation.Message, statuses []db.Status) ([]db.Run, error) {
 	conv := m.ConversationID()
 	started, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: statuses, ParentConversationID: conv, Limit: 50})
 	if err != nil {
@@ -90,7 +90,7 @@ func (b *Bot) conversationRuns(ctx context.Context, m conversation.Message, stat
 	return out, nil
 }
 
-func (b *Bot) statusList(ctx context.Context, active, failed, finished []db.Run) conversation.Text {
+func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []db.Run) conversation.Text {
 	if len(active)+len(failed)+len(finished) == 0 {
 		return conversation.T(conversation.P("No runs in this conversation yet. "), conversation.C("/workflow list"), conversation.P(" shows what you can run."))
 	}
@@ -117,7 +117,7 @@ func (b *Bot) statusList(ctx context.Context, active, failed, finished []db.Run)
 
 // currentNode is the node a run is at: the gate it waits on, the node that failed, or the latest
 // node started.
-func (b *Bot) currentNode(ctx context.Context, r db.Run) string {
+func (b *Dispatcher) currentNode(ctx context.Context, r db.Run) string {
 	if r.Meta.Pause != nil {
 		return r.Meta.Pause.Node
 	}
@@ -145,9 +145,9 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
 		conversation.P(" - "), conversation.B(DisplayState(r, now)), conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "),
 		conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
-	h := history(events)
-	for _, id := range nodeOrder(events) {
-		n := h[id]
+	h := Fold(events)
+	for _, id := range h.order {
+		n := h.nodes[id]
 		line := fmt.Sprintf("• %s %s", stateIcon(string(n.state)), id)
 		if n.starts > 1 {
 			line += fmt.Sprintf(" (attempt %d)", n.starts)
@@ -168,19 +168,6 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 		t = t.Append(conversation.P("Last error at "), conversation.C(e.Node), conversation.P(": "), conversation.O(e.Message), conversation.P("\n"))
 	}
 	return t, nil
-}
-
-// nodeOrder lists node ids in the order they first appear in the events.
-func nodeOrder(events []db.Event) []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, e := range events {
-		if e.NodeID != "" && !seen[e.NodeID] {
-			seen[e.NodeID] = true
-			ids = append(ids, e.NodeID)
-		}
-	}
-	return ids
 }
 
 func stateIcon(state string) string {
@@ -219,7 +206,7 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func (b *Bot) list(ctx context.Context, m conversation.Message) {
+func (b *Dispatcher) list(ctx context.Context, m conversation.Message) {
 	cat := b.Catalogs.Catalog()
 	t := conversation.T(conversation.B("Workflows"), conversation.P("\n"))
 	for _, wf := range cat.List() {
@@ -237,7 +224,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func (b *Bot) reset(ctx context.Context, m conversation.Message) {
+func (b *Dispatcher) reset(ctx context.Context, m conversation.Message) {
 	err := b.Store.SetSession(ctx, db.Session{ConversationID: m.ConversationID(), Provider: b.Assistant.DefaultName})
 	if err != nil {
 		b.internalError(ctx, m, "forget the session", err)

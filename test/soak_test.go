@@ -122,7 +122,7 @@ func newSoak(t *testing.T) *soak {
 	ctx, stop := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.engine.Run(ctx) }()
-	s.inbox = conversation.NewInbox(s.engine.Bot, nil, soakDrivers, log)
+	s.inbox = conversation.NewInbox(s.engine.Dispatcher, nil, soakDrivers, log)
 	t.Cleanup(func() {
 		_ = s.inbox.Close(context.Background())
 		stop()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestApprovalPolicyAndTimers(t *testing.T) {
+	t.Parallel()
 	src := `name: x
 nodes:
   - id: confirm
@@ -32,6 +33,7 @@ nodes:
 }
 
 func TestApprovalTimeoutOnTheNode(t *testing.T) {
+	t.Parallel()
 	src := "name: x\nnodes:\n  - id: g\n    timeout: 30s\n    on_timeout: reject\n    approval:\n      message: ok?\n      remind_after: 10s\n"
 	w, err := Parse("wf.yaml", []byte(src))
 	if err != nil {
@@ -44,6 +46,7 @@ func TestApprovalTimeoutOnTheNode(t *testing.T) {
 }
 
 func TestApprovalErrors(t *testing.T) {
+	t.Parallel()
 	head := "name: x\nnodes:\n  - id: g\n"
 	tests := []struct {
 		name, src, want string

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCheckArgs(t *testing.T) {
+	t.Parallel()
 	w := &Workflow{Name: "review", Inputs: []Input{
 		{Name: "target", Description: "what to review", Required: true},
 		{Name: "focus"},

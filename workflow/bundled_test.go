@@ -6,6 +6,7 @@ import (
 )
 
 func TestBundledWorkflowsParse(t *testing.T) {
+	t.Parallel()
 	names, err := fs.Glob(Bundled(), "*.yaml")
 	if err != nil {
 		t.Fatal(err)

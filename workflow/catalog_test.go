@@ -25,6 +25,7 @@ func flow(name, desc string) string {
 }
 
 func TestDiscoverPrecedence(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	homeDir := filepath.Join(home, "workflows")
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -77,6 +78,7 @@ func TestDiscoverPrecedence(t *testing.T) {
 }
 
 func TestDiscoverKeepsValidWorkflowsAndReportsInvalidOnes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "good.yaml", flow("good", "ok"))
 	bad := writeFile(t, dir, "bad.yaml", "name: bad\nnodes:\n  - id: a\n    bash: echo\n    depend_on: [x]\n")
@@ -103,6 +105,7 @@ func TestDiscoverKeepsValidWorkflowsAndReportsInvalidOnes(t *testing.T) {
 }
 
 func TestDiscoverReportsUnreadableDirectory(t *testing.T) {
+	t.Parallel()
 	notDir := writeFile(t, t.TempDir(), "file", "x")
 	_, errs := Discover("", []string{notDir})
 	if len(errs) != 1 || errs[0].File != notDir || !strings.Contains(errs[0].Msg, "cannot read workflow directory") {

@@ -3,6 +3,7 @@ package workflow
 import "testing"
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	const (
 		P = StatePending
 		R = StateRunning
@@ -61,6 +62,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideWithoutDependenciesRuns(t *testing.T) {
+	t.Parallel()
 	for _, rule := range []TriggerRule{AllSuccess, OneSuccess, NoneFailedMinOneSuccess, AllDone} {
 		n := &Node{ID: "n", TriggerRule: rule}
 		if v, _ := n.Decide(map[string]NodeState{"x": StateFailed}); v != Run {
@@ -70,6 +72,7 @@ func TestDecideWithoutDependenciesRuns(t *testing.T) {
 }
 
 func TestVerdictString(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[Verdict]string{Wait: "wait", Run: "run", Skip: "skip"} {
 		if v.String() != want {
 			t.Errorf("%d.String() = %q", v, v.String())

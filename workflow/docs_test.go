@@ -8,6 +8,7 @@ import (
 
 // The validation example in docs/workflows.md must show exactly what Parse reports.
 func TestDocsValidationExampleIsCurrent(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/workflows.md")
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func fencedBlocks(md string, n int) []string {
 
 // The approval gate example in docs/workflows.md must be a valid node with every field it lists.
 func TestDocsApprovalExampleParses(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/workflows.md")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestExprEval(t *testing.T) {
+	t.Parallel()
 	v := Vars{
 		Arguments:     "deploy prod",
 		RunID:         "r1",
@@ -62,6 +63,7 @@ func TestExprEval(t *testing.T) {
 }
 
 func TestLoopIterationIsEmptyOutsideLoops(t *testing.T) {
+	t.Parallel()
 	e, err := ParseExpr("$LOOP_ITERATION")
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,7 @@ func TestLoopIterationIsEmptyOutsideLoops(t *testing.T) {
 }
 
 func TestNilExprHolds(t *testing.T) {
+	t.Parallel()
 	var e *Expr
 	if !e.Eval(Vars{}) || e.String() != "" {
 		t.Error("a node without `when` must run")
@@ -79,6 +82,7 @@ func TestNilExprHolds(t *testing.T) {
 }
 
 func TestParseExprErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		src, want string
 	}{

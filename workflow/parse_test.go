@@ -10,6 +10,7 @@ import (
 const head = "name: x\nnodes:\n  - id: a\n    bash: echo\n"
 
 func TestParseReportsEveryProblemWithPosition(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string

@@ -50,6 +50,7 @@ nodes:
 `
 
 func TestParseDecodesEveryField(t *testing.T) {
+	t.Parallel()
 	w, err := Parse("full.yaml", []byte(fullWorkflow))
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +90,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 
 // A run freezes Source; parsing the frozen copy must give back the same workflow.
 func TestParseSourceRoundTrip(t *testing.T) {
+	t.Parallel()
 	w, err := Parse("full.yaml", []byte(fullWorkflow))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +105,7 @@ func TestParseSourceRoundTrip(t *testing.T) {
 }
 
 func TestParseCopiesSource(t *testing.T) {
+	t.Parallel()
 	src := []byte(fullWorkflow)
 	w, err := Parse("full.yaml", src)
 	if err != nil {
@@ -115,6 +118,7 @@ func TestParseCopiesSource(t *testing.T) {
 }
 
 func TestParseFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "full.yaml")
 	if err := os.WriteFile(path, []byte(fullWorkflow), 0o600); err != nil {
 		t.Fatal(err)
@@ -129,6 +133,7 @@ func TestParseFile(t *testing.T) {
 }
 
 func TestParseAcceptsBareApprovalAndBracedRefs(t *testing.T) {
+	t.Parallel()
 	src := "name: x\nnodes:\n  - id: a\n    bash: echo\n  - id: b\n    depends_on: [a]\n    approval:\n    when: ${a.output}\n"
 	w, err := Parse("wf.yaml", []byte(src))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestExpand(t *testing.T) {
+	t.Parallel()
 	v := Vars{Arguments: "main.go", RunID: "r9", ArtifactsDir: "/tmp/a", LoopUserInput: "shorter", LoopIteration: 3, Attempt: 2,
 		Outputs: map[string]string{"review": "  looks fine\n", "my-node": "m"}}
 	tests := []struct{ in, want string }{
@@ -34,6 +35,7 @@ func TestExpand(t *testing.T) {
 
 // Expanded values are not expanded again: an output that looks like a variable stays literal.
 func TestExpandDoesNotRecurse(t *testing.T) {
+	t.Parallel()
 	v := Vars{Arguments: "$RUN_ID", RunID: "secret", Outputs: map[string]string{"a": "$ARGUMENTS"}}
 	if got := Expand("$ARGUMENTS / $a.output", v); got != "$RUN_ID / $ARGUMENTS" {
 		t.Errorf("Expand = %q", got)
@@ -41,6 +43,7 @@ func TestExpandDoesNotRecurse(t *testing.T) {
 }
 
 func TestShellScript(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`echo "$greet.output"`, `echo "${TF_OUTPUT_GREET}"`},
 		{`echo "${greet.output}"`, `echo "${TF_OUTPUT_GREET}"`},
@@ -56,6 +59,7 @@ func TestShellScript(t *testing.T) {
 }
 
 func TestShellEnv(t *testing.T) {
+	t.Parallel()
 	v := Vars{Arguments: "a b", RunID: "r1", ArtifactsDir: "/art", Outputs: map[string]string{"z": "last\n", "a-b": "x\x00y"}}
 	want := []string{"ARGUMENTS=a b", "RUN_ID=r1", "ARTIFACTS_DIR=/art", "LOOP_USER_INPUT=", "LOOP_ITERATION=", "ATTEMPT=",
 		"TF_OUTPUT_A_B=xy", "TF_OUTPUT_Z=last\n"}
@@ -65,6 +69,7 @@ func TestShellEnv(t *testing.T) {
 }
 
 func TestOutputEnvName(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]string{"build": "TF_OUTPUT_BUILD", "run-tests_2": "TF_OUTPUT_RUN_TESTS_2", "é.x": "TF_OUTPUT____X"} {
 		if got := OutputEnvName(id); got != want {
 			t.Errorf("OutputEnvName(%q) = %q, want %q", id, got, want)
@@ -75,6 +80,7 @@ func TestOutputEnvName(t *testing.T) {
 // Hostile outputs and arguments must reach the script as data. The test runs the rewritten script
 // in a real shell and checks that nothing was executed and the values come out byte for byte.
 func TestShellValuesNeverBecomeCode(t *testing.T) {
+	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh on this machine")

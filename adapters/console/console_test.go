@@ -15,6 +15,7 @@ import (
 var channel = conversation.Address{Platform: Platform, ChannelID: "term"}
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	c := conversation.T
 	tests := []struct {
 		name string
@@ -42,6 +43,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestPostPrintsReplyAndButtons(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	o := NewOutbox(&out)
 	ctx := context.Background()
@@ -75,6 +77,7 @@ func TestPostPrintsReplyAndButtons(t *testing.T) {
 }
 
 func TestStartThreadStaysInTheConversation(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	o := NewOutbox(&out)
 	ctx := context.Background()
@@ -99,6 +102,7 @@ func TestStartThreadStaysInTheConversation(t *testing.T) {
 }
 
 func TestOutboxRejectsBadAddresses(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	o := NewOutbox(&out)
 	ctx := context.Background()
@@ -135,6 +139,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 
 func TestConcurrentPostsGetUniqueIDsAndWholeReplies(t *testing.T) {
+	t.Parallel()
 	var out lockedBuffer
 	o := NewOutbox(&out)
 	const n = 50

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		sub  string
@@ -53,6 +54,7 @@ func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
 }
 
 func TestSlashCommandInThreadIsAddressedToTheThread(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	thread, _, err := e.adapter.Outbox().StartThread(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"},
 		conversation.Reply{Text: conversation.T(conversation.P("run hello"))})
@@ -66,6 +68,7 @@ func TestSlashCommandInThreadIsAddressedToTheThread(t *testing.T) {
 }
 
 func TestAutocompleteAnswersFromTheAutocompleter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		sub, option, partial string
@@ -96,6 +99,7 @@ func TestAutocompleteAnswersFromTheAutocompleter(t *testing.T) {
 }
 
 func TestTwoReplicasAnswerAnInteractionOnce(t *testing.T) {
+	t.Parallel()
 	fake := discordfake.New(t)
 	cl := newClaimer()
 	a, b := start(t, fake, cl), start(t, fake, cl)
@@ -113,6 +117,7 @@ func TestTwoReplicasAnswerAnInteractionOnce(t *testing.T) {
 }
 
 func TestMentionIsStripped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.fake.Mention("301", "500", "  /workflow status 7k2m9x4q1c")
 	got := e.rec.waitEvent(t, id).msg
@@ -122,6 +127,7 @@ func TestMentionIsStripped(t *testing.T) {
 }
 
 func TestThreadMessageWithoutMentionIsRouted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	thread, _, err := e.adapter.Outbox().StartThread(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"},
 		conversation.Reply{Text: conversation.T(conversation.P("Run 7k2m9x4q1c\nwaiting"))})
@@ -137,6 +143,7 @@ func TestThreadMessageWithoutMentionIsRouted(t *testing.T) {
 }
 
 func TestDirectMessageIsDirect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.fake.DirectMessage("301", "/workflow list")
 	got := e.rec.waitEvent(t, id).msg
@@ -146,6 +153,7 @@ func TestDirectMessageIsDirect(t *testing.T) {
 }
 
 func TestOwnMessagesAndChannelChatterAreIgnored(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, err := e.adapter.Outbox().Post(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"},
 		conversation.Reply{Text: conversation.T(conversation.P("<@" + discordfake.BotUserID + "> hello me"))}); err != nil {
@@ -162,6 +170,7 @@ func TestOwnMessagesAndChannelChatterAreIgnored(t *testing.T) {
 }
 
 func TestButtonClickRunsItsCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	long := "/workflow run hello --force \"" + string(slices.Repeat([]byte("x"), 150)) + "\""
 	to := conversation.Address{Platform: Platform, ChannelID: "500"}

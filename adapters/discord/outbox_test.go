@@ -13,6 +13,7 @@ import (
 var channel500 = conversation.Address{Platform: Platform, ChannelID: "500"}
 
 func TestPostButtonsBecomeComponentsAndEditClearsThem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := e.adapter.Outbox()
 	ref, err := out.Post(t.Context(), channel500, conversation.Reply{
@@ -60,6 +61,7 @@ func equalButtons(a, b []discordfake.Button) bool {
 }
 
 func TestLongOutputIsSplitBelowTheLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	line := strings.Repeat("o", 99) + "\n"
 	_, err := e.adapter.Outbox().Post(t.Context(), channel500, conversation.Reply{
@@ -92,6 +94,7 @@ func TestLongOutputIsSplitBelowTheLimit(t *testing.T) {
 }
 
 func TestUserTextCannotPing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, err := e.adapter.Outbox().Post(t.Context(), channel500, conversation.Reply{
 		Text: conversation.T(conversation.P("Previous request: "), conversation.U("@everyone deploy <@&42> now @here")),
@@ -111,6 +114,7 @@ func TestUserTextCannotPing(t *testing.T) {
 }
 
 func TestSendFailureIsRetried(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		failures int
@@ -147,6 +151,7 @@ func TestSendFailureIsRetried(t *testing.T) {
 }
 
 func TestEphemeralReply(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.fake.SlashCommand("301", "500", "status", nil)
 	e.rec.waitEvent(t, id)
@@ -170,6 +175,7 @@ func TestEphemeralReply(t *testing.T) {
 }
 
 func TestOutboxRefusesOtherPlatformsAndUneditableRefs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := e.adapter.Outbox()
 	slack := conversation.Address{Platform: "slack", ChannelID: "C1"}
@@ -182,6 +188,7 @@ func TestOutboxRefusesOtherPlatformsAndUneditableRefs(t *testing.T) {
 }
 
 func TestStartThreadOpensAThreadOnTheRootMessage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	addr, ref, err := e.adapter.Outbox().StartThread(t.Context(), channel500,
 		conversation.Reply{Text: conversation.T(conversation.B("hello"), conversation.P(" run 7k2m9x4q1c started\ndetails"))})
@@ -204,6 +211,7 @@ func TestStartThreadOpensAThreadOnTheRootMessage(t *testing.T) {
 }
 
 func TestCommandsAreRegistered(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		guilds []string

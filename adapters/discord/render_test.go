@@ -9,6 +9,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	c := conversation.T
 	tests := []struct {
 		name string
@@ -61,6 +62,7 @@ func FuzzRender(f *testing.F) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	ok := Config{BotToken: "t", AppID: "123"}
 	tests := []struct {
 		name string

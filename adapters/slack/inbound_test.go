@@ -10,6 +10,7 @@ import (
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		cfg      Config
@@ -32,6 +33,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestRunFailsOnRejectedToken(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	a, err := New(Config{BotToken: "xoxb-revoked", AppToken: slackfake.AppToken, APIURL: fake.URL()}, &recorder{})
 	if err != nil {
@@ -43,6 +45,7 @@ func TestRunFailsOnRejectedToken(t *testing.T) {
 }
 
 func TestSlashCommandAckedBeforeHandlerFinishes(t *testing.T) {
+	t.Parallel()
 	fake, rec, _ := startAdapter(t)
 	rec.gate = make(chan struct{})
 	defer close(rec.gate)
@@ -69,6 +72,7 @@ func TestSlashCommandAckedBeforeHandlerFinishes(t *testing.T) {
 }
 
 func TestInboundEvents(t *testing.T) {
+	t.Parallel()
 	mine := map[string]any{"type": "message", "channel": "C1", "thread_ts": "1.0", "ts": "2.0",
 		"user": slackfake.BotUserID, "bot_id": slackfake.BotID, "text": "progress"}
 	tests := []struct {
@@ -132,6 +136,7 @@ func TestInboundEvents(t *testing.T) {
 }
 
 func TestRedeliveredEnvelopeKeepsEventID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		push func(f *slackfake.Server) string
@@ -157,6 +162,7 @@ func TestRedeliveredEnvelopeKeepsEventID(t *testing.T) {
 }
 
 func TestReconnectsAfterDroppedConnection(t *testing.T) {
+	t.Parallel()
 	fake, rec, _ := startAdapter(t)
 	fake.SlashCommand("U1", "C1", "status")
 	rec.waitMessages(t, fake, 1)

@@ -17,6 +17,7 @@ var approveButtons = []conversation.Button{
 }
 
 func TestButtonsClickAndEdit(t *testing.T) {
+	t.Parallel()
 	fake, rec, a := startAdapter(t)
 	out := a.Outbox()
 	thread := addr("C1", "1.0")
@@ -58,6 +59,7 @@ func TestButtonsClickAndEdit(t *testing.T) {
 }
 
 func TestEditKeepsButtonsWhenReplyHasThem(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	ref, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{Text: conversation.T(conversation.P("v1"))})
@@ -75,6 +77,7 @@ func TestEditKeepsButtonsWhenReplyHasThem(t *testing.T) {
 }
 
 func TestLongOutputIsSplitWithBalancedFences(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	var b strings.Builder
@@ -114,6 +117,7 @@ func TestLongOutputIsSplitWithBalancedFences(t *testing.T) {
 }
 
 func TestUntrustedTextCannotPing(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	reply := conversation.Reply{Text: conversation.T(
@@ -134,6 +138,7 @@ func TestUntrustedTextCannotPing(t *testing.T) {
 }
 
 func TestRateLimitedPostIsRetried(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	fake.RateLimitNext(1)
@@ -146,6 +151,7 @@ func TestRateLimitedPostIsRetried(t *testing.T) {
 }
 
 func TestEphemeralReply(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	reply := conversation.Reply{Text: conversation.T(conversation.P("only you")), Ephemeral: true, ToUser: "slack:U7"}
@@ -165,6 +171,7 @@ func TestEphemeralReply(t *testing.T) {
 }
 
 func TestStartThread(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	in := addr("C1", "")
@@ -185,6 +192,7 @@ func TestStartThread(t *testing.T) {
 }
 
 func TestEmptyReplyRejected(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	if _, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{}); !errors.Is(err, ErrEmptyReply) {
@@ -211,6 +219,7 @@ func assertButtons(t *testing.T, got []slackfake.Button, want []slackfake.Button
 }
 
 func TestEditOfLongTextIsCutToOneMessage(t *testing.T) {
+	t.Parallel()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	ref, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{Text: conversation.T(conversation.P("v1"))})

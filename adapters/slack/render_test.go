@@ -8,6 +8,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	c := conversation.T
 	tests := []struct {
 		name string

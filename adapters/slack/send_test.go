@@ -15,6 +15,7 @@ import (
 )
 
 func TestSenderRetryPolicy(t *testing.T) {
+	t.Parallel()
 	netErr := &url.Error{Op: "Post", URL: "https://slack.com/api/chat.postMessage", Err: errors.New("connection reset")}
 	tests := []struct {
 		name      string
@@ -61,6 +62,7 @@ func TestSenderRetryPolicy(t *testing.T) {
 }
 
 func TestSenderStopsWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	s := newSender(zap.NewNop())
 	ctx, cancel := context.WithCancel(t.Context())
 	calls := 0

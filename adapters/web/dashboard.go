@@ -230,7 +230,7 @@ func (s *Server) fingerprint(ctx context.Context, key string) (string, error) {
 		// the page shows changed.
 		return fmt.Sprintf("%s|%d", orchestrator.DisplayState(run, s.cfg.Now()), len(events)), nil
 	}
-	q, _ := url.ParseQuery(arg)
+	q := (&url.URL{RawQuery: arg}).Query() // read as the list page reads its own query
 	rows, err := s.listRuns(ctx, parseFilter(q))
 	if err != nil {
 		return "", err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"threadflow/db"
+	"threadflow/testkit"
 )
 
 func TestGatedRunFromChatToApproval(t *testing.T) {
@@ -20,7 +21,7 @@ func TestGatedRunFromChatToApproval(t *testing.T) {
 	run := r.waitRun("gated", db.StatusPaused)
 
 	// The run is paused in the store a moment before the reporter posts the gate's message.
-	waitFor(t, "the gate prompt with an Approve button on the chat page", func() bool {
+	testkit.Eventually(t, "the gate prompt with an Approve button on the chat page", func() bool {
 		_, chat := b.get("/chat")
 		return strings.Contains(chat, "Ship it?") && strings.Contains(chat, `value="/workflow approve `+run.ID+`"`)
 	})

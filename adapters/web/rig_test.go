@@ -22,10 +22,11 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/testkit"
 	"threadflow/workflow"
 )
 
-const waitTimeout = 30 * time.Second
+const waitTimeout = testkit.Deadline
 
 const gatedWorkflow = "name: gated\nnodes:\n  - id: build\n    bash: echo built \"$ARGUMENTS\"\n  - id: ship\n    depends_on: [build]\n    approval: {message: \"Ship it?\"}\n  - id: deploy\n    depends_on: [ship]\n    bash: echo deployed\n"
 
@@ -107,7 +108,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		Auth: orchestrator.NewAuth(o.allowed, o.admins), Dirs: orchestrator.Dirs{Home: home}, Log: log,
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
-	in := conversation.NewInbox(eng.Bot, st, 2, log)
+	in := conversation.NewInbox(eng.Dispatcher, st, 2, log)
 	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func (b *browser) say(text string) {
 func (r *rig) waitRun(workflow string, want ...db.Status) db.Run {
 	r.t.Helper()
 	var found db.Run
-	waitFor(r.t, workflow+" run in "+strings.Join(statusNames(want), "/"), func() bool {
+	testkit.Eventually(r.t, workflow+" run in "+strings.Join(statusNames(want), "/"), func() bool {
 		runs, err := r.store.ListRuns(context.Background(), db.RunFilter{Workflow: workflow, Statuses: want})
 		if err != nil {
 			r.t.Fatal(err)
@@ -202,17 +203,6 @@ func statusNames(ss []db.Status) []string {
 		out[i] = string(s)
 	}
 	return out
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait
-	}
 }
 
 // submitter hands messages to the Inbox, as the bot's inboxHandler does.

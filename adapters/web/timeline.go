@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -10,8 +9,8 @@ import (
 	"threadflow/orchestrator"
 )
 
-// nodeView is one node on the run page, folded from the run's events the way the orchestrator
-// folds them (orchestrator/history.go): the events are the only record of node progress.
+// nodeView is one node on the run page, from the orchestrator's fold of the run's events: the
+// events are the only record of node progress.
 type nodeView struct {
 	ID       string
 	State    string // pending, running, completed, failed, skipped
@@ -97,41 +96,28 @@ type runView struct {
 	Actions []string
 }
 
-// eventData is the union of the event payloads the run page reads.
-type eventData struct {
-	Output     string            `json:"output"`
-	Error      string            `json:"error"`
-	Reason     string            `json:"reason"`
-	DurationMS *int64            `json:"duration_ms"`
-	WillRetry  bool              `json:"will_retry"`
-	Message    string            `json:"message"`
-	Decision   string            `json:"decision"`
-	By         string            `json:"by"`
-	Text       string            `json:"text"`
-	Approvals  []db.GateApproval `json:"approvals"`
-	TimedOut   bool              `json:"timed_out"`
-	From       string            `json:"from"`
-	PrevOwner  string            `json:"prev_owner"`
-}
-
-// foldRun builds the run page's view of r from its events.
+// foldRun builds the run page's view of r from its events, through the orchestrator's one fold of
+// run events (orchestrator.Fold), so the page and /workflow status never disagree about a node.
 func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 	v := runView{Run: r, State: orchestrator.DisplayState(r, now), Actions: actions(r)}
+	h := orchestrator.Fold(events)
+	gates := map[*orchestrator.GateRecord]*gateView{}
+	for _, g := range h.Gates {
+		gates[g] = newGateView(g)
+		v.Gates = append(v.Gates, gates[g])
+	}
 	nodes := map[string]*nodeView{}
-	for _, e := range events {
-		var d eventData
-		_ = json.Unmarshal(e.Data, &d) // payloads are written by the stores; a bad one reads as empty
-		if e.NodeID == "" {
-			v.applyRunEvent(nodes, e, d)
-			continue
+	for _, n := range h.Nodes() {
+		nv := &nodeView{ID: n.ID, State: n.State, Attempts: n.Attempts, Started: n.Started, Finished: n.Finished,
+			Duration: n.Duration, Output: n.Output, Error: n.Error, Gate: gates[n.Gate]}
+		for _, rt := range n.Retries {
+			nv.Retries = append(nv.Retries, retryView{Attempt: rt.Attempt, Reason: rt.Reason})
 		}
-		n := nodes[e.NodeID]
-		if n == nil {
-			n = &nodeView{ID: e.NodeID, State: "pending"}
-			nodes[e.NodeID] = n
-			v.Nodes = append(v.Nodes, n)
-		}
-		v.applyNodeEvent(n, e, d)
+		nodes[n.ID] = nv
+		v.Nodes = append(v.Nodes, nv)
+	}
+	for _, e := range h.Log {
+		v.History = append(v.History, historyEntry{At: e.At, What: e.What, By: e.By, Note: e.Note})
 	}
 	for _, ref := range orchestrator.OutputFiles(r, events) {
 		if n := nodes[ref.Node]; n != nil {
@@ -146,81 +132,14 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 	return v
 }
 
-func (v *runView) applyNodeEvent(n *nodeView, e db.Event, d eventData) {
-	switch e.Type {
-	case db.EventNodeStarted:
-		n.Attempts++
-		n.State, n.Started, n.Finished, n.Duration = "running", e.At, time.Time{}, 0
-	case db.EventNodeCompleted:
-		n.State, n.Output, n.Error = "completed", d.Output, ""
-		n.finish(e.At, d.DurationMS)
-	case db.EventNodeFailed:
-		n.Error = d.Error
-		if d.WillRetry {
-			n.Retries = append(n.Retries, retryView{Attempt: e.Attempt, Reason: d.Error})
-		} else { // a retried attempt is not the node's end: it has no duration yet
-			n.State = "failed"
-			n.finish(e.At, d.DurationMS)
-		}
-	case db.EventNodeSkipped:
-		n.State, n.Output = "skipped", d.Reason
-		n.Finished, n.Duration = e.At, 0
-	case db.EventResumeFailed: // recorded at the node the resume could not start
-		n.Error = d.Error
-		v.History = append(v.History, historyEntry{At: e.At, What: "resume failed at " + n.ID, Note: d.Error})
-	case db.EventGateRequested:
-		n.State = "waiting"
-		n.Gate = &gateView{Node: n.ID, Message: d.Message, AskedAt: e.At}
-		_ = json.Unmarshal(e.Data, &n.Gate.Pause)
-		v.Gates = append(v.Gates, n.Gate)
-	default:
-		applyGateEvent(n, e, d)
+// newGateView is the page's view of one gate.
+func newGateView(g *orchestrator.GateRecord) *gateView {
+	v := &gateView{Node: g.Node, Message: g.Pause.Message, AskedAt: g.AskedAt, Pause: g.Pause,
+		Approvals: g.Approvals, Reminded: g.Reminded, ResolvedAt: g.ResolvedAt}
+	if a := g.Answer; a != nil {
+		v.Decision, v.By, v.Text, v.TimedOut = string(a.Decision), a.By, a.Text, a.TimedOut
 	}
-}
-
-// applyGateEvent records approvals, reminders and the answer of the node's gate.
-func applyGateEvent(n *nodeView, e db.Event, d eventData) {
-	g := n.Gate
-	if g == nil {
-		return
-	}
-	switch e.Type {
-	case db.EventGateApproval:
-		g.Approvals = append(g.Approvals, db.GateApproval{By: d.By, Text: d.Text, At: e.At})
-	case db.EventGateReminded:
-		g.Reminded = e.At
-	case db.EventGateResolved:
-		g.Decision, g.By, g.Text, g.TimedOut, g.ResolvedAt = d.Decision, d.By, d.Text, d.TimedOut, e.At
-		if len(d.Approvals) > 0 {
-			g.Approvals = d.Approvals
-		}
-		if d.Decision != string(db.DecisionReject) {
-			n.State = "completed"
-		}
-	}
-}
-
-func (n *nodeView) finish(at time.Time, ms *int64) {
-	n.Finished, n.Duration = at, orchestrator.NodeDuration(ms, n.Started, at)
-}
-
-// applyRunEvent records the run-level events of the resume history. An explicit resume also
-// reopens failed and skipped nodes, as the orchestrator does when it decides them again.
-func (v *runView) applyRunEvent(nodes map[string]*nodeView, e db.Event, d eventData) {
-	switch e.Type {
-	case db.EventResumeRequested:
-		for _, n := range nodes {
-			if n.State == "failed" || n.State == "skipped" {
-				n.State = "pending"
-			}
-			n.Retries = nil // a resume grants a fresh retry budget
-		}
-		v.History = append(v.History, historyEntry{At: e.At, What: "resumed", By: d.By, Note: "from " + d.From})
-	case db.EventRunRescued:
-		v.History = append(v.History, historyEntry{At: e.At, What: "rescued after its worker stopped", Note: d.PrevOwner})
-	case db.EventRunCancelled:
-		v.History = append(v.History, historyEntry{At: e.At, What: "cancelled", By: d.By, Note: d.Reason})
-	}
+	return v
 }
 
 // actions are the buttons the run's status allows. The orchestrator decides again when one is

@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/db/dbtest"
+	"threadflow/testkit"
 )
 
 // TestLiveViewsLeaveNothingRunning opens several live views, disconnects them, and checks the
@@ -39,7 +40,7 @@ func TestLiveViewsLeaveNothingRunning(t *testing.T) {
 			t.Fatalf("GET %s = %d", path, resp.StatusCode)
 		}
 	}
-	waitUntil(t, "three subscriptions and a running poller", func() bool { running, n := s.watch.active(); return running && n == 3 })
+	testkit.Eventually(t, "three subscriptions and a running poller", func() bool { running, n := s.watch.active(); return running && n == 3 })
 	resp, err := srv.Client().Get(srv.URL + "/live/runs")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestLiveViewsLeaveNothingRunning(t *testing.T) {
 	for _, cancel := range cancels {
 		cancel()
 	}
-	waitUntil(t, "the poller to stop and the slots to be free", func() bool {
+	testkit.Eventually(t, "the poller to stop and the slots to be free", func() bool {
 		running, n := s.watch.active()
 		return !running && n == 0 && len(s.slots) == 0
 	})
@@ -77,16 +78,5 @@ func TestCloseEndsLiveViews(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the live view stayed open after Close")
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait
 	}
 }

@@ -122,7 +122,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /chat", s.chatSend)
 	mux.HandleFunc("POST /chat/name", s.chatName)
 	mux.HandleFunc("GET /live/chat", s.liveChat)
-	static, _ := fs.Sub(staticFS, "static") // the directory is embedded above; Sub cannot fail
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic("web: the embedded static directory is missing: " + err.Error()) // a build fault, never input
+	}
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	return RequireToken(s.cfg.Token, http.NewCrossOriginProtection().Handler(mux))
 }

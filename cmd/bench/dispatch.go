@@ -36,7 +36,7 @@ func (b *bench) dispatch(ctx context.Context, d *database) ([]row, error) {
 		return nil, err
 	}
 	defer r.close()
-	in := conversation.NewInbox(r.engine.Bot, conversation.NewBatchDeduper(r.store), dispatchWorkers, r.log)
+	in := conversation.NewInbox(r.engine.Dispatcher, conversation.NewBatchDeduper(r.store), dispatchWorkers, r.log)
 	defer func() { _ = in.Close(context.WithoutCancel(ctx)) }()
 	s := &sender{in: in, out: r.out, store: r.store}
 	if _, err := s.dispatchRound(ctx, 20); err != nil { // warm the pools and caches

@@ -25,7 +25,7 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 	dups duplicateCounter) ([]component, error) {
 	var comps []component
 	if cfg.Slack.Enabled() {
-		in := conversation.NewInbox(eng.Bot, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
+		in := conversation.NewInbox(eng.Dispatcher, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
 		a, err := slack.New(slack.Config{BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			Log: log.Named("slack")}, inboxHandler{in: in, log: log, dups: dups})
 		if err != nil {
@@ -37,9 +37,9 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 	if cfg.Discord.Enabled() {
 		// The Discord adapter claims every event by id in the database before acting (all replicas
 		// receive every gateway event), so its inbox must not de-duplicate the same id again.
-		in := conversation.NewInbox(eng.Bot, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
+		in := conversation.NewInbox(eng.Dispatcher, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
 		a, err := discord.New(discord.Config{BotToken: cfg.Discord.BotToken, AppID: cfg.Discord.AppID, GuildIDs: cfg.Discord.GuildIDs,
-			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Bot, claimer{dedup})
+			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Dispatcher, claimer{dedup})
 		if err != nil {
 			return nil, err
 		}

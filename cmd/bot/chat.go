@@ -95,7 +95,7 @@ func (s *chatSession) run(ctx context.Context, log *zap.Logger, msgs func(func(s
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.engine.Run(engineCtx) }()
 	defer func() { stopEngine(); <-stopped }()
-	s.inbox = conversation.NewInbox(s.engine.Bot, s.store, 1, log)
+	s.inbox = conversation.NewInbox(s.engine.Dispatcher, s.store, 1, log)
 	defer s.closeInbox(ctx)
 	var err error
 	msgs(func(text string) bool {

@@ -36,7 +36,7 @@ func newMetrics(log *zap.Logger, st db.Store) *metrics.Metrics {
 func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper, eng *orchestrator.Engine, m *metrics.Metrics,
 	outboxes map[string]conversation.Outbox) (webParts, error) {
 	wlog := log.With(zap.String("platform", web.Platform))
-	in := conversation.NewInbox(eng.Bot, dedup, webInboxWorkers, wlog)
+	in := conversation.NewInbox(eng.Dispatcher, dedup, webInboxWorkers, wlog)
 	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog,
 		Limits: cfg.limits()})
 	if err != nil {

@@ -154,7 +154,7 @@ func (c *cliSession) startEngine(ctx context.Context) {
 }
 
 func (c *cliSession) list(w io.Writer) error {
-	cat := c.engine.Bot.Catalogs.Catalog()
+	cat := c.engine.Dispatcher.Catalogs.Catalog()
 	for _, wf := range cat.List() {
 		fmt.Fprintf(w, "%-20s %-10s %s\n", wf.Name, cat.Origin(wf.Name), firstLineOf(wf.Description))
 	}
@@ -171,12 +171,12 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return &usageError{"bot workflow run needs a workflow NAME"}
 	}
-	wf, ok := c.engine.Bot.Catalogs.Catalog().Get(args[0])
+	wf, ok := c.engine.Dispatcher.Catalogs.Catalog().Get(args[0])
 	if !ok {
 		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
 	}
 	argText := strings.Join(args[1:], " ")
-	if err := c.engine.Bot.Limits.CheckArgs(argText); err != nil { // before anything is written
+	if err := c.engine.Dispatcher.Limits.CheckArgs(argText); err != nil { // before anything is written
 		return &usageError{err.Error()}
 	}
 	if err := wf.CheckArgs(argText); err != nil {
@@ -189,7 +189,7 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return err
 	}
 	c.startEngine(ctx)
-	run, err := c.engine.Bot.StartRun(ctx, c.at, c.user, wf, argText)
+	run, err := c.engine.Dispatcher.StartRun(ctx, c.at, c.user, wf, argText)
 	if err != nil {
 		return err
 	}
@@ -274,7 +274,7 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	}
 	c.startEngine(ctx)
 	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))
-	c.engine.Bot.Handle(ctx, conversation.Message{Address: c.at, UserID: c.user, Text: text, Direct: true})
+	c.engine.Dispatcher.Handle(ctx, conversation.Message{Address: c.at, UserID: c.user, Text: text, Direct: true})
 	return c.waitStop(ctx, run.ID)
 }
 

@@ -78,7 +78,7 @@ func rescue(ctx context.Context, tx pgx.Tx, x expired, maxRecoveries int, now ti
 	if err != nil {
 		return db.Rescue{}, err
 	}
-	data := map[string]any{"prev_owner": x.owner, "recoveries": r.Recoveries}
+	data := db.RunRescuedData{PrevOwner: x.owner, Recoveries: r.Recoveries}
 	_, err = appendEvent(ctx, tx, event(r, db.EventRunRescued, "", now, data))
 	return db.Rescue{Run: r, PrevOwner: x.owner}, err
 }

@@ -24,7 +24,7 @@ func (s *Store) ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
 		query: resumeSQL,
 		args:  []any{runID, fromStatuses(db.OpResume), now},
 		events: func(r db.Run) []db.Event {
-			data := map[string]string{"by": by, "from": string(r.Meta.ResumedFrom)}
+			data := db.ResumeRequestedData{By: by, From: r.Meta.ResumedFrom}
 			return []db.Event{event(r, db.EventResumeRequested, "", now, data)}
 		},
 	})

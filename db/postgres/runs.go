@@ -50,7 +50,7 @@ func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
 			return err
 		}
 		out = r
-		data := map[string]string{"workflow": n.Workflow, "user": n.UserID}
+		data := db.RunCreatedData{User: n.UserID, Workflow: n.Workflow}
 		if _, err = appendEvent(ctx, tx, event(r, db.EventRunCreated, "", now, data)); err != nil {
 			return err
 		}

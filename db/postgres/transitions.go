@@ -41,7 +41,7 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, r
 			return err
 		}
 		out = r
-		_, err = appendEvent(ctx, tx, event(r, db.EventRunClaimed, "", now, map[string]string{"owner": owner}))
+		_, err = appendEvent(ctx, tx, event(r, db.EventRunClaimed, "", now, db.RunClaimedData{Owner: owner}))
 		return err
 	})
 	return out, err
@@ -109,7 +109,7 @@ func (s *Store) CompleteRun(ctx context.Context, l db.Lease, output string) (db.
 			meta = meta || $5::jsonb
 		WHERE id = $1 AND status = ANY($2) AND lease_token = $3 RETURNING ` + runColumns,
 		args:   []any{l.RunID, fromStatuses(db.OpComplete), l.Token, now, []byte(mustJSON(db.Meta{Output: output}))},
-		events: func(r db.Run) []db.Event { return []db.Event{event(r, db.EventRunCompleted, "", now, struct{}{})} },
+		events: func(r db.Run) []db.Event { return []db.Event{event(r, db.EventRunCompleted, "", now, db.NoData{})} },
 	})
 }
 
@@ -135,7 +135,7 @@ func (s *Store) ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error) {
 		WHERE id = $1 AND status = ANY($2) AND lease_token = $3 RETURNING ` + runColumns,
 		args: []any{l.RunID, fromStatuses(db.OpRelease), l.Token},
 		events: func(r db.Run) []db.Event {
-			return []db.Event{event(r, db.EventRunReleased, "", now, map[string]string{"owner": l.Owner})}
+			return []db.Event{event(r, db.EventRunReleased, "", now, db.RunReleasedData{Owner: l.Owner})}
 		},
 	})
 }

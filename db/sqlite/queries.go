@@ -41,7 +41,7 @@ func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
 			return fmt.Errorf("create run %s in conversation %s: %w", n.ID, n.ConversationID, err)
 		}
 		out = r
-		data := object(map[string]string{"workflow": n.Workflow, "user": n.UserID})
+		data := object(db.RunCreatedData{User: n.UserID, Workflow: n.Workflow})
 		if _, err = appendEvent(ctx, tx, r.ID, newEvent{typ: db.EventRunCreated, data: data}, r.CreatedAt); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func rescue(ctx context.Context, tx *wtx, x expired, maxRecoveries int, now time
 		args:  []any{micros(now)},
 		where: `lease_token = ? AND lease_expires_at < ? AND recoveries = ?`,
 		wargs: []any{x.token, micros(now), x.recoveries}}
-	ev := newEvent{typ: db.EventRunRescued, data: object(map[string]any{"prev_owner": x.owner, "recoveries": x.recoveries + 1})}
+	ev := newEvent{typ: db.EventRunRescued, data: object(db.RunRescuedData{PrevOwner: x.owner, Recoveries: x.recoveries + 1})}
 	exhausted := x.recoveries+1 > maxRecoveries
 	if exhausted {
 		reason := object(db.RecoveryBudgetExhausted(x.recoveries+1, maxRecoveries))

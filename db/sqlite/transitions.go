@@ -62,7 +62,7 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, ttl time.Duration, r
 			return err
 		}
 		out = r
-		_, err = appendEvent(ctx, tx, id, newEvent{typ: db.EventRunClaimed, data: object(map[string]string{"owner": owner})}, now)
+		_, err = appendEvent(ctx, tx, id, newEvent{typ: db.EventRunClaimed, data: object(db.RunClaimedData{Owner: owner})}, now)
 		return err
 	})
 	return out, err
@@ -207,7 +207,7 @@ func (s *Store) FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run,
 func (s *Store) ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error) {
 	c := cas{op: db.OpRelease, runID: l.RunID, token: l.Token,
 		set: `status = 'queued', lease_owner = '', lease_token = '', lease_expires_at = NULL`}
-	data := object(map[string]string{"owner": l.Owner})
+	data := object(db.RunReleasedData{Owner: l.Owner})
 	return s.transition(ctx, c, s.clock(), one(newEvent{typ: db.EventRunReleased, data: data}))
 }
 
@@ -221,7 +221,7 @@ func (s *Store) ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
 		args:  []any{micros(now)},
 		where: `status <> 'paused' OR pause_kind = ?`, wargs: []any{string(db.PauseRecovery)}}
 	return s.transition(ctx, c, now, func(r db.Run) []newEvent {
-		data := object(map[string]string{"by": by, "from": string(r.Meta.ResumedFrom)})
+		data := object(db.ResumeRequestedData{By: by, From: r.Meta.ResumedFrom})
 		return []newEvent{{typ: db.EventResumeRequested, data: data}}
 	})
 }

@@ -346,16 +346,16 @@ func testNextTimer(t *testing.T, e *env) {
 	}
 	e.clock.Advance(20 * time.Minute)
 	fire(t, e)
-	if next, _, _ = e.s.NextGateTimer(e.ctx, db.Reach{}); !next.Equal(r.Meta.Pause.DueAt) {
-		t.Fatalf("after the reminder NextGateTimer = %v, want the timeout at %v", next, r.Meta.Pause.DueAt)
+	if next, _, err = e.s.NextGateTimer(e.ctx, db.Reach{}); err != nil || !next.Equal(r.Meta.Pause.DueAt) {
+		t.Fatalf("after the reminder NextGateTimer = %v, %v, want the timeout at %v", next, err, r.Meta.Pause.DueAt)
 	}
 }
 
 func testTimersByPlatform(t *testing.T, e *env) {
 	r := e.pausedWith(t, timers(db.TimeoutReject)) // a slack run
 	e.clock.Advance(2 * time.Hour)
-	if _, ok, _ := e.s.NextGateTimer(e.ctx, db.Reach{Platforms: []string{"discord"}}); ok {
-		t.Fatal("NextGateTimer for discord reports the timer of a slack run")
+	if _, ok, err := e.s.NextGateTimer(e.ctx, db.Reach{Platforms: []string{"discord"}}); err != nil || ok {
+		t.Fatalf("NextGateTimer for discord reports the timer of a slack run (or fails: %v)", err)
 	}
 	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "console"}}); err != nil || len(got) != 0 {
 		t.Fatalf("FireGateTimers for discord fired %+v, %v", got, err)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// layers is the README's dependency rule ("Layout"), as data: a package may import only packages of
+// a lower layer, so dependencies point inward, to db. Packages of one layer never import each
+// other (adapters never import each other; metrics and the adapters are siblings).
+var layers = map[string]int{
+	"threadflow/db":         0,
+	"threadflow/workflow":   0,
+	"threadflow/migrations": 0,
+	"threadflow/proctag":    0,
+
+	"threadflow/db/postgres":      1,
+	"threadflow/db/sqlite":        1,
+	"threadflow/commands":         1,
+	"threadflow/conversation":     1,
+	"threadflow/agent":            1,
+	"threadflow/orchestrator":     2,
+	"threadflow/metrics":          3,
+	"threadflow/adapters/":        3, // every adapter
+	"threadflow/cmd/":             4, // every command: the only packages that wire engines and adapters
+	"threadflow/test":             -1,
+	"threadflow/testkit":          -1,
+	"threadflow/test/":            -1, // test support: never imported by a package above
+	"threadflow/db/dbtest":        -1,
+	"threadflow/db/storetest":     -1,
+	"threadflow/agent/agenttest":  -1,
+	"threadflow/agent/agenttest/": -1,
+}
+
+// engines are the database engines: only cmd/ picks one, everything else sees db.Store.
+var engines = map[string]bool{"threadflow/db/postgres": true, "threadflow/db/sqlite": true}
+
+// layerOf is the layer of a package: its own entry, or the entry of the folder it is in.
+func layerOf(pkg string) (int, bool) {
+	if l, ok := layers[pkg]; ok {
+		return l, true
+	}
+	for prefix, l := range layers {
+		if strings.HasSuffix(prefix, "/") && strings.HasPrefix(pkg, prefix) {
+			return l, true
+		}
+	}
+	return 0, false
+}
+
+// TestDependenciesPointInward checks every package's imports (not its tests') against layers.
+func TestDependenciesPointInward(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "threadflow/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		from, ok := layerOf(pkg)
+		if !ok {
+			t.Errorf("package %s has no layer: add it to layers in this test and to README's Layout", pkg)
+			continue
+		}
+		if from < 0 {
+			continue // test support may import what it tests
+		}
+		for _, imp := range imports {
+			if !strings.HasPrefix(imp, "threadflow/") {
+				continue
+			}
+			to, ok := layerOf(imp)
+			switch {
+			case !ok:
+				continue // reported as a package of its own
+			case to < 0:
+				t.Errorf("%s imports the test support package %s", pkg, imp)
+			case engines[imp] && !strings.HasPrefix(pkg, "threadflow/cmd/"):
+				t.Errorf("%s imports the database engine %s: only cmd/ picks an engine; use db.Store", pkg, imp)
+			case to >= from:
+				t.Errorf("%s (layer %d) imports %s (layer %d): dependencies must point inward (README, Layout)", pkg, from, imp, to)
+			}
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package db
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// The JSON of every event payload, pinned: run_events rows written by earlier versions must still
+// read, so a change here is a change of the stored format and needs a migration of old rows.
+func TestEventPayloadJSON(t *testing.T) {
+	t.Parallel()
+	ms := int64(1500)
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	golden := map[EventType]struct {
+		data any
+		want string
+	}{
+		EventRunCreated:      {RunCreatedData{User: "slack:U1", Workflow: "fix"}, `{"user":"slack:U1","workflow":"fix"}`},
+		EventRunClaimed:      {RunClaimedData{Owner: "w1"}, `{"owner":"w1"}`},
+		EventRunReleased:     {RunReleasedData{Owner: "w1"}, `{"owner":"w1"}`},
+		EventRunRescued:      {RunRescuedData{PrevOwner: "w1", Recoveries: 2}, `{"prev_owner":"w1","recoveries":2}`},
+		EventRunPaused:       {Pause{Kind: PauseRecovery, Node: "build", Error: "disk full", ResumeHint: "free space"}, `{"kind":"recovery","node":"build","error":"disk full","resume_hint":"free space"}`},
+		EventResumeRequested: {ResumeRequestedData{By: "slack:U2", From: StatusFailed}, `{"by":"slack:U2","from":"failed"}`},
+		EventResumeFailed:    {NodeData{Error: "no such file", Class: ClassInfra}, `{"error":"no such file","class":"infrastructure"}`},
+		EventRunCompleted:    {NoData{}, `{}`},
+		EventRunFailed:       {RunError{Node: "test", Class: ClassPermanent, Message: "exit 1"}, `{"node":"test","class":"permanent","message":"exit 1"}`},
+		EventRunCancelled:    {CancelData{By: "slack:U1", Reason: "wrong branch"}, `{"by":"slack:U1","reason":"wrong branch"}`},
+		EventNodeStarted:     {NodeData{}, `{}`},
+		EventNodeCompleted:   {NodeData{Output: "ok", OutputBytes: 2, OutputPath: "/o/build-1", DurationMS: &ms}, `{"output":"ok","output_bytes":2,"output_path":"/o/build-1","duration_ms":1500}`},
+		EventNodeFailed:      {NodeData{Error: "timeout", Class: ClassTransient, WillRetry: true}, `{"error":"timeout","class":"transient","will_retry":true}`},
+		EventNodeSkipped:     {NodeData{Reason: "when: false"}, `{"reason":"when: false"}`},
+		EventLoopIteration:   {NodeData{Output: "draft", SessionID: "s1"}, `{"output":"draft","session_id":"s1"}`},
+		EventGateRequested:   {Pause{Kind: PauseApproval, Node: "review", Message: "ok?", Gate: &GatePolicy{Approvers: []string{"slack:U9"}, Required: 2}, OnTimeout: TimeoutReject, DueAt: at}, `{"kind":"approval","node":"review","message":"ok?","gate":{"approvers":["slack:U9"],"required":2},"due_at":"2026-03-01T12:00:00Z","on_timeout":"reject"}`},
+		EventGateResolved:    {GateAnswerData{Decision: DecisionApprove, By: "slack:U9", Text: "lgtm", Approvals: []GateApproval{{By: "slack:U9", At: at}}}, `{"decision":"approve","by":"slack:U9","text":"lgtm","approvals":[{"by":"slack:U9","at":"2026-03-01T12:00:00Z"}]}`},
+		EventSessionReset:    {SessionResetData{Provider: "claude", Reason: "stale session"}, `{"provider":"claude","reason":"stale session"}`},
+		EventGateApproval:    {GateApprovalData{By: "slack:U9", Text: "fine"}, `{"by":"slack:U9","text":"fine"}`},
+		EventGateRefused:     {GateRefusedData{By: "slack:U3", Decision: DecisionApprove, Reason: RefusedNotApprover}, `{"by":"slack:U3","decision":"approve","reason":"not_an_approver"}`},
+		EventGateReply:       {GateReplyData{By: "slack:U9", Text: "maybe"}, `{"by":"slack:U9","text":"maybe"}`},
+		EventGateReminded:    {NoData{}, `{}`},
+	}
+	for _, typ := range EventTypes {
+		g, ok := golden[typ]
+		if !ok {
+			t.Errorf("%s has no golden JSON in this test", typ)
+			continue
+		}
+		if got := string(MustJSON(g.data)); got != g.want {
+			t.Errorf("%s data:\n got %s\nwant %s", typ, got, g.want)
+		}
+		p := typ.NewPayload()
+		if p == nil {
+			t.Errorf("%s has no payload type", typ)
+			continue
+		}
+		if reflect.TypeOf(p).Elem() != reflect.TypeOf(g.data) {
+			t.Errorf("%s decodes into %T, the test encodes %T", typ, p, g.data)
+		}
+		if err := json.Unmarshal([]byte(g.want), p); err != nil || !reflect.DeepEqual(reflect.ValueOf(p).Elem().Interface(), g.data) {
+			t.Errorf("%s: %s does not read back as %+v (got %+v, %v)", typ, g.want, g.data, p, err)
+		}
+	}
+	if len(golden) != len(EventTypes) {
+		t.Errorf("golden JSON for %d event types, EventTypes lists %d", len(golden), len(EventTypes))
+	}
+}
+
+// The payloads that replaced map literals write the bytes those maps wrote (encoding/json sorts map
+// keys), so rows written before and after compare equal where the stores compare data.
+func TestEventPayloadsMatchTheMapsTheyReplaced(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		typed any
+		old   any
+	}{
+		{RunCreatedData{User: "u", Workflow: "w"}, map[string]string{"workflow": "w", "user": "u"}},
+		{RunClaimedData{Owner: "o"}, map[string]string{"owner": "o"}},
+		{RunReleasedData{Owner: ""}, map[string]string{"owner": ""}},
+		{RunRescuedData{PrevOwner: "o", Recoveries: 3}, map[string]any{"prev_owner": "o", "recoveries": 3}},
+		{ResumeRequestedData{By: "b", From: StatusPaused}, map[string]string{"by": "b", "from": "paused"}},
+		{SessionResetData{Provider: "codex", Reason: "stale session"}, map[string]string{"provider": "codex", "reason": "stale session"}},
+		{NoData{}, struct{}{}},
+	}
+	for _, c := range cases {
+		if got, want := string(MustJSON(c.typed)), string(MustJSON(c.old)); got != want {
+			t.Errorf("%T writes %s, the map it replaced wrote %s", c.typed, got, want)
+		}
+	}
+}
+
+// A payload that does not decode reads as the zero value rather than failing the reader.
+func TestDecodeBadPayload(t *testing.T) {
+	t.Parallel()
+	if d := Decode[CancelData](Event{Data: json.RawMessage(`{"by":1}`)}); d != (CancelData{}) {
+		t.Errorf("bad payload decoded as %+v, want the zero value", d)
+	}
+	if d := Decode[CancelData](Event{}); d != (CancelData{}) {
+		t.Errorf("empty payload decoded as %+v", d)
+	}
+}
