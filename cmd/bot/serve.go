@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
 	"threadflow/conversation"
@@ -58,8 +60,16 @@ func setup(inv invocation, cmd string, args []string) (Config, *zap.Logger, erro
 		return Config{}, nil, err
 	}
 	hideSecretsFromChildren()
+	if quietByDefault(cmd) && strings.TrimSpace(inv.getenv("LOG_LEVEL")) == "" {
+		cfg.LogLevel = zapcore.WarnLevel
+	}
 	return cfg, newLogger(cfg, inv.stderr), nil
 }
+
+// quietByDefault reports whether cmd talks to a person in the terminal (chat, workflow), where the
+// bot's replies are the output and info log lines would only bury them: those commands log at
+// warn unless LOG_LEVEL asks for more. serve and migrate keep LOG_LEVEL's default, info.
+func quietByDefault(cmd string) bool { return cmd == "chat" || cmd == "workflow" }
 
 // hideSecretsFromChildren removes the bot's own secrets (chat tokens, the database URL, the
 // dashboard token) from the process environment once they are loaded, so the shell nodes and agent
