@@ -51,7 +51,7 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 	}
 	defer func() { _ = log.Sync(); _ = st.Close() }()
 	s := &chatSession{store: st, at: conversation.Address{Platform: console.Platform, ChannelID: *conv, ThreadID: *thread},
-		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout)}
+		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
 	return s.run(ctx, log, messages(fs.Args(), os.Stdin))
 }
 

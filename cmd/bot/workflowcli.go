@@ -176,7 +176,7 @@ func openCLI(ctx context.Context, inv invocation) (*cliSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cliSession{cfg: cfg, store: st, engine: terminalEngine(cfg, log, st, inv.stdout), at: conversation.Address{Platform: console.Platform, ChannelID: "cli"},
+	return &cliSession{cfg: cfg, store: st, engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr), at: conversation.Address{Platform: console.Platform, ChannelID: "cli"},
 		stop: func() {}}, nil
 }
 
@@ -211,9 +211,13 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return &usageError{"bot workflow run needs a workflow NAME"}
 	}
-	wf, ok := c.engine.Bot.Catalogs.Catalog().Get(args[0])
+	cat := c.engine.Bot.Catalogs.Catalog()
+	wf, ok := cat.Get(args[0])
+	if probs := cat.Problems(args[0]); !ok && len(probs) > 0 {
+		return &usageError{fmt.Sprintf("workflow %q cannot run: its file is not valid: %s; fix the file (bot workflow validate %s checks it)", args[0], probs.Error(), probs[0].File)}
+	}
 	if !ok {
-		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
+		return &usageError{fmt.Sprintf("no workflow named %q%s; bot workflow list shows them", args[0], didYouMean(args[0], cat.Names()))}
 	}
 	argText := strings.Join(args[1:], " ")
 	if err := c.engine.Bot.Limits.CheckArgs(argText); err != nil { // before anything is written
