@@ -45,6 +45,9 @@ var readmeTerminalSection = map[string]readmeCommand{
 	`go run ./cmd/bot chat "/workflow status"`:                           {0, "Recently finished"},
 }
 
+// threadWord finds talk of threads, which a terminal does not have.
+var threadWord = regexp.MustCompile(`(?i)\bthreads?\b`)
+
 // logLine recognises a log record in either format, which must not reach the terminal of `bot
 // chat` and `bot workflow` at default settings.
 var logLine = regexp.MustCompile(`^\{"level"|\t(DEBUG|INFO|WARN|ERROR)\t`)
@@ -88,6 +91,10 @@ func TestReadmeWalkthrough(t *testing.T) {
 			stdout, stderr, code := runBinary(t, bin, dir, args)
 			if code != exp.exit || !strings.Contains(stdout, exp.want) {
 				t.Fatalf("%s\nexit %d (want %d), stdout lacks %q:\n%s\nstderr:\n%s", line, code, exp.exit, exp.want, stdout, stderr)
+			}
+			// A terminal reads like a chat: no internal message ids, no line said twice, no threads.
+			if strings.Contains(stdout, "(edited") || strings.Count(stdout, "Approved by") > 1 || threadWord.MatchString(stdout) {
+				t.Errorf("%s: the terminal shows an edit id, a repeated decision or a thread:\n%s", line, stdout)
 			}
 			for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
 				if logLine.MatchString(l) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,9 @@ type serverLock struct{ f *os.File }
 // lockServer takes the lock file <db>.server-lock without waiting; the kernel releases it when
 // the process exits, however it exits, so a crashed server never leaves a stale lock.
 func lockServer(dbPath string) (*serverLock, error) {
+	if abs, err := filepath.Abs(dbPath); err == nil {
+		dbPath = abs // the refusal names the file the other server uses, wherever it was started
+	}
 	path := dbPath + ".server-lock"
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
