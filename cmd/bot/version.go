@@ -22,7 +22,7 @@ func version(_ context.Context, inv invocation, args []string) error {
 }
 
 func versionLine(info *debug.BuildInfo) string {
-	rev, modified := "unknown", false
+	rev, modified := "unknown (built without VCS stamping: outside a git checkout, or with -buildvcs=false)", false
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
