@@ -192,11 +192,12 @@ func (s *Server) collectRuns(ctx context.Context, f listFilter, limit int) ([]db
 
 type runPageData struct {
 	runView
-	Notes   map[string]nodeNote // issue 17: why a node has not run, a running node's live output
-	Graph   *graphView          // issue 17: the workflow drawn with each node's state
-	Sent    string              // the command a button just sent, shown once after the redirect
-	LiveURL string
-	User    string
+	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running node's live output
+	Graph     *graphView              // issue 17: the workflow drawn with each node's state
+	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
+	Sent      string                  // the command a button just sent, shown once after the redirect
+	LiveURL   string
+	User      string
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +227,7 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v, events)
-	return runPageData{runView: v, Notes: notes, Graph: graph}, nil
+	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
 }
 
 // nodeOutput serves the full output of a node's latest attempt as plain text, streamed from its
