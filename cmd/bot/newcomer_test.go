@@ -70,6 +70,18 @@ func TestEveryHelpIsReachable(t *testing.T) {
 			t.Errorf("bot %s = exit %d:\n%s", strings.Join(args, " "), code, out)
 		}
 	}
+	out, code = cli(t, cliEnv(t), "chat", "-h")
+	if code != 0 || !strings.Contains(out, "usage: bot chat") || !strings.Contains(out, "-conversation") {
+		t.Errorf("bot chat -h = exit %d:\n%s", code, out)
+	}
+	b := runBot(t, cliEnv(t), "chat", "--bogus")
+	if err := b.result(t); exitCode(err) != 2 || b.stderr.String() != "threadflow: flag provided but not defined: -bogus; bot chat -h lists the flags\n" {
+		t.Errorf("bot chat --bogus = exit %d, stderr %q", exitCode(err), b.stderr)
+	}
+	b = runBot(t, cliEnv(t), "workflow")
+	if err := b.result(t); exitCode(err) != 2 || !strings.Contains(b.stderr.String(), "bot workflow help lists them") {
+		t.Errorf("bot workflow = exit %d, stderr %q", exitCode(err), b.stderr)
+	}
 	out, code = cli(t, cliEnv(t), "version")
 	if code != 0 || !strings.HasPrefix(out, "threadflow ") || !strings.Contains(out, "go1.") {
 		t.Errorf("bot version = exit %d: %q", code, out)

@@ -10,6 +10,10 @@ import (
 // the module version ("(devel)" for a build from a checkout), the VCS revision and whether the
 // tree had uncommitted changes, and the Go version.
 func version(_ context.Context, inv invocation, args []string) error {
+	if len(args) == 1 && isHelpFlag(args[0]) {
+		fmt.Fprintln(inv.stdout, "usage: bot version  (prints the module version, VCS revision and Go version of this binary)")
+		return nil
+	}
 	if len(args) > 0 {
 		return &usageError{"bot version takes no arguments"}
 	}

@@ -70,7 +70,7 @@ Logs stay at warn unless LOG_LEVEL says otherwise.`
 // (paused, printing the command that resumes it).
 func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	if len(args) == 0 {
-		return &usageError{workflowUsage}
+		return &usageError{"bot workflow needs a command such as list, run or status; bot workflow help lists them"}
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -209,7 +209,7 @@ func firstLineOf(s string) string {
 // runWorkflow starts a fresh run (the CLI asks explicitly, so there is no resume prompt) and waits.
 func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return &usageError{"bot workflow run needs a workflow NAME"}
+		return &usageError{"bot workflow run needs a workflow NAME; bot workflow list shows them"}
 	}
 	cat := c.engine.Bot.Catalogs.Catalog()
 	wf, ok := cat.Get(args[0])
