@@ -46,7 +46,7 @@ type statusJSON struct {
 
 type nodeJSON struct {
 	ID          string   `json:"id"`
-	State       string   `json:"state"` // pending, running, completed, failed or skipped
+	State       string   `json:"state"` // pending, running, waiting, completed, failed or skipped
 	DependsOn   []string `json:"depends_on"`
 	Attempts    int      `json:"attempts"`
 	DurationMS  int64    `json:"duration_ms"`
@@ -180,7 +180,11 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 		if deps == nil {
 			deps = []string{}
 		}
-		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: string(n.State), DependsOn: deps, Attempts: n.Attempts,
+		state := string(n.State)
+		if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Node == n.ID && state != "completed" {
+			state = "waiting" // for a person (a gate) or a resume, as waiting_at says
+		}
+		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: state, DependsOn: deps, Attempts: n.Attempts,
 			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, OutputBytes: n.Output.Bytes})
 	}
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
