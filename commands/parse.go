@@ -96,7 +96,7 @@ func parseWorkflow(sc *scanner, head token) (Command, error) {
 		return parseNoArgs(sc, k)
 	}
 	return Command{}, &ParseError{
-		Msg: fmt.Sprintf("unknown subcommand at column %d: use one of run, resume, abandon, approve, reject, status, list, cancel, help", sub.col),
+		Msg: fmt.Sprintf("unknown subcommand at column %d%s: use one of %s", sub.col, suggestSubcommand(sub.val), strings.Join(subcommandNames, ", ")),
 		Col: sub.col, Usage: Usage(""),
 	}
 }
@@ -251,4 +251,16 @@ func withUsage(err error, k Kind) error {
 		pe.Usage = Usage(k)
 	}
 	return err
+}
+
+// subcommandNames are the /workflow subcommands in the order help lists them.
+var subcommandNames = []string{"run", "resume", "abandon", "approve", "reject", "status", "list", "cancel", "help"}
+
+// suggestSubcommand is ` (did you mean "run"?)` for a typo such as "rnu", else "". Only the known
+// name is quoted back, so the user's text never reaches the reply through it.
+func suggestSubcommand(typed string) string {
+	if near := Closest(typed, subcommandNames, 1); len(near) == 1 {
+		return fmt.Sprintf(" (did you mean %q?)", near[0])
+	}
+	return ""
 }

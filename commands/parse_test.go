@@ -98,6 +98,7 @@ func TestParseRejects(t *testing.T) {
 		{"extra argument to list", `/workflow list all`, "unexpected argument at column 16", 16, KindList},
 		{"extra argument to reset", `/reset all`, "unexpected argument", 8, KindReset},
 		{"unknown subcommand", `/workflow strat deploy`, "unknown subcommand at column 11", 11, ""},
+		{"typo of a subcommand", `/workflow rnu hello`, `unknown subcommand at column 11 (did you mean "run"?)`, 11, ""},
 		{"bare /workflow", `/workflow`, "missing subcommand", 1, ""},
 		{"not a command", `hello there`, "not a command", 1, ""},
 		{"empty", "   ", "empty", 0, ""},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -153,9 +152,7 @@ func (e *execution) ensureWorkDir(ctx context.Context, events []db.Event) error 
 }
 
 // artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.
-func (e *execution) artifactsDir() string {
-	return filepath.Join(filepath.Dir(e.run.WorkingPath), "artifacts")
-}
+func (e *execution) artifactsDir() string { return ArtifactsDir(e.run) }
 
 // record appends an event under the lease. Losing the lease stops the whole execution at once.
 func (e *execution) record(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {

@@ -24,6 +24,10 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 	cat := b.Catalogs.Catalog()
 	wf, ok := cat.Get(c.Workflow)
 	if !ok {
+		if probs := cat.Problems(c.Workflow); len(probs) > 0 {
+			b.reply(ctx, m, BrokenWorkflowText(c.Workflow, probs))
+			return
+		}
 		b.unknownWorkflow(ctx, m, c.Workflow, cat.Names())
 		return
 	}

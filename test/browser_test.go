@@ -17,7 +17,8 @@ description: Builds a version, asks for approval, deploys it.
 nodes:
   - id: build
     bash: |
-      while [ ! -f "$HOME/let-build-finish" ]; do sleep 0.05; done
+      echo "compiling $ARGUMENTS"
+      while [ ! -f "$HOME/let-$ARGUMENTS-finish" ]; do sleep 0.05; done
       echo "built $ARGUMENTS"
   - id: approve-release
     depends_on: [build]
@@ -29,6 +30,10 @@ nodes:
   - id: deploy
     depends_on: [approve-release]
     bash: echo "deployed $ARGUMENTS"
+  - id: hotfix-notice
+    depends_on: [approve-release]
+    when: "$ARGUMENTS == 'hotfix'"
+    bash: echo "hotfix shipped"
 `
 
 func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
@@ -68,8 +73,18 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	)
 	value(t, ctx, "mark the page", chromedp.Evaluate[bool](`window.notReloaded = true`))
 
+	// While it builds, the page draws the workflow with the running node, its live output, the
+	// nodes still to come with what they wait for, and a Cancel button.
+	act(t, ctx, "see the graph and the running node's live output",
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-build.gnode-running")),
+		chromedp.WaitVisible(`//pre[@id="live-build" and contains(., "compiling v2.0")]`),
+		chromedp.WaitVisible(`//p[@id="reason-deploy" and contains(., "waits for approve-release")]`),
+		chromedp.WaitVisible(chromedp.CSS("#btn-cancel")),
+	)
+	screenshot(t, ctx, "dashboard-run-live.png")
+
 	// The build finishes: the page changes to paused by itself (no reload) and shows the gate.
-	if err := os.WriteFile(filepath.Join(env["HOME"], "let-build-finish"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v2.0-finish"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	act(t, ctx, "watch the run page change to paused live",
@@ -99,9 +114,34 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	if !strings.Contains(page, "approve by web:local") || !strings.Contains(page, "release notes <checked>") {
 		t.Errorf("completed run page does not say who approved, with the note:\n%s", page)
 	}
+	act(t, ctx, "see the skipped node with its reason",
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-hotfix-notice.gnode-skipped")),
+		chromedp.WaitVisible(`//p[@id="reason-hotfix-notice" and contains(., "is false")]`),
+	)
+	screenshot(t, ctx, "dashboard-run-done.png")
+
+	// A second run is cancelled from its page while it builds.
+	act(t, ctx, "start a second run",
+		chromedp.Navigate(base+"chat"),
+		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v3.0"),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.Navigate(base+"?state=running"),
+		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
+	)
+	href = value(t, ctx, "read the second run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
+	act(t, ctx, "cancel the second run from its page",
+		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
+		chromedp.WaitVisible(chromedp.CSS("#btn-cancel")),
+		chromedp.Click(chromedp.CSS("#btn-cancel")),
+		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
+		chromedp.WaitVisible(`//p[@id="reason-deploy" and contains(., "not run: the run is cancelled")]`),
+	)
 	act(t, ctx, "see the completed run on the runs list",
 		chromedp.Navigate(base),
 		chromedp.WaitVisible(chromedp.CSS("table.runs .state-completed")),
+		chromedp.WaitVisible(`//ul[@id="state-counts"]//span[contains(., "completed 1")]`),
+		chromedp.WaitVisible(`//ul[@id="state-counts"]//span[contains(., "cancelled 1")]`),
 	)
 	screenshot(t, ctx, "dashboard-runs.png")
 }

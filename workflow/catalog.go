@@ -20,6 +20,7 @@ const OriginBundled Origin = "bundled"
 // Catalog is the set of workflows a bot can run, by name.
 type Catalog struct {
 	byName map[string]entry
+	broken map[string]Errors // problems of files left out, by the file's name without .yaml
 }
 
 type entry struct {
@@ -41,7 +42,30 @@ func Discover(home string, dirs []string) (*Catalog, Errors) {
 	for _, dir := range dirs {
 		errs = append(errs, c.load(os.DirFS(dir), dir, Origin(dir))...)
 	}
+	c.recordBroken(errs)
 	return c, errs
+}
+
+// recordBroken remembers which files were left out and why, so that running one by its file name
+// answers with its problems instead of "there is no such workflow".
+func (c *Catalog) recordBroken(errs Errors) {
+	for _, e := range errs {
+		base := filepath.Base(e.File)
+		if !isWorkflowFile(base) {
+			continue // a directory that could not be read
+		}
+		stem := strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+		if c.broken == nil {
+			c.broken = map[string]Errors{}
+		}
+		c.broken[stem] = append(c.broken[stem], e)
+	}
+}
+
+// Problems returns why the file named name (name.yaml or name.yml) was left out of the catalog,
+// or nil when no such file failed. A valid workflow of the same name elsewhere still runs.
+func (c *Catalog) Problems(name string) Errors {
+	return c.broken[name]
 }
 
 // load adds the workflows of one directory. label is the directory as shown in messages.

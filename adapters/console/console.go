@@ -31,6 +31,10 @@ type Outbox struct {
 	mu   sync.Mutex
 	w    io.Writer
 	last int // the id of the last message posted; ids are 1, 2, 3...
+	// buttoned are the messages posted with buttons and not edited since. An edit of one only takes
+	// its buttons away, and the bot says what happened in the message it posts next, so printing
+	// the edit would show the same line twice.
+	buttoned map[int]bool
 }
 
 // NewOutbox returns an Outbox printing to w.
@@ -56,24 +60,38 @@ func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversati
 	defer o.mu.Unlock()
 	o.last++
 	ref := conversation.Ref{Address: to, MessageID: strconv.Itoa(o.last)}
-	if err := o.print(to, "", r); err != nil {
+	if err := o.print(to, r); err != nil {
 		return conversation.Ref{}, err
+	}
+	if len(r.Buttons) > 0 {
+		if o.buttoned == nil {
+			o.buttoned = map[int]bool{}
+		}
+		o.buttoned[o.last] = true
 	}
 	return ref, nil
 }
 
-// Edit prints the new content of a posted message as "(edited <id>) ...": a terminal cannot change
-// what it already showed.
+// Edit prints the new content of a message this process posted, such as a run's status as it
+// changes: a terminal cannot change what it already showed. It prints nothing for the edit of a
+// message with buttons (the edit only takes them away; the bot's next message tells the decision)
+// or of a message an earlier process printed (a later `bot workflow approve` answering a gate
+// another command showed): the terminal has nothing to update, which is not a failure.
 func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.Reply) error {
 	if err := check(ctx, ref.Address); err != nil {
 		return err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if n, err := strconv.Atoi(ref.MessageID); err != nil || n < 1 || n > o.last {
+	n, err := strconv.Atoi(ref.MessageID)
+	if err != nil || n < 1 {
 		return fmt.Errorf("%w: edit of message %q", ErrUnknownMessage, ref.MessageID)
 	}
-	return o.print(ref.Address, "(edited "+ref.MessageID+") ", r)
+	if n > o.last || o.buttoned[n] {
+		delete(o.buttoned, n)
+		return nil
+	}
+	return o.print(ref.Address, r)
 }
 
 // StartThread prints r and returns in itself: a terminal has no threads, so a run reports in the
@@ -97,12 +115,11 @@ func check(ctx context.Context, to conversation.Address) error {
 }
 
 // print writes one reply in a single Write; the caller holds o.mu.
-func (o *Outbox) print(to conversation.Address, note string, r conversation.Reply) error {
+func (o *Outbox) print(to conversation.Address, r conversation.Reply) error {
 	var b strings.Builder
 	if to.ThreadID != "" {
 		b.WriteString("[thread " + sanitize(to.ThreadID) + "] ")
 	}
-	b.WriteString(note)
 	b.WriteString(Render(r.Text))
 	b.WriteString("\n")
 	for _, btn := range r.Buttons {

@@ -95,7 +95,7 @@ func TestStartThreadStaysInTheConversation(t *testing.T) {
 	if err := o.Edit(ctx, status, conversation.Reply{Text: conversation.T(conversation.P("node build: done"))}); err != nil {
 		t.Fatal(err)
 	}
-	want := "Run 7k2m9x started\nnode build: running\n(edited 2) node build: done\n"
+	want := "Run 7k2m9x started\nnode build: running\nnode build: done\n"
 	if out.String() != want {
 		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
 	}
@@ -110,7 +110,7 @@ func TestOutboxRejectsBadAddresses(t *testing.T) {
 	if _, err := o.Post(ctx, conversation.Address{Platform: "slack", ChannelID: "C1"}, reply); !errors.Is(err, ErrWrongPlatform) {
 		t.Fatalf("Post to slack = %v, want ErrWrongPlatform", err)
 	}
-	for _, id := range []string{"1", "0", "-1", "x", ""} {
+	for _, id := range []string{"0", "-1", "x", ""} {
 		err := o.Edit(ctx, conversation.Ref{Address: channel, MessageID: id}, reply)
 		if !errors.Is(err, ErrUnknownMessage) {
 			t.Fatalf("Edit of never-posted message %q = %v, want ErrUnknownMessage", id, err)
@@ -172,5 +172,30 @@ func TestConcurrentPostsGetUniqueIDsAndWholeReplies(t *testing.T) {
 		if _, err := fmt.Sscanf(lines[i+1], "line two of %d", &b); err != nil || a != b {
 			t.Fatalf("lines %q, %q: replies interleaved", lines[i], lines[i+1])
 		}
+	}
+}
+
+// A terminal prints an edit only when it shows something new: not the edit that takes a gate's
+// buttons away (the decision follows as a message of its own), nor the edit of a message an earlier
+// process printed, which is no failure either.
+func TestEditPrintsNoDuplicatesAndNoInternalIDs(t *testing.T) {
+	var out bytes.Buffer
+	o := NewOutbox(&out)
+	ctx := context.Background()
+	gate, err := o.Post(ctx, channel, conversation.Reply{Text: conversation.T(conversation.P("Ship it?")),
+		Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve 7k2m9x4q1c"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := conversation.Reply{Text: conversation.T(conversation.P("Approved by bob"))}
+	if err := o.Edit(ctx, gate, decided); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Edit(ctx, conversation.Ref{Address: channel, MessageID: "7"}, decided); err != nil {
+		t.Fatalf("edit of a message an earlier process printed = %v, want nil", err)
+	}
+	want := "Ship it?\n  [Approve] /workflow approve 7k2m9x4q1c\n"
+	if out.String() != want {
+		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }

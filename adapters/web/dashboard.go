@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,25 +21,36 @@ import (
 	"threadflow/orchestrator"
 )
 
-// listLimit bounds the runs list; narrower filters find older runs.
-const listLimit = 100
+// pageSize is how many runs one page of the runs list shows; maxPage bounds how far back the
+// pages go (narrower filters find older runs).
+const (
+	pageSize = 50
+	maxPage  = 100
+)
+
+// countCap bounds each state's count on the runs list: beyond it the page says "500+".
+const countCap = 500
 
 // runIDPattern accepts run ids (and the prefixes chat accepts) and nothing that could smuggle
 // another argument into the command a button sends.
 var runIDPattern = regexp.MustCompile(`^[0-9a-z]{6,32}$`)
 
 // buttonCommands maps a dashboard button to the chat command it sends.
-var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon"}
+var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon", "cancel": "cancel"}
 
 // listFilter is the runs list's query: ?state=&workflow=&conversation=.
 type listFilter struct {
 	State, Workflow, Conversation string
+	Page                          int // from 1
 }
 
 func parseFilter(q url.Values) listFilter {
-	f := listFilter{Workflow: strings.TrimSpace(q.Get("workflow")), Conversation: strings.TrimSpace(q.Get("conversation"))}
+	f := listFilter{Workflow: strings.TrimSpace(q.Get("workflow")), Conversation: strings.TrimSpace(q.Get("conversation")), Page: 1}
 	if st := db.Status(q.Get("state")); st.Valid() {
 		f.State = string(st)
+	}
+	if p, err := strconv.Atoi(q.Get("page")); err == nil {
+		f.Page = min(max(p, 1), maxPage)
 	}
 	return f
 }
@@ -51,7 +63,24 @@ func (f listFilter) query() string {
 			v.Set(k, s)
 		}
 	}
+	if f.Page > 1 {
+		v.Set("page", strconv.Itoa(f.Page))
+	}
 	return v.Encode()
+}
+
+// with returns the filter's address with one state and page, for the counts and page links.
+func (f listFilter) with(state string, page int) string {
+	f.State, f.Page = state, page
+	return "/?" + f.query()
+}
+
+// stateCount is one state's number of runs matching the other filters.
+type stateCount struct {
+	State string
+	N     int
+	More  bool // at least countCap
+	URL   string
 }
 
 // runRow is one line of the runs list.
@@ -61,28 +90,79 @@ type runRow struct {
 }
 
 type runsPageData struct {
-	Filter   listFilter
-	Statuses []db.Status
-	Rows     []runRow
-	LiveURL  string
-	User     string
+	Filter     listFilter
+	Statuses   []db.Status
+	Rows       []runRow
+	Counts     []stateCount
+	Prev, Next string // page links; empty on the first and the last page
+	LiveURL    string
+	User       string
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	f := parseFilter(r.URL.Query())
-	rows, err := s.listRuns(r.Context(), f)
+	rows, more, err := s.listPage(r.Context(), f)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.render(w, "runs.html", runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows,
-		LiveURL: "/live/runs?" + f.query(), User: userID(userName(r))})
+	counts, err := s.countStates(r.Context(), f)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows, Counts: counts,
+		LiveURL: "/live/runs?" + f.query(), User: userID(userName(r))}
+	if f.Page > 1 {
+		data.Prev = f.with(f.State, f.Page-1)
+	}
+	if more && f.Page < maxPage {
+		data.Next = f.with(f.State, f.Page+1)
+	}
+	s.render(w, "runs.html", data)
 }
 
-// listRuns reads the runs the filter selects, newest first. A conversation matches runs started in
-// it and runs reporting in it (a thread the run opened).
+// listPage is the filter's page of runs, and whether an older page follows.
+func (s *Server) listPage(ctx context.Context, f listFilter) ([]runRow, bool, error) {
+	runs, err := s.collectRuns(ctx, f, f.Page*pageSize+1)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(runs) > f.Page*pageSize
+	runs = runs[min(len(runs), (f.Page-1)*pageSize):min(len(runs), f.Page*pageSize)]
+	now := s.cfg.Now()
+	rows := make([]runRow, 0, len(runs))
+	for _, run := range runs {
+		rows = append(rows, runRow{Run: run, State: orchestrator.DisplayState(run, now)})
+	}
+	return rows, more, nil
+}
+
+// listRuns is the filter's page of runs, for the live table.
 func (s *Server) listRuns(ctx context.Context, f listFilter) ([]runRow, error) {
-	base := db.RunFilter{Workflow: f.Workflow, Limit: listLimit}
+	rows, _, err := s.listPage(ctx, f)
+	return rows, err
+}
+
+// countStates counts the runs of each state that match the filter's workflow and conversation.
+func (s *Server) countStates(ctx context.Context, f listFilter) ([]stateCount, error) {
+	out := make([]stateCount, 0, len(db.AllStatuses))
+	for _, st := range db.AllStatuses {
+		g := f
+		g.State = string(st)
+		runs, err := s.collectRuns(ctx, g, countCap)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, stateCount{State: string(st), N: len(runs), More: len(runs) >= countCap, URL: f.with(string(st), 1)})
+	}
+	return out, nil
+}
+
+// collectRuns reads up to limit runs the filter selects, newest first. A conversation matches runs
+// started in it and runs reporting in it (a thread the run opened).
+func (s *Server) collectRuns(ctx context.Context, f listFilter, limit int) ([]db.Run, error) {
+	base := db.RunFilter{Workflow: f.Workflow, Limit: limit}
 	if f.State != "" {
 		base.Statuses = []db.Status{db.Status(f.State)}
 	}
@@ -107,47 +187,47 @@ func (s *Server) listRuns(ctx context.Context, f listFilter) ([]runRow, error) {
 		}
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAt.After(runs[j].CreatedAt) })
-	now := s.cfg.Now()
-	rows := make([]runRow, 0, min(len(runs), listLimit))
-	for _, run := range runs[:min(len(runs), listLimit)] {
-		rows = append(rows, runRow{Run: run, State: orchestrator.DisplayState(run, now)})
-	}
-	return rows, nil
+	return runs[:min(len(runs), limit)], nil
 }
 
 type runPageData struct {
 	runView
-	Sent    string // the command a button just sent, shown once after the redirect
-	LiveURL string
-	User    string
+	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running node's live output
+	Graph     *graphView              // issue 17: the workflow drawn with each node's state
+	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
+	Sent      string                  // the command a button just sent, shown once after the redirect
+	LiveURL   string
+	User      string
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	v, err := s.readRun(r.Context(), r.PathValue("id"))
+	data, err := s.readRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	data := runPageData{runView: v, LiveURL: "/live/runs/" + v.Run.ID, User: userID(userName(r))}
+	data.LiveURL, data.User = "/live/runs/"+data.Run.ID, userID(userName(r))
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
-		data.Sent = "/workflow " + a + " " + v.Run.ID
+		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
 	s.render(w, "run.html", data)
 }
 
-func (s *Server) readRun(ctx context.Context, id string) (runView, error) {
+func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	if !runIDPattern.MatchString(id) {
-		return runView{}, db.ErrNotFound
+		return runPageData{}, db.ErrNotFound
 	}
 	run, err := s.cfg.Store.GetRun(ctx, id)
 	if err != nil {
-		return runView{}, fmt.Errorf("web: read run %s: %w", id, err)
+		return runPageData{}, fmt.Errorf("web: read run %s: %w", id, err)
 	}
 	events, err := s.cfg.Store.Events(ctx, id)
 	if err != nil {
-		return runView{}, fmt.Errorf("web: read events of run %s: %w", id, err)
+		return runPageData{}, fmt.Errorf("web: read events of run %s: %w", id, err)
 	}
-	return foldRun(run, events, s.cfg.Now()), nil
+	v := foldRun(run, events, s.cfg.Now())
+	notes, graph := planNodes(&v, events)
+	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
 }
 
 // nodeOutput serves the full output of a node's latest attempt as plain text, streamed from its
@@ -227,8 +307,14 @@ func (s *Server) fingerprint(ctx context.Context, key string) (string, error) {
 			return "", fmt.Errorf("web: read events of run %s: %w", arg, err)
 		}
 		// Events are append-only, so their count and the displayed state say whether anything
-		// the page shows changed.
-		return fmt.Sprintf("%s|%d", orchestrator.DisplayState(run, s.cfg.Now()), len(events)), nil
+		// the page shows changed; so does a running node's output growing.
+		v := foldRun(run, events, s.cfg.Now())
+		notes, _ := planNodes(&v, events)
+		var live int64
+		for _, n := range notes {
+			live += n.LiveBytes
+		}
+		return fmt.Sprintf("%s|%d|%d", orchestrator.DisplayState(run, s.cfg.Now()), len(events), live), nil
 	}
 	q := (&url.URL{RawQuery: arg}).Query() // read as the list page reads its own query
 	rows, err := s.listRuns(ctx, parseFilter(q))
@@ -268,7 +354,7 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return "", err
 		}
-		return s.fragment("run-body", runPageData{runView: v})
+		return s.fragment("run-body", v)
 	})
 }
 

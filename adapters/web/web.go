@@ -116,6 +116,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{id}", s.runPage)
 	mux.HandleFunc("POST /runs/{id}/{action}", s.runAction)
 	mux.HandleFunc("GET /runs/{id}/output/{node}", s.nodeOutput)
+	mux.HandleFunc("GET /runs/{id}/artifacts/{path...}", s.artifact) // issue 17
 	mux.HandleFunc("GET /live/runs", s.liveRuns)
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
 	mux.HandleFunc("GET /chat", s.chatPage)

@@ -33,14 +33,29 @@ type chatSession struct {
 	user   string
 }
 
+// chatHelp is `bot chat -h`, before the flags.
+const chatHelp = `usage: bot chat [--conversation ID] [--thread ID] [--user NAME] [MESSAGE...]
+
+Talks to the bot as a chat user, on the bot's database, and waits after each message until the runs
+it started have stopped. Without messages, each line of standard input is one message. Type
+/workflow help for the commands. Logs stay at warn unless LOG_LEVEL says otherwise.
+
+Flags:`
+
 func chat(ctx context.Context, inv invocation, args []string) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(inv.stderr)
+	fs.SetOutput(io.Discard)
 	conv := fs.String("conversation", "local", "conversation `ID` to talk in; reuse it to continue a conversation")
 	thread := fs.String("thread", "", "thread `ID` inside the conversation, such as a run id printed by the bot")
 	user := fs.String("user", orchestrator.LocalConsoleUser, "user `ID` to talk as (console:NAME)")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	fs.Usage = func() {} // -h prints the help below on stdout; a bad flag is reported as one line
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(inv.stdout, chatHelp)
+		fs.SetOutput(inv.stdout)
+		fs.PrintDefaults()
+		return nil
+	} else if err != nil {
+		return &usageError{err.Error() + "; bot chat -h lists the flags"}
 	}
 	if strings.Contains(*conv, ":") || strings.Contains(*thread, ":") {
 		return &usageError{"--conversation and --thread may not contain ':'"}
@@ -51,7 +66,7 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 	}
 	defer func() { _ = log.Sync(); _ = st.Close() }()
 	s := &chatSession{store: st, at: conversation.Address{Platform: console.Platform, ChannelID: *conv, ThreadID: *thread},
-		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout)}
+		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
 	return s.run(ctx, log, messages(fs.Args(), os.Stdin))
 }
 

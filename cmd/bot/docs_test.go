@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestDocsListEverySetting keeps README.md and .env.example in step with the settings table.
@@ -45,5 +47,53 @@ func TestCIRunsTheReadmeTestCommand(t *testing.T) {
 	}
 	if !strings.Contains("\n"+string(ci)+"\n", "\n"+command+"\n") {
 		t.Errorf(".ci/run does not run the README's test command %q on a line of its own", command)
+	}
+}
+
+// TestSlackManifestOpensTheMessagesTab: docs/slack.md promises direct messages to the bot, which
+// Slack blocks unless App Home's Messages tab is on and writable.
+func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "slack-app-manifest.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Features struct {
+			AppHome struct {
+				MessagesTab         *bool `yaml:"messages_tab_enabled"`
+				MessagesTabReadOnly *bool `yaml:"messages_tab_read_only_enabled"`
+			} `yaml:"app_home"`
+		} `yaml:"features"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	h := m.Features.AppHome
+	if h.MessagesTab == nil || !*h.MessagesTab || h.MessagesTabReadOnly == nil || *h.MessagesTabReadOnly {
+		t.Errorf("manifest features.app_home = %+v; want messages_tab_enabled: true and messages_tab_read_only_enabled: false", h)
+	}
+}
+
+// TestDocsAgreeOnAdminsAndHome keeps the statements newcomers trip over the same everywhere.
+func TestDocsAgreeOnAdminsAndHome(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	readme, env, wf := read("README.md"), read(".env.example"), read("docs/workflows.md")
+	const emptyAdmins = "console:local is the admin"
+	for name, text := range map[string]string{"README.md": readme, ".env.example": env} {
+		if !strings.Contains(strings.ReplaceAll(text, "`", ""), emptyAdmins) {
+			t.Errorf("%s does not say %q about an empty ADMIN_USER_IDS", name, emptyAdmins)
+		}
+	}
+	if strings.Contains(wf, "$HOME/workflows") || !strings.Contains(wf, "$THREADFLOW_HOME/workflows/") {
+		t.Errorf("docs/workflows.md must name $THREADFLOW_HOME/workflows/, not $HOME/workflows")
+	}
+	if !strings.Contains(wf, "### Reloading") || !strings.Contains(wf, "every 2 seconds") {
+		t.Errorf("docs/workflows.md does not document reloading every 2 seconds")
 	}
 }

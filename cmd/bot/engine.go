@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -84,10 +86,10 @@ func (p providers) Provider(name string) (orchestrator.Provider, error) {
 
 // catalogReload is how long a discovered catalog is reused. Discovery reads every workflow file;
 // doing it per message would put file I/O on the dispatch path, and a new file shows up within this.
-const catalogReload = 2 * time.Second
+const catalogReload = orchestrator.CatalogReload
 
-// catalogs re-discovers workflows at most every catalogReload and logs invalid files once per
-// change of the problems found.
+// catalogs re-discovers workflows at most every catalogReload and reports invalid files once per
+// change of the problems found: in the log, and to a person on out once someone watches.
 type catalogs struct {
 	home string
 	dirs []string
@@ -97,6 +99,8 @@ type catalogs struct {
 	cat      *workflow.Catalog
 	loadedAt time.Time
 	lastErrs string
+	out      io.Writer // where a person reads about broken files; nil until announce
+	quiet    bool      // report on out only, not in the log (the terminal commands)
 }
 
 func newCatalogs(cfg Config, log *zap.Logger) *catalogs {
@@ -110,10 +114,52 @@ func (c *catalogs) Catalog() *workflow.Catalog {
 		return c.cat
 	}
 	cat, errs := workflow.Discover(c.home, c.dirs)
-	if msg := errs.Error(); len(errs) > 0 && msg != c.lastErrs {
-		c.log.Warn("workflow.discover_failed", zap.Int("files", len(errs)), zap.String("errors", msg))
+	if msg := errs.Error(); msg != c.lastErrs {
+		c.report(errs)
 		c.lastErrs = msg
 	}
 	c.cat, c.loadedAt = cat, time.Now()
 	return cat
+}
+
+// report tells about a changed set of problems; the caller holds c.mu.
+func (c *catalogs) report(errs workflow.Errors) {
+	if len(errs) > 0 && !c.quiet {
+		c.log.Warn("workflow.discover_failed", zap.Int("files", len(errs)), zap.String("errors", errs.Error()))
+	}
+	if c.out == nil {
+		return
+	}
+	if len(errs) == 0 {
+		fmt.Fprintf(c.out, "Every workflow file is valid again.\n")
+		return
+	}
+	fmt.Fprintf(c.out, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", orchestrator.CatalogReloadText)
+	for _, e := range errs {
+		fmt.Fprintf(c.out, "  %s\n", e.Error())
+	}
+}
+
+// announce reports the current problems on out now, and every later change of them. quiet keeps
+// them out of the log, for the terminal commands, whose log is for warnings about the bot itself.
+func (c *catalogs) announce(out io.Writer, quiet bool) {
+	c.mu.Lock()
+	c.out, c.quiet, c.cat, c.lastErrs = out, quiet, nil, ""
+	c.mu.Unlock()
+	c.Catalog()
+}
+
+// watch re-reads the workflow files every catalogReload until ctx ends, so a broken file is
+// reported when it is saved, not only when someone next runs a workflow.
+func (c *catalogs) watch(ctx context.Context) {
+	t := time.NewTicker(catalogReload)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Catalog()
+		}
+	}
 }

@@ -30,8 +30,12 @@ func openLocal(ctx context.Context, inv invocation, cmd string, args []string) (
 }
 
 // terminalEngine is the orchestrator with the terminal as its only chat: what the bot says about
-// runs started here is printed on w.
-func terminalEngine(cfg Config, log *zap.Logger, st db.Store, w io.Writer) *orchestrator.Engine {
+// runs started here is printed on w, and workflow files it leaves out are named on errw.
+func terminalEngine(cfg Config, log *zap.Logger, st db.Store, w, errw io.Writer) *orchestrator.Engine {
 	out := console.NewOutbox(w)
-	return newEngine(cfg, log, st, map[string]conversation.Outbox{console.Platform: out}, nil, nil)
+	eng := newEngine(cfg, log, st, map[string]conversation.Outbox{console.Platform: out}, nil, nil)
+	if c, ok := eng.Dispatcher.Catalogs.(*catalogs); ok {
+		c.announce(errw, true)
+	}
+	return eng
 }

@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	tfcommands "threadflow/commands"
 )
 
 func main() {
@@ -49,6 +51,7 @@ func commands() []command {
 		{"chat", "talk to the bot from the terminal: bot chat [--conversation ID] [--user ID] [MESSAGE...]", chat},
 		{"workflow", "list, validate, run, inspect (status, logs) and answer workflows: bot workflow help", workflowCmd},
 		{"migrate", "apply pending database migrations and exit", migrate},
+		{"version", "print the module version, VCS revision and Go version of this binary", version},
 		{"help", "show this help", func(_ context.Context, inv invocation, _ []string) error {
 			printHelp(inv.stdout)
 			return nil
@@ -89,7 +92,7 @@ func dispatch(ctx context.Context, inv invocation, args []string) error {
 		}
 		names = append(names, c.name)
 	}
-	return &usageError{fmt.Sprintf("unknown command %q; use one of %s", name, strings.Join(names, ", "))}
+	return &usageError{fmt.Sprintf("unknown command %q%s; use one of %s (bot help describes them)", name, didYouMean(name, names), strings.Join(names, ", "))}
 }
 
 func isHelpFlag(a string) bool {
@@ -114,4 +117,12 @@ func envSecrets(getenv func(string) string) []string {
 		}
 	}
 	return out
+}
+
+// didYouMean is ` (did you mean "x"?)` when name is a plausible typo of one of names, else "".
+func didYouMean(name string, names []string) string {
+	if near := tfcommands.Closest(name, names, 1); len(near) == 1 {
+		return fmt.Sprintf(" (did you mean %q?)", near[0])
+	}
+	return ""
 }

@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
 	"threadflow/conversation"
@@ -35,6 +38,8 @@ type app struct {
 	store      db.Store
 	url        string // where the HTTP server actually listens
 	components []component
+	catalogs   *catalogs   // reports broken workflow files once the bot is up
+	lock       *serverLock // held while serving a SQLite database; nil on PostgreSQL
 }
 
 // serve runs the bot until ctx is cancelled.
@@ -58,8 +63,16 @@ func setup(inv invocation, cmd string, args []string) (Config, *zap.Logger, erro
 		return Config{}, nil, err
 	}
 	hideSecretsFromChildren()
+	if quietByDefault(cmd) && strings.TrimSpace(inv.getenv("LOG_LEVEL")) == "" {
+		cfg.LogLevel = zapcore.WarnLevel
+	}
 	return cfg, newLogger(cfg, inv.stderr), nil
 }
+
+// quietByDefault reports whether cmd talks to a person in the terminal (chat, workflow), where the
+// bot's replies are the output and info log lines would only bury them: those commands log at
+// warn unless LOG_LEVEL asks for more. serve and migrate keep LOG_LEVEL's default, info.
+func quietByDefault(cmd string) bool { return cmd == "chat" || cmd == "workflow" }
 
 // hideSecretsFromChildren removes the bot's own secrets (chat tokens, the database URL, the
 // dashboard token) from the process environment once they are loaded, so the shell nodes and agent
@@ -79,28 +92,37 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	if err := prepareHome(cfg); err != nil {
 		return nil, err
 	}
+	var lock *serverLock
+	if cfg.Engine != EnginePostgres { // issue 17: one server per SQLite file
+		l, err := lockServer(cfg.SQLitePath())
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, lock.release())
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		log.Error("http.listen_failed", zap.String("addr", cfg.HTTPAddr), zap.Error(err))
-		return nil, errors.Join(fmt.Errorf("listen on HTTP_ADDR %s: %w", cfg.HTTPAddr, err), st.Close())
+		return nil, errors.Join(listenError(cfg.HTTPAddr, err), st.Close(), lock.release())
 	}
-	a := &app{cfg: cfg, log: log, store: st, url: "http://" + ln.Addr().String() + "/"}
+	a := &app{cfg: cfg, log: log, store: st, url: "http://" + ln.Addr().String() + "/", lock: lock}
 	outboxes := map[string]conversation.Outbox{}
 	m := newMetrics(log, st) // issue 8: /metrics observes the orchestrator
 	eng := newEngine(cfg, log, st, outboxes, nil, m)
+	a.catalogs, _ = eng.Dispatcher.Catalogs.(*catalogs)
 	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
 	dedup := conversation.NewBatchDeduper(st)
 	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m)
 	if err != nil {
-		return nil, errors.Join(err, ln.Close(), st.Close())
+		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
 	webp, err := newWeb(cfg, log, st, dedup, eng, m, outboxes) // issue 8: dashboard and web chat
 	if err != nil {
-		return nil, errors.Join(err, ln.Close(), st.Close())
+		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
 	mux := newMux(httpDeps{ready: readiness{store: st, disk: diskGuard(cfg), replica: cfg.ReplicaID}, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
 	a.components = append(a.components,
@@ -128,10 +150,14 @@ func (a *app) run(ctx context.Context, stdout io.Writer) error {
 		zap.String("home", a.cfg.Home), zap.String("http_addr", a.url))
 	fmt.Fprintf(stdout, "Threadflow is up: %s\n", a.url)
 	adapterStatus(stdout, a.cfg, a.url) // issue 8: names the web chat page
+	if a.catalogs != nil {              // issue 17: broken workflow files are named at start-up and when saved
+		a.catalogs.announce(stdout, false)
+		g.Go(func() error { a.catalogs.watch(gctx); return nil })
+	}
 
 	<-gctx.Done()
 	a.log.Info("bot.shutdown_started")
-	err := errors.Join(g.Wait(), a.store.Close())
+	err := errors.Join(g.Wait(), a.store.Close(), a.lock.release())
 	if err != nil {
 		a.log.Error("bot.shutdown_failed", zap.Error(err))
 		return err
@@ -160,4 +186,13 @@ func httpComponent(srv *http.Server, ln net.Listener, log *zap.Logger) func(cont
 		<-served // http.ErrServerClosed
 		return err
 	}
+}
+
+// listenError names HTTP_ADDR and, when the port is taken, what to do about it.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on HTTP_ADDR %s: the port is already in use by another program (perhaps another Threadflow); "+
+			"stop it, or set HTTP_ADDR (or -http-addr) to a free port, such as 127.0.0.1:0 to pick one", addr)
+	}
+	return fmt.Errorf("listen on HTTP_ADDR %s: %w; set HTTP_ADDR (or -http-addr) to a host:port this machine can listen on", addr, err)
 }

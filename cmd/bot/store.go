@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -22,9 +24,25 @@ const storeOpenTimeout = 2 * time.Minute
 // worktrees.
 func prepareHome(c Config) error {
 	if err := os.MkdirAll(c.Home, 0o700); err != nil {
-		return fmt.Errorf("create THREADFLOW_HOME %s: %w", c.Home, err)
+		return homeError("cannot be created", c.Home, err)
 	}
-	return nil
+	// Probe with a file of our own: otherwise an unwritable directory surfaces later as SQLite's
+	// "unable to open database file (14)", which names neither the setting nor the permission.
+	f, err := os.CreateTemp(c.Home, ".write-probe-*")
+	if err != nil {
+		return homeError("is not writable", c.Home, err)
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
+}
+
+// homeError names THREADFLOW_HOME, what the file system said and what to do about it.
+func homeError(what, home string, err error) error {
+	fix := "set THREADFLOW_HOME (or -home) to a directory this user can write"
+	if errors.Is(err, fs.ErrPermission) {
+		fix = fmt.Sprintf("the user running the bot (uid %d) lacks write permission there: give it write permission (chown or chmod u+w), or %s", os.Getuid(), fix)
+	}
+	return fmt.Errorf("THREADFLOW_HOME=%s %s: %w; %s", home, what, err, fix)
 }
 
 // openStore opens the configured engine, applying pending migrations. The error names the

@@ -17,7 +17,7 @@ var settings = []setting{
 	{env: "THREADFLOW_HOME", def: "./.threadflow",
 		usage: "directory for the SQLite database and other local state; created if missing",
 		apply: intoString(func(c *Config) *string { return &c.Home }, nil)},
-	{env: "LOG_LEVEL", def: "info", usage: "debug, info, warn or error",
+	{env: "LOG_LEVEL", def: "info", doc: "info (warn for chat, workflow)", usage: "debug, info, warn or error",
 		apply: func(c *Config, v string, _ hostInfo) (err error) { c.LogLevel, err = parseLevel(v); return err }},
 	{env: "LOG_FORMAT", doc: "console on a terminal, else json", usage: "json or console",
 		apply: func(c *Config, v string, h hostInfo) (err error) { c.LogFormat, err = parseLogFormat(v, h); return err }},

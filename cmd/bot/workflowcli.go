@@ -34,32 +34,64 @@ func (e *runStopError) Error() string { return e.msg }
 // ExitCode is the process exit status for the error.
 func (e *runStopError) ExitCode() int { return e.code }
 
-const workflowUsage = `usage: bot workflow list
+const workflowUsage = `usage: bot workflow list [--json]
        bot workflow validate FILE...
        bot workflow run [--user NAME] NAME [ARGS...]
-       bot workflow status RUN_ID
+       bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]
+       bot workflow status [--json] RUN_ID
        bot workflow logs RUN_ID [NODE]
        bot workflow resume|approve|reject|abandon [--user NAME] RUN_ID [TEXT]
 --user acts as console:NAME instead of console:local (a gate may refuse its own requester)`
+
+// workflowSubcommands are the commands of bot workflow, for "did you mean".
+var workflowSubcommands = []string{"help", "list", "validate", "run", "runs", "status", "logs", "resume", "approve", "reject", "abandon"}
+
+// workflowHelp is `bot workflow help`: the usage and what each command does and exits with.
+const workflowHelp = `bot workflow runs workflows from a shell, on the bot's database (THREADFLOW_HOME or DATABASE_URL).
+
+` + workflowUsage + `
+
+  list      the workflows you can run (bundled, then WORKFLOWS_DIR and $THREADFLOW_HOME/workflows)
+  validate  check workflow files; prints file:line:col for every problem, exit 1 if any
+  run       start a run and wait until it stops
+  runs      the newest runs of every conversation, newest first (--limit 20 by default)
+  status    one run: its state, every node with its state and duration, the last error
+  logs      the full output of a node's latest attempt (every node's without NODE)
+  resume, approve, reject, abandon
+            answer or continue a run, then wait until it stops
+
+run, resume, approve and reject exit 0 when the run completed, 1 when it failed and 3 when it
+paused (printing the command that continues it); 2 means the command itself was wrong.
+--json prints list, runs and status as JSON (the fields are described in README.md).
+Logs stay at warn unless LOG_LEVEL says otherwise.`
 
 // workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
 // shell. Commands that drive a run wait until it stops and exit 0 (completed), 1 (failed) or 3
 // (paused, printing the command that resumes it).
 func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	if len(args) == 0 {
-		return &usageError{workflowUsage}
+		return &usageError{"bot workflow needs a command such as list, run or status; bot workflow help lists them"}
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(inv.stdout, workflowHelp)
+		return nil
 	case "validate":
 		return validateFiles(inv.stdout, rest)
-	case "list", "run", "status", "logs", "resume", "approve", "reject", "abandon":
+	case "list", "runs", "run", "status", "logs", "resume", "approve", "reject", "abandon":
 	default:
-		return &usageError{fmt.Sprintf("unknown workflow command %q\n%s", sub, workflowUsage)}
+		return &usageError{fmt.Sprintf("unknown workflow command %q%s; bot workflow help lists them", sub, didYouMean(sub, workflowSubcommands))}
 	}
 	user, rest, err := cliUser(sub, rest)
 	if err != nil {
 		return err
+	}
+	var out outputFlags
+	if sub == "list" || sub == "runs" || sub == "status" {
+		if out, rest, err = parseOutputFlags(sub, rest); err != nil {
+			return err
+		}
 	}
 	cli, err := openCLI(ctx, inv)
 	if err != nil {
@@ -69,11 +101,19 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	cli.user = user
 	switch sub {
 	case "list":
+		if out.json {
+			return cli.listJSON(inv.stdout)
+		}
 		return cli.list(inv.stdout)
+	case "runs":
+		if len(rest) > 0 {
+			return &usageError{"usage: bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]"}
+		}
+		return cli.runs(ctx, inv.stdout, out)
 	case "run":
 		return cli.runWorkflow(ctx, rest)
 	case "status":
-		return cli.status(ctx, inv.stdout, rest)
+		return cli.status(ctx, inv.stdout, rest, out.json)
 	case "logs":
 		return cli.logs(ctx, inv.stdout, rest)
 	}
@@ -136,7 +176,7 @@ func openCLI(ctx context.Context, inv invocation) (*cliSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cliSession{cfg: cfg, store: st, engine: terminalEngine(cfg, log, st, inv.stdout), at: conversation.Address{Platform: console.Platform, ChannelID: "cli"},
+	return &cliSession{cfg: cfg, store: st, engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr), at: conversation.Address{Platform: console.Platform, ChannelID: "cli"},
 		stop: func() {}}, nil
 }
 
@@ -169,11 +209,15 @@ func firstLineOf(s string) string {
 // runWorkflow starts a fresh run (the CLI asks explicitly, so there is no resume prompt) and waits.
 func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return &usageError{"bot workflow run needs a workflow NAME"}
+		return &usageError{"bot workflow run needs a workflow NAME; bot workflow list shows them"}
 	}
-	wf, ok := c.engine.Dispatcher.Catalogs.Catalog().Get(args[0])
+	cat := c.engine.Dispatcher.Catalogs.Catalog()
+	wf, ok := cat.Get(args[0])
+	if probs := cat.Problems(args[0]); !ok && len(probs) > 0 {
+		return &usageError{fmt.Sprintf("workflow %q cannot run: its file is not valid: %s; fix the file (bot workflow validate %s checks it)", args[0], probs.Error(), probs[0].File)}
+	}
 	if !ok {
-		return &usageError{fmt.Sprintf("no workflow named %q; `bot workflow list` shows them", args[0])}
+		return &usageError{fmt.Sprintf("no workflow named %q%s; bot workflow list shows them", args[0], didYouMean(args[0], cat.Names()))}
 	}
 	argText := strings.Join(args[1:], " ")
 	if err := c.engine.Dispatcher.Limits.CheckArgs(argText); err != nil { // before anything is written
@@ -196,13 +240,16 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	return c.waitStop(ctx, run.ID)
 }
 
-func (c *cliSession) status(ctx context.Context, w io.Writer, args []string) error {
+func (c *cliSession) status(ctx context.Context, w io.Writer, args []string, asJSON bool) error {
 	if len(args) != 1 {
-		return &usageError{"usage: bot workflow status RUN_ID"}
+		return &usageError{"usage: bot workflow status [--json] RUN_ID (bot workflow runs lists the ids)"}
 	}
 	run, err := c.findRun(ctx, args[0])
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return c.statusJSON(ctx, w, run)
 	}
 	t, err := orchestrator.RunTimeline(ctx, c.store, run, time.Now())
 	if err != nil {
@@ -267,10 +314,13 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	}
 	// This terminal continues the run it answers or resumes, and prints it, while it waits: a run
 	// of another terminal's conversation becomes this one's too.
-	if platform, _, _, ok := db.ParseConversationKey(run.ConversationID); ok && platform == console.Platform {
+	if platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID); ok && platform == console.Platform {
 		if err := attach(ctx, c.engine, run.ConversationID); err != nil {
 			return err
 		}
+		// Answer in the run's own conversation, as a person typing there would: the bot then says
+		// what happened once, instead of confirming elsewhere too.
+		c.at = conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}
 	}
 	c.startEngine(ctx)
 	text := strings.TrimSpace("/workflow " + verb + " " + run.ID + " " + strings.Join(args[1:], " "))

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// readmeCommand is what the README promises about one of its shell lines.
+type readmeCommand struct {
+	exit int
+	want string // a substring of stdout, when the line promises something visible
+}
+
+// readmeWorkflowSection lists every line of the README's `bot workflow` block. A line the README
+// gains without an entry here fails the test, so the two cannot drift apart.
+var readmeWorkflowSection = map[string]readmeCommand{
+	"go build -o bot ./cmd/bot":                              {0, ""}, // built once for the whole test run
+	"./bot workflow list":                                    {0, "hello"},
+	"./bot workflow validate my-flow.yaml":                   {0, "my-flow.yaml: ok"},
+	"./bot workflow run hello world":                         {0, "Hello, world!"},
+	"./bot workflow run release v1.4.2":                      {exitPaused, "waiting at `confirm`"},
+	"./bot workflow status RUN_ID":                           {0, "paused"},
+	"./bot workflow logs RUN_ID check":                       {0, "release v1.4.2 checked"},
+	`./bot workflow approve --user bob RUN_ID "looks good"`:  {0, "Approved by bob"},
+	"./bot workflow runs":                                    {0, "release"},
+	"./bot workflow runs --json --state completed --limit 5": {0, `"state": "completed"`},
+	"./bot workflow status --json RUN_ID":                    {0, `"id": "confirm"`},
+	"./bot workflow help":                                    {0, "exit 0 when the run completed"},
+	"./bot version":                                          {0, "threadflow "},
+}
+
+// readmeTerminalSection: every `bot chat` line of "Try it in the terminal" answers and exits 0.
+var readmeTerminalSection = map[string]readmeCommand{
+	`go run ./cmd/bot chat "/workflow list" "/workflow run hello world"`: {0, "Hello, world!"},
+	`go run ./cmd/bot chat "/workflow run release v1.4.2"`:               {0, "waiting at `confirm`"},
+	`go run ./cmd/bot chat "nah, fix the tests first?"`:                  {0, "could not"},
+	`go run ./cmd/bot chat --user bob "lgtm, ship it"`:                   {0, "Approved by bob"},
+	`go run ./cmd/bot chat "/workflow status"`:                           {0, "Recently finished"},
+}
+
+// threadWord finds talk of threads, which a terminal does not have.
+var threadWord = regexp.MustCompile(`(?i)\bthreads?\b`)
+
+// logLine recognises a log record in either format, which must not reach the terminal of `bot
+// chat` and `bot workflow` at default settings.
+var logLine = regexp.MustCompile(`^\{"level"|\t(DEBUG|INFO|WARN|ERROR)\t`)
+
+// TestReadmeWalkthrough runs the README's quick start, terminal and `bot workflow` sections line by
+// line with the built binary, as a newcomer would, in an empty directory with no settings (the one
+// exception: the server listens on a free port, as the default one may be taken here).
+func TestReadmeWalkthrough(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, dir := botBinary(t), t.TempDir()
+	writeFile(t, filepath.Join(dir, "my-flow.yaml"), "name: my-flow\nnodes:\n  - id: a\n    bash: echo hi\n")
+
+	t.Run("quick start", func(t *testing.T) {
+		lines := shellBlock(t, string(readme), "## Quick start")
+		if len(lines) != 2 || lines[0] != "go run ./cmd/bot" || !strings.HasPrefix(lines[1], "go test ") {
+			t.Fatalf("quick start block = %q; update this test with it", lines)
+		}
+		p := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
+		assertReady(t, waitURL(t, p.stdout, p.exited, p.stderr))
+		p.stop(t, syscall.SIGINT)
+	})
+	runID := ""
+	walk := func(t *testing.T, heading string, want map[string]readmeCommand) {
+		lines := shellBlock(t, string(readme), heading)
+		if len(lines) != len(want) {
+			t.Errorf("README section %q has %d commands, this test knows %d", heading, len(lines), len(want))
+		}
+		for _, line := range lines {
+			exp, ok := want[line]
+			if !ok {
+				t.Fatalf("README line %q is not known to this test; add what it should do", line)
+			}
+			if strings.HasPrefix(line, "go build ") {
+				continue
+			}
+			args := shellWords(t, strings.ReplaceAll(line, "RUN_ID", runID))
+			args = trimInvocation(args)
+			stdout, stderr, code := runBinary(t, bin, dir, args)
+			if code != exp.exit || !strings.Contains(stdout, exp.want) {
+				t.Fatalf("%s\nexit %d (want %d), stdout lacks %q:\n%s\nstderr:\n%s", line, code, exp.exit, exp.want, stdout, stderr)
+			}
+			// A terminal reads like a chat: no internal message ids, no line said twice, no threads.
+			if strings.Contains(stdout, "(edited") || strings.Count(stdout, "Approved by") > 1 || threadWord.MatchString(stdout) {
+				t.Errorf("%s: the terminal shows an edit id, a repeated decision or a thread:\n%s", line, stdout)
+			}
+			for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
+				if logLine.MatchString(l) {
+					t.Errorf("%s: a log line reached the terminal at default settings: %q", line, l)
+				}
+			}
+			if m := runIDPattern.FindStringSubmatch(stdout); m != nil && len(args) > 2 && args[1] == "run" {
+				runID = m[1]
+			}
+		}
+	}
+	t.Run("terminal", func(t *testing.T) { walk(t, "## Try it in the terminal", readmeTerminalSection) })
+	t.Run("bot workflow", func(t *testing.T) { walk(t, "For scripts, `bot workflow`", readmeWorkflowSection) })
+}
+
+// shellBlock returns the command lines (comments and blank lines dropped) of the first ```sh block
+// after the line starting with heading.
+func shellBlock(t *testing.T, readme, heading string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, "\n"+heading)
+	if !ok {
+		t.Fatalf("README has no %q", heading)
+	}
+	_, rest, ok = strings.Cut(rest, "```sh\n")
+	if !ok {
+		t.Fatalf("README has no sh block after %q", heading)
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if i := strings.Index(l, "  #"); i >= 0 {
+			l = l[:i]
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// shellWords splits a README line as sh would, for the quoting the README uses (double quotes).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inQuote, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			inQuote, inWord = !inQuote, true
+		case r == ' ' && !inQuote:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inQuote {
+		t.Fatalf("unbalanced quote in README line %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// trimInvocation drops "./bot" or "go run ./cmd/bot": the test runs the built binary instead.
+func trimInvocation(args []string) []string {
+	if len(args) >= 3 && args[0] == "go" && args[1] == "run" {
+		return args[3:]
+	}
+	return args[1:]
+}
+
+// runBinary runs the binary in dir with only PATH and HOME set, and returns its output and status.
+func runBinary(t *testing.T, bin, dir string, args []string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}

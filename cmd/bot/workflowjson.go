@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"threadflow/db"
+	"threadflow/orchestrator"
+)
+
+// The --json shapes of `bot workflow list|runs|status` are an interface scripts depend on; they
+// are documented in README.md ("Output for scripts") and only ever gain fields.
+
+// workflowJSON is one workflow of `bot workflow list --json`.
+type workflowJSON struct {
+	Name        string `json:"name"`
+	Origin      string `json:"origin"` // bundled, or the directory it was loaded from
+	Description string `json:"description"`
+}
+
+// runJSON is one run of `bot workflow runs --json`, and the head of `status --json`.
+type runJSON struct {
+	ID         string     `json:"id"`
+	Workflow   string     `json:"workflow"`
+	State      string     `json:"state"` // queued, running, paused, completed, failed, cancelled or interrupted
+	User       string     `json:"user"`
+	Args       string     `json:"args"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"` // null while the run has not stopped
+}
+
+// statusJSON is `bot workflow status RUN_ID --json`.
+type statusJSON struct {
+	runJSON
+	Resumes   int        `json:"resumes"`
+	Nodes     []nodeJSON `json:"nodes"`
+	WaitingAt *placeJSON `json:"waiting_at"` // the gate or pause the run waits at, else null
+	LastError *placeJSON `json:"last_error"` // null unless the run failed or paused on an error
+}
+
+type nodeJSON struct {
+	ID          string   `json:"id"`
+	State       string   `json:"state"` // pending, running, waiting, completed, failed or skipped
+	DependsOn   []string `json:"depends_on"`
+	Attempts    int      `json:"attempts"`
+	DurationMS  int64    `json:"duration_ms"`
+	Reason      string   `json:"reason,omitempty"` // why it was skipped, or its error
+	OutputBytes int64    `json:"output_bytes"`
+}
+
+type placeJSON struct {
+	Node    string `json:"node"`
+	Message string `json:"message"`
+}
+
+// outputFlags parses the flags of the listing commands: --json everywhere, and for runs the
+// filters --limit, --state and --workflow.
+type outputFlags struct {
+	json     bool
+	limit    int
+	state    string
+	workflow string
+}
+
+func parseOutputFlags(sub string, args []string) (outputFlags, []string, error) {
+	var o outputFlags
+	fs := flag.NewFlagSet("workflow "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.json, "json", false, "")
+	if sub == "runs" {
+		fs.IntVar(&o.limit, "limit", 20, "")
+		fs.StringVar(&o.state, "state", "", "")
+		fs.StringVar(&o.workflow, "workflow", "", "")
+	}
+	// Flags may follow the run id too (status RUN_ID --json): parse what remains after each argument.
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, nil, &usageError{fmt.Sprintf("bot workflow %s: %v\n%s", sub, err, workflowUsage)}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if sub == "runs" && (o.limit < 1 || o.limit > 1000) {
+		return o, nil, &usageError{fmt.Sprintf("bot workflow runs --limit %d: give a number from 1 to 1000", o.limit)}
+	}
+	if o.state != "" && !knownStatus(o.state) {
+		return o, nil, &usageError{fmt.Sprintf("bot workflow runs --state %q: use one of %s", o.state, strings.Join(statusNames(), ", "))}
+	}
+	return o, rest, nil
+}
+
+func statusNames() []string {
+	return []string{string(db.StatusQueued), string(db.StatusRunning), string(db.StatusPaused),
+		string(db.StatusCompleted), string(db.StatusFailed), string(db.StatusCancelled)}
+}
+
+func knownStatus(s string) bool {
+	for _, n := range statusNames() {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func toRunJSON(r db.Run, now time.Time) runJSON {
+	j := runJSON{ID: r.ID, Workflow: r.Workflow, State: orchestrator.DisplayState(r, now), User: r.UserID,
+		Args: r.UserMessage, CreatedAt: r.CreatedAt.UTC()}
+	if !r.FinishedAt.IsZero() && !orchestrator.Active(r) {
+		t := r.FinishedAt.UTC()
+		j.FinishedAt = &t
+	}
+	return j
+}
+
+func (c *cliSession) listJSON(w io.Writer) error {
+	cat := c.engine.Dispatcher.Catalogs.Catalog()
+	out := []workflowJSON{}
+	for _, wf := range cat.List() {
+		out = append(out, workflowJSON{Name: wf.Name, Origin: string(cat.Origin(wf.Name)), Description: strings.TrimSpace(wf.Description)})
+	}
+	return writeJSON(w, out)
+}
+
+// runs lists the newest runs on the bot's database, from every conversation and adapter.
+func (c *cliSession) runs(ctx context.Context, w io.Writer, o outputFlags) error {
+	f := db.RunFilter{Workflow: o.workflow, Limit: o.limit}
+	if o.state != "" {
+		f.Statuses = []db.Status{db.Status(o.state)}
+	}
+	runs, err := c.store.ListRuns(ctx, f)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if o.json {
+		out := make([]runJSON, 0, len(runs))
+		for _, r := range runs {
+			out = append(out, toRunJSON(r, now))
+		}
+		return writeJSON(w, out)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "No runs yet; bot workflow run NAME starts one (bot workflow list shows the names).")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATE\tUSER\tSTARTED")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, orchestrator.DisplayState(r, now),
+			orchestrator.UserLabel(r.UserID), r.CreatedAt.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}
+
+func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) error {
+	events, err := c.store.Events(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}}
+	for _, n := range orchestrator.NodeSummaries(r, events) {
+		deps := n.DependsOn
+		if deps == nil {
+			deps = []string{}
+		}
+		state := string(n.State)
+		if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Node == n.ID && state != "completed" {
+			state = "waiting" // for a person (a gate) or a resume, as waiting_at says
+		}
+		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: state, DependsOn: deps, Attempts: n.Attempts,
+			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, OutputBytes: n.Output.Bytes})
+	}
+	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
+		s.WaitingAt = &placeJSON{Node: p.Node, Message: firstNonEmpty(p.Message, p.Error)}
+	}
+	if e := r.Meta.LastError; e != nil && r.Status != db.StatusCompleted {
+		s.LastError = &placeJSON{Node: e.Node, Message: e.Message}
+	}
+	return writeJSON(w, s)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
