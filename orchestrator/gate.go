@@ -29,7 +29,7 @@ type gateInput struct {
 func (b *Dispatcher) answerGate(ctx context.Context, m conversation.Message, text string) bool {
 	run, ok, err := b.waitingRun(ctx, m)
 	if err != nil {
-		b.internalError(ctx, m, "find the run waiting in this thread", err)
+		b.internalError(ctx, m, "find the run waiting for an answer here", err)
 		return true
 	}
 	if !ok {
