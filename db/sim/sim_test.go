@@ -1,0 +1,86 @@
+package sim_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/db/postgres"
+	"threadflow/db/sim"
+	"threadflow/db/sqlite"
+	"threadflow/db/storetest"
+)
+
+// start is microsecond-aligned, as the engines store times.
+var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// steps is SIM_STEPS, or the short budget CI runs.
+func steps(t *testing.T) int {
+	if v := os.Getenv("SIM_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SIM_STEPS=%q: want a positive number of steps", v)
+		}
+		return n
+	}
+	return 1000
+}
+
+// seed is SIM_SEED (to replay a failure), or a new one each run so CI explores.
+func seed(t *testing.T) uint64 {
+	if v := os.Getenv("SIM_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("SIM_SEED=%q: want the unsigned number a failure printed", v)
+		}
+		return n
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// engines opens each engine quietly: a million steps must not log a million lines.
+var engines = []struct {
+	name string
+	open func(t *testing.T, opts db.Options) (db.Store, error)
+}{
+	{"sqlite", func(t *testing.T, opts db.Options) (db.Store, error) {
+		return sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sim.db"), opts, zap.NewNop())
+	}},
+	{"postgres", func(t *testing.T, opts db.Options) (db.Store, error) {
+		return postgres.Open(t.Context(), dbtest.PostgresDatabase(t), opts, zap.NewNop())
+	}},
+}
+
+// simulate runs one simulation on a fresh store of each engine.
+func simulate(t *testing.T, f func(t *testing.T, run func(cfg sim.Config) (sim.Stats, error))) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			clock := storetest.NewClock(start)
+			s, err := e.open(t, db.Options{Now: clock.Now})
+			if err != nil {
+				t.Fatalf("open %s: %v", e.name, err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			f(t, func(cfg sim.Config) (sim.Stats, error) { return sim.Run(t.Context(), s, clock, cfg) })
+		})
+	}
+}
+
+// TestSim runs the simulation against the real store on both engines.
+func TestSim(t *testing.T) {
+	n, sd := steps(t), seed(t)
+	simulate(t, func(t *testing.T, run func(sim.Config) (sim.Stats, error)) {
+		began := time.Now()
+		stats, err := run(sim.Config{Seed: sd, Steps: n})
+		if err != nil {
+			t.Fatalf("%v\nreplay: SIM_SEED=%d SIM_STEPS=%d go test -run '%s' ./db/sim", err, sd, n, t.Name())
+		}
+		t.Logf("seed %d: %d steps in %s; %s", sd, n, time.Since(began).Round(time.Millisecond), stats)
+	})
+}
