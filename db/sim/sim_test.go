@@ -1,9 +1,12 @@
 package sim_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +85,28 @@ func TestSim(t *testing.T) {
 			t.Fatalf("%v\nreplay: SIM_SEED=%d SIM_STEPS=%d go test -run '%s' ./db/sim", err, sd, n, t.Name())
 		}
 		t.Logf("seed %d: %d steps in %s; %s", sd, n, time.Since(began).Round(time.Millisecond), stats)
+	})
+}
+
+// TestSimCatchesBrokenGuard flips one guard of the state machine, letting cancel leave completed,
+// and requires the simulation to catch it within the CI budget on every engine: a simulation that
+// passes whatever the guards say would prove nothing.
+func TestSimCatchesBrokenGuard(t *testing.T) {
+	saved := db.Transitions[db.OpCancel]
+	broken := saved
+	broken.From = append(slices.Clone(saved.From), db.StatusCompleted)
+	db.Transitions[db.OpCancel] = broken
+	t.Cleanup(func() { db.Transitions[db.OpCancel] = saved })
+
+	simulate(t, func(t *testing.T, run func(sim.Config) (sim.Stats, error)) {
+		_, err := run(sim.Config{Seed: 15, Steps: steps(t)})
+		var f *sim.Failure
+		if !errors.As(err, &f) {
+			t.Fatalf("with cancel allowed to leave completed, the simulation reported %v; want a failure", err)
+		}
+		if !strings.Contains(f.Msg, "the store allowed it") && !strings.Contains(f.Msg, "left the terminal status") {
+			t.Fatalf("the simulation failed for another reason than the broken guard:\n%v", f)
+		}
+		t.Logf("caught at step %d: %s", f.Step, f.Msg)
 	})
 }
