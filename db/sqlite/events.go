@@ -60,7 +60,7 @@ func holdsLease(ctx context.Context, tx *wtx, l db.Lease) error {
 	case !isNotFound(err):
 		return fmt.Errorf("record event for run %s: %w", l.RunID, err)
 	}
-	_, _, err = refuse(ctx, tx, refusal{op: opRecord, runID: l.RunID, token: l.Token, lease: true})
+	_, _, err = db.Refuse(ctx, dtx{tx}, opRecord, l.RunID, l.Token, true)
 	return err
 }
 

@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"threadflow/db"
+)
+
+// driver is the SQLite side of the transition core (db.Machine): it runs the SQL the core's
+// decisions need and scans the rows. It decides nothing.
+type driver struct{ s *Store }
+
+func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
+	return d.s.write(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
+}
+
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
+	filter, fargs := reachFilter(reach, now)
+	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
+		AND (gate_due_at <= ? OR gate_remind_at <= ?)`+filter+` ORDER BY id LIMIT 100`, append([]any{micros(now), micros(now)}, fargs...)...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanIDs(rows)
+}
+
+// dtx is one write transaction of the driver.
+type dtx struct{ tx *wtx }
+
+func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
+	q, args := updateSQL(u)
+	r, err := scanRun(d.tx.QueryRowContext(ctx, q, args...))
+	if isNotFound(err) {
+		return db.Run{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
+	return getRun(ctx, d.tx, runID) // the write transaction holds the database
+}
+
+func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
+	return appendEvent(ctx, d.tx, e.RunID, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
+}
+
+func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
+	filter, args := reachFilter(reach, now)
+	var id string
+	err := translate(d.tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+
+		` ORDER BY queued_at, id LIMIT 1`, args...).Scan(&id))
+	if isNotFound(err) {
+		return "", nil
+	}
+	return id, err
+}
+
+func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
+	rows, err := d.tx.QueryContext(ctx, `SELECT id, lease_owner, lease_token, recoveries FROM runs
+		WHERE status = 'running' AND lease_expires_at < ? ORDER BY lease_expires_at, id`, micros(now))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []db.Expired
+	for rows.Next() {
+		var x db.Expired
+		if err := rows.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, x)
+	}
+	return out, translate(rows.Err())
+}
+
+func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {
+	var seq int64
+	q := `SELECT node_id, seq FROM run_events WHERE run_id = ? AND type = 'gate_requested' AND (? = '' OR node_id = ?)
+		ORDER BY seq DESC LIMIT 1`
+	err := translate(d.tx.QueryRowContext(ctx, q, runID, node, node).Scan(&node, &seq))
+	if isNotFound(err) {
+		return "", 0, nil
+	}
+	return node, seq, err
+}
+
+func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
+	return gateEvents(ctx, d.tx, runID, node, after)
+}
+
+func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
+	return scanEvent(d.tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = ? AND seq = ?`, runID, seq))
+}
+
+func (d dtx) ClearReminder(ctx context.Context, runID string) error {
+	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = ?`, runID)
+	return translate(err)
+}
+
+// updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
+func updateSQL(u db.RunUpdate) (string, []any) {
+	set, args := setSQL(u.Set)
+	where := []string{"id = ?", "status IN " + placeholders(len(u.From))}
+	args = append(args, u.RunID)
+	for _, s := range u.From {
+		args = append(args, string(s))
+	}
+	if u.Leased {
+		where = append(where, "lease_token = ? AND lease_token <> ''")
+		args = append(args, u.Token)
+	}
+	if len(u.IfPaused) > 0 {
+		where = append(where, "(status <> 'paused' OR pause_kind IN "+placeholders(len(u.IfPaused))+")")
+		for _, k := range u.IfPaused {
+			args = append(args, string(k))
+		}
+	}
+	if u.PauseNode != "" {
+		where = append(where, "pause_node = ?")
+		args = append(args, u.PauseNode)
+	}
+	if !u.ExpiredBefore.IsZero() {
+		where = append(where, "lease_expires_at < ? AND recoveries = ?")
+		args = append(args, micros(u.ExpiredBefore), u.Recoveries)
+	}
+	return "UPDATE runs SET " + set + " WHERE " + strings.Join(where, " AND ") + " RETURNING " + runColumns, args
+}
+
+// setSQL renders a RunSet as a SET list.
+func setSQL(s db.RunSet) (string, []any) {
+	var (
+		sets []string
+		args []any
+	)
+	add := func(expr string, a ...any) { sets, args = append(sets, expr), append(args, a...) }
+	if s.Status != "" {
+		add("status = ?", string(s.Status))
+	}
+	if s.Lease != nil {
+		add("lease_owner = ?, lease_token = ?", s.Lease.Owner, s.Lease.Token)
+	}
+	if !s.ExpiresAt.IsZero() {
+		add("lease_expires_at = ?", micros(s.ExpiresAt))
+	}
+	if !s.HeartbeatAt.IsZero() {
+		add("heartbeat_at = ?", micros(s.HeartbeatAt))
+	}
+	if !s.StartedAt.IsZero() {
+		add("started_at = COALESCE(started_at, ?)", micros(s.StartedAt))
+	}
+	switch {
+	case s.DropLease:
+		add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
+	case s.EndLease:
+		add("lease_expires_at = NULL")
+	}
+	if p := s.Pause; p != nil {
+		add("pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?", string(p.Kind), p.Node, nullMicros(p.DueAt), nullMicros(p.RemindAt))
+	}
+	if s.LeavePause {
+		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
+	}
+	if !s.QueuedAt.IsZero() {
+		add("queued_at = ?", micros(s.QueuedAt))
+	}
+	if !s.FinishedAt.IsZero() {
+		add("finished_at = ?", micros(s.FinishedAt))
+	}
+	if s.Reopen {
+		add("finished_at = NULL")
+	}
+	if s.NextAttempt {
+		add("attempt = attempt + 1")
+	}
+	if s.Recovered {
+		add("recoveries = recoveries + 1")
+	}
+	if expr, margs := metaSQL(s); expr != "meta" {
+		add("meta = "+expr, margs...)
+	}
+	return strings.Join(sets, ", "), args
+}
+
+// metaSQL is the expression of the run's new meta: each top-level field of s.Meta replaces the
+// stored one.
+func metaSQL(s db.RunSet) (string, []any) {
+	expr := "meta"
+	if s.LeavePause {
+		expr = "json_remove(meta, '$.pause')"
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(object(s.Meta), &fields)
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var args []any
+	for _, k := range keys {
+		expr = fmt.Sprintf("json_set(%s, '$.%s', json(?))", expr, k)
+		args = append(args, string(fields[k]))
+	}
+	if s.ResumedFrom {
+		expr = "json_set(" + expr + ", '$.resumed_from', status)"
+	}
+	return expr, args
+}
