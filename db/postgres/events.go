@@ -74,7 +74,7 @@ func recordLeased(ctx context.Context, tx pgx.Tx, l db.Lease, e db.Event) (db.Ev
 	var id string
 	err := tx.QueryRow(ctx, lockLeasedSQL, l.RunID, l.Token).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_, err = casFailed(ctx, tx, opRecord, l.RunID, &l)
+		_, _, err = db.Refuse(ctx, dtx{tx}, opRecord, l.RunID, l.Token, true)
 		return db.Event{}, err
 	}
 	if err != nil {
