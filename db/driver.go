@@ -41,6 +41,14 @@ type DriverTx interface {
 	EventAt(ctx context.Context, runID string, seq int64) (Event, error)
 	// ClearReminder forgets a run's gate reminder once it was sent.
 	ClearReminder(ctx context.Context, runID string) error
+	// HoldsLease reports whether l is the lease of a running run, holding the run's row until the
+	// transaction ends when it is.
+	HoldsLease(ctx context.Context, l Lease) (bool, error)
+	// FindLifecycle is the recorded event of e's run with e's type, node and attempt; ErrNotFound if
+	// none.
+	FindLifecycle(ctx context.Context, e Event) (Event, error)
+	// ResetRecoveries sets the run's rescue counter back to 0.
+	ResetRecoveries(ctx context.Context, runID string) error
 }
 
 // Expired is a running run whose lease ran out, as the rescuer found it.

@@ -112,6 +112,31 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return err
 }
 
+// HoldsLease locks the run's row for the rest of the transaction, but only while the caller's
+// lease is the run's.
+func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
+	var id string
+	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE id = $1 AND status = 'running' AND lease_token = $2 AND lease_token <> ''
+		FOR UPDATE`, l.RunID, l.Token).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
+	stored, err := scanEvent(d.tx.QueryRow(ctx, findLifecycleSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Event{}, db.ErrNotFound
+	}
+	return stored, err
+}
+
+func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
+	_, err := d.tx.Exec(ctx, `UPDATE runs SET recoveries = 0 WHERE id = $1`, runID)
+	return err
+}
+
 // params numbers query parameters as they are added.
 type params []any
 

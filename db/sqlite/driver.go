@@ -102,6 +102,25 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return translate(err)
 }
 
+func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
+	var one int
+	err := translate(d.tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''`,
+		l.RunID, l.Token).Scan(&one)) // the write transaction holds the database
+	if isNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
+	return findLifecycle(ctx, d.tx, e.RunID, e)
+}
+
+func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
+	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET recoveries = 0 WHERE id = ?`, runID)
+	return translate(err)
+}
+
 // updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
 func updateSQL(u db.RunUpdate) (string, []any) {
 	set, args := setSQL(u.Set)
