@@ -28,6 +28,8 @@ type Clock interface {
 type Config struct {
 	Seed  uint64
 	Steps int
+	// Progress, when set, is called after every 100,000 steps (long runs report how far they got).
+	Progress func(step int)
 }
 
 // Failure is a violated invariant or a store answer the model did not predict.
@@ -82,6 +84,9 @@ func Run(ctx context.Context, store db.Store, clock Clock, cfg Config) (Stats, e
 	for s.step = 1; s.step <= cfg.Steps; s.step++ {
 		if err := s.once(); err != nil {
 			return s.stats, fail(err)
+		}
+		if cfg.Progress != nil && s.step%100_000 == 0 {
+			cfg.Progress(s.step)
 		}
 	}
 	if err := s.drain(); err != nil {

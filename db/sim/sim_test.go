@@ -80,7 +80,8 @@ func TestSim(t *testing.T) {
 	n, sd := steps(t), seed(t)
 	simulate(t, func(t *testing.T, run func(sim.Config) (sim.Stats, error)) {
 		began := time.Now()
-		stats, err := run(sim.Config{Seed: sd, Steps: n})
+		progress := func(step int) { t.Logf("%d steps after %s", step, time.Since(began).Round(time.Millisecond)) }
+		stats, err := run(sim.Config{Seed: sd, Steps: n, Progress: progress})
 		if err != nil {
 			t.Fatalf("%v\nreplay: SIM_SEED=%d SIM_STEPS=%d go test -run '%s' ./db/sim", err, sd, n, t.Name())
 		}
