@@ -49,6 +49,12 @@ type DriverTx interface {
 	FindLifecycle(ctx context.Context, e Event) (Event, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
+	// InsertRun inserts n as a queued run created and queued at now.
+	InsertRun(ctx context.Context, n NewRun, digest string, now time.Time) (Run, error)
+	// InsertConversation inserts c unless its id exists.
+	InsertConversation(ctx context.Context, c Conversation, now time.Time) error
+	// SetMessageRef records (or, with an empty MessageID, forgets) a message of a run.
+	SetMessageRef(ctx context.Context, ref MessageRef) error
 }
 
 // Expired is a running run whose lease ran out, as the rescuer found it.

@@ -137,6 +137,19 @@ func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	return err
 }
 
+func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
+	return scanRun(d.tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID,
+		n.UserID, n.UserMessage, n.WorkingPath, n.WorkflowSource, digest, now))
+}
+
+func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {
+	return insertConversation(ctx, d.tx, c, now)
+}
+
+func (d dtx) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
+	return setMessageRef(ctx, d.tx, ref)
+}
+
 // params numbers query parameters as they are added.
 type params []any
 

@@ -121,6 +121,22 @@ func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	return translate(err)
 }
 
+func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
+	return scanRun(d.tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
+			user_id, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
+		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserMessage,
+		n.WorkingPath, n.WorkflowSource, digest, micros(now), micros(now)))
+}
+
+func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {
+	return insertConversation(ctx, d.tx, c, now)
+}
+
+func (d dtx) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
+	return setMessageRef(ctx, d.tx, ref)
+}
+
 // updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
 func updateSQL(u db.RunUpdate) (string, []any) {
 	set, args := setSQL(u.Set)
