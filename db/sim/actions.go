@@ -31,6 +31,7 @@ var actions = []action{
 	{"crash", 3, (*Sim).crash},
 	{"lease expiry", 3, func(s *Sim) error { s.clock.Advance(ttl/2 + time.Duration(s.rng.IntN(int(ttl)))); return nil }},
 	{"rescue", 6, (*Sim).rescue},
+	{"gate timers", 3, (*Sim).fireTimers},
 	{"release", 2, (*Sim).release},
 	{"resume", 4, func(s *Sim) error { return s.user(db.OpResume, 1) }},
 	{"approve", 5, func(s *Sim) error { return s.user(db.OpApprove, 1) }},
@@ -269,6 +270,45 @@ func (s *Sim) rescue() error {
 			r.move(db.StatusFailed, db.EventRunFailed)
 		} else {
 			r.move(db.StatusQueued, db.EventRunRescued)
+		}
+		s.touch(r)
+	}
+	return nil
+}
+
+// fireTimers fires the gate timeouts that are due: each rejects its gate or abandons its run, once.
+func (s *Sim) fireTimers() error {
+	now := s.clock.Now()
+	var expect []string
+	for _, r := range s.open {
+		if r.status == db.StatusPaused && r.pauseKind == db.PauseApproval && !r.gateDue.IsZero() && !now.Before(r.gateDue) {
+			expect = append(expect, r.id)
+		}
+	}
+	s.note("gate timers (expect %v)", expect)
+	fired, err := s.store.FireGateTimers(s.ctx, db.Reach{})
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(fired))
+	for i, f := range fired {
+		ids[i] = f.Run.ID
+		if f.Kind != db.TimerTimeout || f.Run.Status != db.StatusCancelled {
+			return fmt.Errorf("timer of run %s fired as %s leaving it %s; want a timeout leaving it cancelled", f.Run.ID, f.Kind, f.Run.Status)
+		}
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, expect) {
+		return fmt.Errorf("gate timers fired for %v; the due ones are %v", ids, expect)
+	}
+	for _, id := range expect {
+		r := s.byID[id]
+		s.stats["timed out "+r.onTimeout]++
+		r.token = ""
+		if r.onTimeout == db.TimeoutAbandon {
+			r.move(db.StatusCancelled, db.EventRunCancelled)
+		} else {
+			r.move(db.StatusCancelled, db.EventGateResolved, db.EventRunCancelled)
 		}
 		s.touch(r)
 	}

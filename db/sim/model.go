@@ -28,6 +28,8 @@ type run struct {
 	expires    time.Time // lease expiry while running
 	recoveries int
 	attempt    int
+	gateDue    time.Time      // when the gate the run waits at times out; zero: never
+	onTimeout  string         // db.TimeoutReject or db.TimeoutAbandon
 	events     []db.EventType // every event the store must have appended, in order
 	lifecycle  map[lifeKey]bool
 }
@@ -54,7 +56,7 @@ func (r *run) move(to db.Status, events ...db.EventType) {
 	r.status = to
 	r.events = append(r.events, events...)
 	if to != db.StatusPaused {
-		r.pauseKind = ""
+		r.pauseKind, r.gateDue = "", time.Time{}
 	}
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"threadflow/db"
 )
@@ -26,6 +27,9 @@ type write struct {
 	kind    writeKind
 	node    string
 	attempt int
+	// A gate pause may time out: at due, rejecting the gate or abandoning the run (onTimeout).
+	due       time.Time
+	onTimeout string
 }
 
 func (w write) String() string { return fmt.Sprintf("%s %s#%d", w.kind, w.node, w.attempt) }
@@ -63,7 +67,12 @@ func (s *Sim) plan(w *worker) (write, error) {
 	case node == gateNode && gateApproved(evs):
 		return write{kind: wDone, node: node, attempt: attempt}, nil
 	case node == gateNode:
-		return write{kind: wGate, node: node, attempt: attempt}, nil
+		wr := write{kind: wGate, node: node, attempt: attempt}
+		if s.rng.IntN(2) == 0 {
+			wr.due = s.clock.Now().Add(time.Duration(1+s.rng.IntN(4)) * ttl / 2)
+			wr.onTimeout = []string{db.TimeoutReject, db.TimeoutAbandon}[s.rng.IntN(2)]
+		}
+		return wr, nil
 	case !recorded(evs, db.EventNodeStarted, node, attempt):
 		return write{kind: wStart, node: node, attempt: attempt}, nil
 	case recorded(evs, db.EventNodeFailed, node, attempt):
@@ -132,6 +141,9 @@ func (s *Sim) perform(w *worker, wr write) error {
 		if wr.kind == wRecovery || wr.kind == wGate {
 			r.pauseKind = pauseKind(wr.kind)
 		}
+		if wr.kind == wGate {
+			r.gateDue, r.onTimeout = wr.due, wr.onTimeout
+		}
 		if to == db.StatusQueued {
 			r.token = ""
 		}
@@ -150,6 +162,11 @@ func (s *Sim) perform(w *worker, wr write) error {
 	return nil
 }
 
+// gatePause is the pause of a gate write, with its timeout when it has one.
+func (s *Sim) gatePause(wr write) db.Pause {
+	return db.Pause{Kind: db.PauseApproval, Node: wr.node, Message: "go on?", Since: s.clock.Now(), DueAt: wr.due, OnTimeout: wr.onTimeout}
+}
+
 func pauseKind(k writeKind) db.PauseKind {
 	if k == wGate {
 		return db.PauseApproval
@@ -163,7 +180,7 @@ func (s *Sim) leaseTransition(l db.Lease, wr write) (db.Status, []db.EventType, 
 	var err error
 	switch wr.kind {
 	case wGate:
-		_, err = s.store.PauseRun(s.ctx, l, db.Pause{Kind: db.PauseApproval, Node: wr.node, Message: "go on?"})
+		_, err = s.store.PauseRun(s.ctx, l, s.gatePause(wr))
 		return db.StatusPaused, []db.EventType{db.EventGateRequested}, err
 	case wRecovery:
 		_, err = s.store.PauseRun(s.ctx, l, db.Pause{Kind: db.PauseRecovery, Node: wr.node, Error: "provider missing", ResumeHint: "install it"})
