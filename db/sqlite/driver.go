@@ -166,59 +166,70 @@ func updateSQL(u db.RunUpdate) (string, []any) {
 	return "UPDATE runs SET " + set + " WHERE " + strings.Join(where, " AND ") + " RETURNING " + runColumns, args
 }
 
+// setList is a SET list being built, with its arguments.
+type setList struct {
+	sets []string
+	args []any
+}
+
+func (l *setList) add(expr string, a ...any) {
+	l.sets, l.args = append(l.sets, expr), append(l.args, a...)
+}
+
 // setSQL renders a RunSet as a SET list.
 func setSQL(s db.RunSet) (string, []any) {
-	var (
-		sets []string
-		args []any
-	)
-	add := func(expr string, a ...any) { sets, args = append(sets, expr), append(args, a...) }
+	var l setList
 	if s.Status != "" {
-		add("status = ?", string(s.Status))
+		l.add("status = ?", string(s.Status))
 	}
+	setLease(&l, s)
+	if p := s.Pause; p != nil {
+		l.add("pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?", string(p.Kind), p.Node, nullMicros(p.DueAt), nullMicros(p.RemindAt))
+	}
+	if s.LeavePause {
+		l.add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
+	}
+	if !s.QueuedAt.IsZero() {
+		l.add("queued_at = ?", micros(s.QueuedAt))
+	}
+	if !s.FinishedAt.IsZero() {
+		l.add("finished_at = ?", micros(s.FinishedAt))
+	}
+	if s.Reopen {
+		l.add("finished_at = NULL")
+	}
+	if s.NextAttempt {
+		l.add("attempt = attempt + 1")
+	}
+	if s.Recovered {
+		l.add("recoveries = recoveries + 1")
+	}
+	if expr, margs := metaSQL(s); expr != "meta" {
+		l.add("meta = "+expr, margs...)
+	}
+	return strings.Join(l.sets, ", "), l.args
+}
+
+// setLease renders the lease columns of s.
+func setLease(l *setList, s db.RunSet) {
 	if s.Lease != nil {
-		add("lease_owner = ?, lease_token = ?", s.Lease.Owner, s.Lease.Token)
+		l.add("lease_owner = ?, lease_token = ?", s.Lease.Owner, s.Lease.Token)
 	}
 	if !s.ExpiresAt.IsZero() {
-		add("lease_expires_at = ?", micros(s.ExpiresAt))
+		l.add("lease_expires_at = ?", micros(s.ExpiresAt))
 	}
 	if !s.HeartbeatAt.IsZero() {
-		add("heartbeat_at = ?", micros(s.HeartbeatAt))
+		l.add("heartbeat_at = ?", micros(s.HeartbeatAt))
 	}
 	if !s.StartedAt.IsZero() {
-		add("started_at = COALESCE(started_at, ?)", micros(s.StartedAt))
+		l.add("started_at = COALESCE(started_at, ?)", micros(s.StartedAt))
 	}
 	switch {
 	case s.DropLease:
-		add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
+		l.add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
 	case s.EndLease:
-		add("lease_expires_at = NULL")
+		l.add("lease_expires_at = NULL")
 	}
-	if p := s.Pause; p != nil {
-		add("pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?", string(p.Kind), p.Node, nullMicros(p.DueAt), nullMicros(p.RemindAt))
-	}
-	if s.LeavePause {
-		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
-	}
-	if !s.QueuedAt.IsZero() {
-		add("queued_at = ?", micros(s.QueuedAt))
-	}
-	if !s.FinishedAt.IsZero() {
-		add("finished_at = ?", micros(s.FinishedAt))
-	}
-	if s.Reopen {
-		add("finished_at = NULL")
-	}
-	if s.NextAttempt {
-		add("attempt = attempt + 1")
-	}
-	if s.Recovered {
-		add("recoveries = recoveries + 1")
-	}
-	if expr, margs := metaSQL(s); expr != "meta" {
-		add("meta = "+expr, margs...)
-	}
-	return strings.Join(sets, ", "), args
 }
 
 // metaSQL is the expression of the run's new meta: each top-level field of s.Meta replaces the
