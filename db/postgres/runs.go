@@ -19,55 +19,6 @@ const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_co
 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $10)
 RETURNING ` + runColumns
 
-// CreateRun inserts a queued run with its workflow source frozen, and its run_created event. The
-// run's conversation must exist.
-func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
-	if n.Workflow == "" || n.ConversationID == "" {
-		return db.Run{}, errors.New("create run: a run needs a workflow name and a conversation")
-	}
-	if n.ID == "" {
-		n.ID = db.NewRunID()
-	}
-	if n.WorkflowSource == nil {
-		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
-	}
-	conv, err := n.CheckedConversation()
-	if err != nil {
-		return db.Run{}, err
-	}
-	now := s.now()
-	var out db.Run
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if conv != nil {
-			if err := insertConversation(ctx, tx, *conv, now); err != nil {
-				return err
-			}
-		}
-		r, err := scanRun(tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID,
-			n.ParentConversationID, n.UserID, n.UserMessage, n.WorkingPath, n.WorkflowSource,
-			db.Digest(n.WorkflowSource), now))
-		if err != nil {
-			return err
-		}
-		out = r
-		data := db.RunCreatedData{User: n.UserID, Workflow: n.Workflow}
-		if _, err = appendEvent(ctx, tx, event(r, db.EventRunCreated, "", now, data)); err != nil {
-			return err
-		}
-		for _, m := range n.Messages {
-			m.RunID = r.ID
-			if err := setMessageRef(ctx, tx, m); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return db.Run{}, fmt.Errorf("create run %s: %w", n.ID, err)
-	}
-	return out, nil
-}
-
 // GetRun returns one run or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, runID))

@@ -23,6 +23,8 @@ import (
 // Store is a db.Store on PostgreSQL. It is safe for concurrent use, also by several processes
 // sharing one database.
 type Store struct {
+	*db.Machine // the state-machine methods: the transition core on this engine's driver
+
 	pool     *pgxpool.Pool
 	sqlDB    *sql.DB // database/sql view of pool, for goose only
 	migrator *goose.Provider
@@ -58,6 +60,9 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 		return nil, fmt.Errorf("postgres: create pool: %w", err)
 	}
 	s := &Store{pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log}
+	s.Machine = &db.Machine{Driver: driver{s}, Now: s.now, Moved: func(op db.Op, r db.Run) {
+		log.Debug("postgres.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
+	}}
 	if err := s.start(ctx, cfg); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}

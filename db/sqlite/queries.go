@@ -11,51 +11,6 @@ import (
 // defaultLimit caps listings that do not ask for a size.
 const defaultLimit = 100
 
-// CreateRun inserts a queued run with its frozen workflow source and the run_created event. The
-// conversation must exist (EnsureConversation first); an unknown one is db.ErrNotFound.
-func (s *Store) CreateRun(ctx context.Context, n db.NewRun) (db.Run, error) {
-	if n.ID == "" {
-		n.ID = db.NewRunID()
-	}
-	if n.WorkflowSource == nil {
-		n.WorkflowSource = []byte{}
-	}
-	conv, err := n.CheckedConversation()
-	if err != nil {
-		return db.Run{}, err
-	}
-	now := micros(s.clock())
-	var out db.Run
-	err = s.write(ctx, func(tx *wtx) error {
-		if conv != nil {
-			if err := insertConversation(ctx, tx, *conv, fromMicros(now)); err != nil {
-				return err
-			}
-		}
-		r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-				user_id, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+runColumns,
-			n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserMessage, string(db.StatusQueued),
-			n.WorkingPath, n.WorkflowSource, db.Digest(n.WorkflowSource), now, now))
-		if err != nil {
-			return fmt.Errorf("create run %s in conversation %s: %w", n.ID, n.ConversationID, err)
-		}
-		out = r
-		data := object(db.RunCreatedData{User: n.UserID, Workflow: n.Workflow})
-		if _, err = appendEvent(ctx, tx, r.ID, newEvent{typ: db.EventRunCreated, data: data}, r.CreatedAt); err != nil {
-			return err
-		}
-		for _, m := range n.Messages {
-			m.RunID = r.ID
-			if err := setMessageRef(ctx, tx, m); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
 // GetRun returns one run or db.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 	r, err := getRun(ctx, s.r, runID)

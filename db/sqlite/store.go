@@ -37,6 +37,8 @@ const readConns = 4
 
 // Store is a db.Store on one SQLite database file.
 type Store struct {
+	*db.Machine // the state-machine methods: the transition core on this engine's driver
+
 	w        *sql.DB    // the only writer: MaxOpenConns 1, BEGIN IMMEDIATE
 	turn     turn       // the order writers get w in
 	ws       *stmtCache // statements prepared on w (see wtx)
@@ -62,6 +64,9 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 	}
 	w.SetMaxOpenConns(1)
 	s := &Store{w: w, ws: newStmtCache(w), now: opts.Clock(), log: log}
+	s.Machine = &db.Machine{Driver: driver{s}, Now: s.clock, Moved: func(op db.Op, r db.Run) {
+		log.Debug("sqlite.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
+	}}
 	if err := s.migrateLocked(ctx, path); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"threadflow/db"
@@ -82,83 +81,6 @@ func object(v any) []byte {
 		panic(fmt.Sprintf("sqlite: marshal event data: %v", err))
 	}
 	return b
-}
-
-// cas is one compare-and-set transition: UPDATE runs SET <set> WHERE id = ? AND status IN (the
-// transition's From) [AND lease_token = ?] [AND <where>] RETURNING the run.
-type cas struct {
-	op    db.Op
-	runID string
-	token string // the caller's lease token, for transitions that carry one
-	set   string
-	args  []any
-	where string // extra condition, e.g. the pause kind
-	wargs []any
-}
-
-// query builds the statement and its arguments from db.Transitions, so the SQL cannot drift from
-// the state-machine table.
-func (c cas) query() (string, []any) {
-	tr := db.Transitions[c.op]
-	args := append([]any{}, c.args...)
-	args = append(args, c.runID)
-	marks := make([]string, len(tr.From))
-	for i, st := range tr.From {
-		marks[i] = "?"
-		args = append(args, string(st))
-	}
-	q := "UPDATE runs SET " + c.set + " WHERE id = ? AND status IN (" + strings.Join(marks, ", ") + ")"
-	if tr.Lease {
-		q += " AND lease_token = ? AND lease_token <> ''"
-		args = append(args, c.token)
-	}
-	if c.where != "" {
-		q += " AND (" + c.where + ")"
-		args = append(args, c.wargs...)
-	}
-	return q + " RETURNING " + runColumns, args
-}
-
-// run executes the compare-and-set. When it matches no row it reports why: a replay of the
-// caller's own committed lease write returns the run and replayed=true; anything else is a
-// *db.TransitionError carrying the status found.
-func (c cas) run(ctx context.Context, tx *wtx) (r db.Run, replayed bool, err error) {
-	q, args := c.query()
-	r, err = scanRun(tx.QueryRowContext(ctx, q, args...))
-	if err == nil {
-		return r, false, nil
-	}
-	if !isNotFound(err) {
-		return db.Run{}, false, fmt.Errorf("%s run %s: %w", c.op, c.runID, err)
-	}
-	tr := db.Transitions[c.op]
-	return refuse(ctx, tx, refusal{op: c.op, runID: c.runID, token: c.token, lease: tr.Lease, to: tr.To})
-}
-
-// refusal describes a write whose compare-and-set matched nothing.
-type refusal struct {
-	op    db.Op
-	runID string
-	token string
-	lease bool      // the write carried token
-	to    db.Status // the status the write moves to; "" when it is not a transition
-}
-
-// refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
-// A lease write whose run already is where the write leads, under the same token, is the worker
-// retrying a write that committed (its reply was lost): that is reported as replayed, not refused.
-func refuse(ctx context.Context, tx *wtx, f refusal) (db.Run, bool, error) {
-	r, err := getRun(ctx, tx, f.runID)
-	if isNotFound(err) {
-		return db.Run{}, false, &db.TransitionError{RunID: f.runID, Op: f.op, Lease: f.lease}
-	}
-	if err != nil {
-		return db.Run{}, false, fmt.Errorf("%s run %s: %w", f.op, f.runID, err)
-	}
-	if f.lease && f.to != "" && r.Status == f.to && f.token != "" && r.LeaseToken == f.token {
-		return r, true, nil
-	}
-	return db.Run{}, false, &db.TransitionError{RunID: f.runID, Op: f.op, Found: r.Status, Lease: f.lease}
 }
 
 // queryer is what both pools and transactions offer for reads.

@@ -1,0 +1,104 @@
+package db
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is what a database engine gives the transition core (Machine): transactions whose
+// statements only run SQL and scan rows. Every decision (which statuses a write leaves, which lease
+// it needs, which events it appends, what a lost race returns) is the core's; an engine renders the
+// RunUpdate it is handed as one UPDATE and reports whether a row matched.
+type Driver interface {
+	// InTx runs fn in one write transaction, committing when fn returns nil. Driver errors come out
+	// translated into this package's errors (ErrUnavailable, ErrUnwritable, ...).
+	InTx(ctx context.Context, fn func(tx DriverTx) error) error
+	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
+	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
+}
+
+// DriverTx is one transaction of a Driver.
+type DriverTx interface {
+	// UpdateRun runs the compare-and-set u: UPDATE runs SET u.Set WHERE u's guard RETURNING the run.
+	// ok is false when no row matched.
+	UpdateRun(ctx context.Context, u RunUpdate) (r Run, ok bool, err error)
+	// LockRun reads a run and holds its row until the transaction ends; ErrNotFound if none.
+	LockRun(ctx context.Context, runID string) (Run, error)
+	// AppendEvent gives e the run's next seq and inserts it.
+	AppendEvent(ctx context.Context, e Event) (Event, error)
+	// NextQueued is the id of the oldest (queued_at, id) queued run in reach at now that no other
+	// transaction holds, or "" when there is none.
+	NextQueued(ctx context.Context, reach Reach, now time.Time) (string, error)
+	// Expired lists the running runs whose lease expired before now, oldest expiry first, skipping
+	// rows another transaction holds.
+	Expired(ctx context.Context, now time.Time) ([]Expired, error)
+	// LastAsk is the node and seq of the latest gate_requested of node (of any node when node is
+	// ""); seq is 0 when none was asked.
+	LastAsk(ctx context.Context, runID, node string) (string, int64, error)
+	// GateEvents are the node's gate_approval and gate_resolved events after seq, in order.
+	GateEvents(ctx context.Context, runID, node string, after int64) ([]Event, error)
+	// EventAt is the run's event at seq; ErrNotFound if none.
+	EventAt(ctx context.Context, runID string, seq int64) (Event, error)
+	// ClearReminder forgets a run's gate reminder once it was sent.
+	ClearReminder(ctx context.Context, runID string) error
+	// HoldsLease reports whether l is the lease of a running run, holding the run's row until the
+	// transaction ends when it is.
+	HoldsLease(ctx context.Context, l Lease) (bool, error)
+	// FindLifecycle is the recorded event of e's run with e's type, node and attempt; ErrNotFound if
+	// none.
+	FindLifecycle(ctx context.Context, e Event) (Event, error)
+	// ResetRecoveries sets the run's rescue counter back to 0.
+	ResetRecoveries(ctx context.Context, runID string) error
+	// InsertRun inserts n as a queued run created and queued at now.
+	InsertRun(ctx context.Context, n NewRun, digest string, now time.Time) (Run, error)
+	// InsertConversation inserts c unless its id exists.
+	InsertConversation(ctx context.Context, c Conversation, now time.Time) error
+	// SetMessageRef records (or, with an empty MessageID, forgets) a message of a run.
+	SetMessageRef(ctx context.Context, ref MessageRef) error
+}
+
+// Expired is a running run whose lease ran out, as the rescuer found it.
+type Expired struct {
+	RunID, Owner, Token string
+	Recoveries          int
+}
+
+// RunUpdate is one compare-and-set on a run, decided by the core. The guard is
+// `id = RunID AND status IN From`, and each set field below adds its condition.
+type RunUpdate struct {
+	RunID string
+	From  []Status
+	// Token, when Leased: AND lease_token = Token AND lease_token <> ''.
+	Leased bool
+	Token  string
+	// IfPaused, when set: AND (status <> 'paused' OR pause_kind IN IfPaused).
+	IfPaused []PauseKind
+	// PauseNode, when set: AND pause_node = PauseNode.
+	PauseNode string
+	// ExpiredBefore, when set: AND lease_expires_at < ExpiredBefore AND recoveries = Recoveries.
+	ExpiredBefore time.Time
+	Recoveries    int
+	Set           RunSet
+}
+
+// RunSet is what a compare-and-set writes. Zero fields leave their columns alone.
+type RunSet struct {
+	Status      Status
+	Lease       *Lease    // lease_owner, lease_token
+	ExpiresAt   time.Time // lease_expires_at
+	HeartbeatAt time.Time // heartbeat_at
+	StartedAt   time.Time // started_at, unless it is set already
+	DropLease   bool      // lease_owner = '', lease_token = '', lease_expires_at = NULL
+	EndLease    bool      // lease_expires_at = NULL; the token stays, so a replay is recognised
+	Pause       *Pause    // pause_kind, pause_node, gate_due_at, gate_remind_at (meta.pause is in Meta)
+	LeavePause  bool      // pause_kind = '', pause_node = '', gate timers NULL, meta.pause removed
+	QueuedAt    time.Time
+	FinishedAt  time.Time
+	Reopen      bool // finished_at = NULL
+	NextAttempt bool // attempt + 1
+	Recovered   bool // recoveries + 1
+	// Meta's non-empty top-level fields replace the run's; ResumedFrom (when set) records the status
+	// the run had before this update instead of Meta.ResumedFrom.
+	Meta        Meta
+	ResumedFrom bool
+}

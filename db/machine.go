@@ -1,0 +1,280 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Machine is the transition core: it implements the state-machine methods of Store once, for every
+// engine. It decides each compare-and-set from Transitions (which statuses, which lease, what it
+// writes), the events it appends and what a lost race returns; the engine's Driver only runs the SQL.
+// Engines embed a *Machine in their Store.
+type Machine struct {
+	Driver Driver
+	// Now is the engine's clock, in UTC at the precision the engine stores.
+	Now func() time.Time
+	// Moved, when set, is told about every transition that committed (engines log it).
+	Moved func(op Op, r Run)
+}
+
+// opHeartbeat names heartbeat writes in errors; a heartbeat is not a state transition.
+const opHeartbeat Op = "heartbeat"
+
+// update is the compare-and-set of op on runID as Transitions has it: leaving op's From statuses,
+// under the caller's lease when op carries one, to op's To status.
+func update(op Op, runID, token string) RunUpdate {
+	tr := Transitions[op]
+	return RunUpdate{RunID: runID, From: tr.From, Leased: tr.Lease, Token: token, Set: RunSet{Status: tr.To}}
+}
+
+// transit runs u as op in tx and appends the events events derives from the updated run.
+func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, events func(Run) []Event) (Run, error) {
+	r, ok, err := tx.UpdateRun(ctx, u)
+	if err != nil {
+		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
+	}
+	if !ok {
+		r, _, err := Refuse(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
+		return r, err
+	}
+	for _, e := range events(r) {
+		if _, err := tx.AppendEvent(ctx, e); err != nil {
+			return Run{}, err
+		}
+	}
+	return r, nil
+}
+
+// Refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
+// A lease write whose run already is where the write leads, under the same token, is the worker
+// retrying a write that committed (its reply was lost): that is a replay, returned with no error.
+// Anything else is a *TransitionError carrying the status found.
+func Refuse(ctx context.Context, tx DriverTx, op Op, runID, token string, lease bool) (Run, bool, error) {
+	r, err := tx.LockRun(ctx, runID)
+	if errors.Is(err, ErrNotFound) {
+		return Run{}, false, &TransitionError{RunID: runID, Op: op, Lease: lease}
+	}
+	if err != nil {
+		return Run{}, false, fmt.Errorf("%s run %s: %w", op, runID, err)
+	}
+	if to := Transitions[op].To; lease && to != "" && r.Status == to && token != "" && r.LeaseToken == token {
+		return r, true, nil
+	}
+	return Run{}, false, &TransitionError{RunID: runID, Op: op, Found: r.Status, Lease: lease}
+}
+
+// move runs one transition in its own transaction.
+func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run) []Event) (Run, error) {
+	var out Run
+	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		var err error
+		out, err = m.transit(ctx, tx, op, u, events)
+		return err
+	})
+	if err == nil && m.Moved != nil {
+		m.Moved(op, out)
+	}
+	return out, err
+}
+
+// one is the events func of a transition that appends a single event.
+func one(typ EventType, node string, at time.Time, data any) func(Run) []Event {
+	return func(r Run) []Event {
+		return []Event{{RunID: r.ID, Type: typ, NodeID: node, Data: MustJSON(data), At: at}}
+	}
+}
+
+// ClaimRun moves the oldest queued run in reach to running under a fresh lease for owner.
+func (m *Machine) ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error) {
+	if owner == "" || ttl <= 0 {
+		return Run{}, fmt.Errorf("claim run: need a worker name and a positive lease duration (got %q, %s)", owner, ttl)
+	}
+	now := m.Now()
+	var out Run
+	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		id, err := tx.NextQueued(ctx, reach, now)
+		if err != nil {
+			return fmt.Errorf("claim run: %w", err)
+		}
+		if id == "" {
+			return ErrNoQueuedRun
+		}
+		u := update(OpClaim, id, "")
+		u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
+		u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
+		out, err = m.transit(ctx, tx, OpClaim, u, one(EventRunClaimed, "", now, RunClaimedData{Owner: owner}))
+		return err
+	})
+	if err == nil && m.Moved != nil {
+		m.Moved(OpClaim, out)
+	}
+	return out, err
+}
+
+// Heartbeat extends a held lease by ttl from now.
+func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("heartbeat run %s: lease duration must be positive, got %s", l.RunID, ttl)
+	}
+	now := m.Now()
+	u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token,
+		Set: RunSet{ExpiresAt: now.Add(ttl), HeartbeatAt: now}}
+	return m.Driver.InTx(ctx, func(tx DriverTx) error {
+		_, ok, err := tx.UpdateRun(ctx, u)
+		if err != nil || ok {
+			return err
+		}
+		_, _, err = Refuse(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
+		return err
+	})
+}
+
+// PauseRun moves running -> paused. A gate pause appends gate_requested carrying the pause, so the
+// gate's history says what was asked; a recovery pause appends run_paused and keeps the error and
+// the hint the user sees in meta.
+func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause) (Run, error) {
+	if err := validPause(p); err != nil {
+		return Run{}, fmt.Errorf("pause run %s: %w", l.RunID, err)
+	}
+	u := update(OpPause, l.RunID, l.Token)
+	u.Set.Pause, u.Set.EndLease, u.Set.Meta.Pause = &p, true, &p
+	typ := EventGateRequested
+	if p.Kind == PauseRecovery {
+		typ = EventRunPaused
+		u.Set.Meta.ResumeHint = p.ResumeHint
+		u.Set.Meta.LastError = &RunError{Node: p.Node, Class: ClassInfra, Message: p.Error}
+	}
+	return m.move(ctx, OpPause, u, one(typ, p.Node, m.Now(), p))
+}
+
+// validPause rejects pauses the run could never leave.
+func validPause(p Pause) error {
+	switch {
+	case p.Kind.IsGate() && p.Node == "":
+		return errors.New("a gate pause needs the gate's node id")
+	case p.Kind.IsGate(), p.Kind == PauseRecovery:
+		return nil
+	}
+	return fmt.Errorf("unknown pause kind %q (want approval, loop or recovery)", p.Kind)
+}
+
+// CompleteRun moves running -> completed with the final output. The lease token stays so a replay
+// is recognised.
+func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string) (Run, error) {
+	now := m.Now()
+	u := update(OpComplete, l.RunID, l.Token)
+	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.Output = true, now, output
+	return m.move(ctx, OpComplete, u, one(EventRunCompleted, "", now, NoData{}))
+}
+
+// FailRun moves running -> failed with the reason, kept in meta.last_error. The lease token stays
+// so a replay is recognised.
+func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError) (Run, error) {
+	now := m.Now()
+	u := update(OpFail, l.RunID, l.Token)
+	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.LastError = true, now, &e
+	return m.move(ctx, OpFail, u, one(EventRunFailed, e.Node, now, e))
+}
+
+// ReleaseRun hands a running run back to the queue. It keeps its queued_at, so it is claimed again
+// before runs queued after it.
+func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
+	u := update(OpRelease, l.RunID, l.Token)
+	u.Set.DropLease = true
+	return m.move(ctx, OpRelease, u, one(EventRunReleased, "", m.Now(), RunReleasedData{Owner: l.Owner}))
+}
+
+// ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
+// never resumed. Leaving paused clears the pause.
+func (m *Machine) ResumeRun(ctx context.Context, runID, by string) (Run, error) {
+	now := m.Now()
+	u := update(OpResume, runID, "")
+	u.IfPaused = []PauseKind{PauseRecovery}
+	u.Set.NextAttempt, u.Set.LeavePause, u.Set.QueuedAt, u.Set.Reopen, u.Set.ResumedFrom = true, true, now, true, true
+	r, err := m.move(ctx, OpResume, u, func(r Run) []Event {
+		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom}
+		return []Event{{RunID: r.ID, Type: EventResumeRequested, Data: MustJSON(data), At: now}}
+	})
+	var te *TransitionError
+	if errors.As(err, &te) && te.Found == StatusPaused {
+		return r, fmt.Errorf("run %s waits at a gate; approve or reject it instead of resuming: %w", runID, err)
+	}
+	return r, err
+}
+
+// leave is the compare-and-set of op (cancel, reject or approve) that takes a run out of where it
+// is for good or back to the queue: leaving clears the pause and its gate timers, and every op but
+// approve drops the lease, which is how a running worker learns it must stop.
+func leave(op Op, runID string, now time.Time) RunUpdate {
+	u := update(op, runID, "")
+	u.Set.LeavePause = true
+	if op == OpApprove {
+		u.Set.QueuedAt = now
+		return u
+	}
+	u.Set.DropLease, u.Set.FinishedAt = true, now
+	return u
+}
+
+// CancelRun abandons a queued, running, paused or failed run.
+func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string) (Run, error) {
+	now := m.Now()
+	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one(EventRunCancelled, "", now, CancelData{By: by, Reason: reason}))
+}
+
+// RescueExpired re-queues running runs whose lease expired before now, each counting a recovery; a
+// run past maxRecoveries rescues without progress fails instead, so a run that kills its worker
+// every time cannot loop forever.
+func (m *Machine) RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error) {
+	now := m.Now()
+	var out []Rescue
+	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		found, err := tx.Expired(ctx, now)
+		if err != nil {
+			return fmt.Errorf("rescue: %w", err)
+		}
+		out = out[:0]
+		for _, x := range found {
+			r, err := m.rescue(ctx, tx, x, maxRecoveries, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if m.Moved != nil {
+			m.Moved(OpRescue, r.Run)
+		}
+	}
+	return out, nil
+}
+
+// rescue moves one expired run, guarded by the token, expiry and counter it was found with: if its
+// worker heartbeated or finished meanwhile, the compare-and-set fails and the run is left alone.
+// It goes to the back of the queue: a run that keeps killing its worker must not starve the others.
+func (m *Machine) rescue(ctx context.Context, tx DriverTx, x Expired, maxRecoveries int, now time.Time) (Rescue, error) {
+	u := update(OpRescue, x.RunID, x.Token)
+	u.Leased, u.ExpiredBefore, u.Recoveries = true, now, x.Recoveries
+	u.Set.Recovered, u.Set.DropLease = true, true
+	exhausted := x.Recoveries+1 > maxRecoveries
+	events := one(EventRunRescued, "", now, RunRescuedData{PrevOwner: x.Owner, Recoveries: x.Recoveries + 1})
+	if exhausted {
+		reason := RecoveryBudgetExhausted(x.Recoveries+1, maxRecoveries)
+		u.Set.Status, u.Set.FinishedAt, u.Set.Meta.LastError = StatusFailed, now, &reason
+		events = one(EventRunFailed, "", now, reason)
+	} else {
+		u.Set.QueuedAt = now
+	}
+	r, err := m.transit(ctx, tx, OpRescue, u, events)
+	if err != nil {
+		return Rescue{}, err
+	}
+	return Rescue{Run: r, PrevOwner: x.Owner, Exhausted: exhausted}, nil
+}

@@ -1,0 +1,83 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// opRecord names event writes in errors; recording an event is not a state transition.
+const opRecord Op = "record event"
+
+// RecordEvent appends e under a held lease. Node lifecycle types are keyed by (run, type, node,
+// attempt): replaying one with the same data returns the stored event, with other data it is a
+// conflict. node_completed is progress, so it resets the rescue counter.
+func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, error) {
+	if e.Type == "" {
+		return Event{}, fmt.Errorf("record event of run %s: the event has no type", l.RunID)
+	}
+	data, err := objectData(e.Data)
+	if err != nil {
+		return Event{}, fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
+	}
+	e.RunID, e.Data, e.At = l.RunID, data, m.Now()
+	var out Event
+	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
+		held, err := tx.HoldsLease(ctx, l)
+		if err != nil {
+			return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
+		}
+		if !held {
+			_, _, err = Refuse(ctx, tx, opRecord, l.RunID, l.Token, true)
+			return err
+		}
+		if e.Type.Idempotent() {
+			stored, err := tx.FindLifecycle(ctx, e)
+			if err == nil {
+				out, err = replayLifecycle(stored, e)
+				return err
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		if e.Type == EventNodeCompleted {
+			if err := tx.ResetRecoveries(ctx, l.RunID); err != nil {
+				return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
+			}
+		}
+		out, err = tx.AppendEvent(ctx, e)
+		return err
+	})
+	return out, err
+}
+
+// replayLifecycle decides a repeated lifecycle write: the same data (compared as JSON values, so
+// key order and spacing do not matter) is a no-op; other data contradicts history.
+func replayLifecycle(stored, e Event) (Event, error) {
+	var a, b any
+	if json.Unmarshal(stored.Data, &a) == nil && json.Unmarshal(e.Data, &b) == nil && reflect.DeepEqual(a, b) {
+		return stored, nil
+	}
+	return Event{}, fmt.Errorf("record %s of node %q attempt %d for run %s: already recorded with other data: %w",
+		e.Type, e.NodeID, e.Attempt, stored.RunID, ErrConflict)
+}
+
+// objectData checks event data is one JSON object and compacts it; empty data is the empty object.
+func objectData(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("event data must be a JSON object, got %.40q", raw)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("event data must be a JSON object: %w", err)
+	}
+	return buf.Bytes(), nil
+}

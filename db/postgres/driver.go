@@ -1,0 +1,260 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"threadflow/db"
+)
+
+// driver is the PostgreSQL side of the transition core (db.Machine): it runs the SQL the core's
+// decisions need and scans the rows. It decides nothing.
+type driver struct{ s *Store }
+
+func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
+	return d.s.inTx(ctx, func(tx pgx.Tx) error { return fn(dtx{tx}) })
+}
+
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
+	rows, err := d.s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
+		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, translate(err)
+}
+
+// dtx is one transaction of the driver. Its errors are translated when the transaction ends.
+type dtx struct{ tx pgx.Tx }
+
+func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
+	q, args := updateSQL(u)
+	r, err := scanRun(d.tx.QueryRow(ctx, q, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Run{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
+	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Run{}, db.ErrNotFound
+	}
+	return r, err
+}
+
+func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
+	return appendEvent(ctx, d.tx, e)
+}
+
+// NextQueued skips rows other claimers hold (SKIP LOCKED): concurrent claimers pass over a run
+// another has locked instead of waiting for it and then finding it taken.
+func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
+	var id string
+	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+`
+		ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, reachArgs(reach, now)...).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// Expired locks the expired runs. SKIP LOCKED leaves runs alone that a worker is heartbeating right
+// now, and lets rescuers on several replicas share the work.
+func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
+	rows, err := d.tx.Query(ctx, `SELECT id, lease_owner, lease_token, recoveries FROM runs
+		WHERE status = 'running' AND lease_expires_at < $1 ORDER BY lease_expires_at, id FOR UPDATE SKIP LOCKED`, now)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Expired, error) {
+		var x db.Expired
+		return x, row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+	})
+}
+
+func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {
+	var seq int64
+	err := d.tx.QueryRow(ctx, `SELECT node_id, seq FROM run_events WHERE run_id = $1 AND type = 'gate_requested'
+		AND ($2 = '' OR node_id = $2) ORDER BY seq DESC LIMIT 1`, runID, node).Scan(&node, &seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, nil
+	}
+	return node, seq, err
+}
+
+func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
+	rows, err := d.tx.Query(ctx, `SELECT `+eventColumns+` FROM run_events
+		WHERE run_id = $1 AND node_id = $2 AND seq > $3 AND type IN ('gate_approval', 'gate_resolved') ORDER BY seq`, runID, node, after)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
+}
+
+func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
+	e, err := scanEvent(d.tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = $1 AND seq = $2`, runID, seq))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Event{}, db.ErrNotFound
+	}
+	return e, err
+}
+
+func (d dtx) ClearReminder(ctx context.Context, runID string) error {
+	_, err := d.tx.Exec(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = $1`, runID)
+	return err
+}
+
+// HoldsLease locks the run's row for the rest of the transaction, but only while the caller's
+// lease is the run's.
+func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
+	var id string
+	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE id = $1 AND status = 'running' AND lease_token = $2 AND lease_token <> ''
+		FOR UPDATE`, l.RunID, l.Token).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
+	stored, err := scanEvent(d.tx.QueryRow(ctx, findLifecycleSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Event{}, db.ErrNotFound
+	}
+	return stored, err
+}
+
+func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
+	_, err := d.tx.Exec(ctx, `UPDATE runs SET recoveries = 0 WHERE id = $1`, runID)
+	return err
+}
+
+func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
+	return scanRun(d.tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID,
+		n.UserID, n.UserMessage, n.WorkingPath, n.WorkflowSource, digest, now))
+}
+
+func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {
+	return insertConversation(ctx, d.tx, c, now)
+}
+
+func (d dtx) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
+	return setMessageRef(ctx, d.tx, ref)
+}
+
+// params numbers query parameters as they are added.
+type params []any
+
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return fmt.Sprintf("$%d", len(*p))
+}
+
+// updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
+func updateSQL(u db.RunUpdate) (string, []any) {
+	var p params
+	set := setSQL(&p, u.Set)
+	where := []string{"id = " + p.add(u.RunID), "status = ANY(" + p.add(statuses(u.From)) + ")"}
+	if u.Leased {
+		where = append(where, "lease_token = "+p.add(u.Token)+" AND lease_token <> ''")
+	}
+	if len(u.IfPaused) > 0 {
+		kinds := make([]string, len(u.IfPaused))
+		for i, k := range u.IfPaused {
+			kinds[i] = string(k)
+		}
+		where = append(where, "(status <> 'paused' OR pause_kind = ANY("+p.add(kinds)+"))")
+	}
+	if u.PauseNode != "" {
+		where = append(where, "pause_node = "+p.add(u.PauseNode))
+	}
+	if !u.ExpiredBefore.IsZero() {
+		where = append(where, "lease_expires_at < "+p.add(u.ExpiredBefore)+" AND recoveries = "+p.add(u.Recoveries))
+	}
+	return "UPDATE runs SET " + set + " WHERE " + strings.Join(where, " AND ") + " RETURNING " + runColumns, p
+}
+
+func statuses(ss []db.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// setSQL renders a RunSet as a SET list.
+func setSQL(p *params, s db.RunSet) string {
+	var sets []string
+	add := func(expr string) { sets = append(sets, expr) }
+	if s.Status != "" {
+		add("status = " + p.add(string(s.Status)))
+	}
+	if s.Lease != nil {
+		add("lease_owner = " + p.add(s.Lease.Owner) + ", lease_token = " + p.add(s.Lease.Token))
+	}
+	if !s.ExpiresAt.IsZero() {
+		add("lease_expires_at = " + p.add(s.ExpiresAt))
+	}
+	if !s.HeartbeatAt.IsZero() {
+		add("heartbeat_at = " + p.add(s.HeartbeatAt))
+	}
+	if !s.StartedAt.IsZero() {
+		add("started_at = COALESCE(started_at, " + p.add(s.StartedAt) + "::timestamptz)")
+	}
+	switch {
+	case s.DropLease:
+		add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
+	case s.EndLease:
+		add("lease_expires_at = NULL")
+	}
+	if ps := s.Pause; ps != nil {
+		add("pause_kind = " + p.add(string(ps.Kind)) + ", pause_node = " + p.add(ps.Node) +
+			", gate_due_at = " + p.add(nullTime(ps.DueAt)) + ", gate_remind_at = " + p.add(nullTime(ps.RemindAt)))
+	}
+	if s.LeavePause {
+		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
+	}
+	if !s.QueuedAt.IsZero() {
+		add("queued_at = " + p.add(s.QueuedAt))
+	}
+	if !s.FinishedAt.IsZero() {
+		add("finished_at = " + p.add(s.FinishedAt))
+	}
+	if s.Reopen {
+		add("finished_at = NULL")
+	}
+	if s.NextAttempt {
+		add("attempt = attempt + 1")
+	}
+	if s.Recovered {
+		add("recoveries = recoveries + 1")
+	}
+	if m := metaSQL(p, s); m != "meta" {
+		add("meta = " + m)
+	}
+	return strings.Join(sets, ", ")
+}
+
+// metaSQL is the expression of the run's new meta: each top-level field of s.Meta replaces the
+// stored one (jsonb || merges top-level keys).
+func metaSQL(p *params, s db.RunSet) string {
+	expr := "meta"
+	if s.LeavePause {
+		expr = "(meta - 'pause')"
+	}
+	if patch := mustJSON(s.Meta); string(patch) != "{}" {
+		expr += " || " + p.add([]byte(patch)) + "::jsonb"
+	}
+	if s.ResumedFrom {
+		expr += " || jsonb_build_object('resumed_from', status)"
+	}
+	return expr
+}
