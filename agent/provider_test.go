@@ -19,6 +19,7 @@ import (
 
 	"threadflow/agent/agenttest"
 	"threadflow/db"
+	"threadflow/testkit"
 )
 
 func TestRunReturnsReplyAndNewSession(t *testing.T) {
@@ -336,11 +337,11 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 			}()
 			// The fake records its own pid and its helpers' once all are running; one helper is in a
 			// session of its own, out of reach of the process group.
-			waitFor(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 3 })
+			testkit.Eventually(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 3 })
 			cancel()
 
 			var err error
-			waitFor(t, "Run to return", func() bool {
+			testkit.Eventually(t, "Run to return", func() bool {
 				select {
 				case err = <-done:
 					return true
@@ -352,7 +353,7 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 				t.Errorf("err = %v, want it to wrap context.Canceled", err)
 			}
 			for _, pid := range fx.script.Hung() {
-				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
 	}
@@ -377,7 +378,7 @@ func TestIdleWatchdogKillsEveryProcessOfTheTurn(t *testing.T) {
 				t.Fatalf("hung pids = %v, want the fake and its two helpers", pids)
 			}
 			for _, pid := range pids { // SIGKILL was sent before Run returned; dying takes a moment
-				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
 	}
@@ -395,7 +396,7 @@ func TestTurnTimeout(t *testing.T) {
 				t.Fatalf("err = %v, want a transient error naming %s", err, TimeoutEnv)
 			}
 			for _, pid := range fx.script.Hung() {
-				waitFor(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"threadflow/agent/agenttest/stubapi"
 	"threadflow/proctag"
+	"threadflow/testkit"
 )
 
 // These tests run the real Claude Code and Codex CLIs (npm-installed; .ci/run installs the pinned
@@ -313,7 +314,7 @@ func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		waitUntil(t, "the CLI's request to reach the stub", func() bool { return b.api.Requests() > 0 })
+		testkit.Eventually(t, "the CLI's request to reach the stub", func() bool { return b.api.Requests() > 0 })
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}
@@ -333,16 +334,4 @@ func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
 			t.Fatalf("processes of the interrupted chat survive: %v", pids)
 		}
 	})
-}
-
-// waitUntil polls cond until it holds, failing the test at e2eDeadline.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(e2eDeadline)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/postgres"
 	"threadflow/db/sqlite"
+	"threadflow/testkit"
 	"threadflow/workflow"
 )
 
@@ -90,7 +91,7 @@ func queueRuns(t *testing.T, st db.Store, src string, n int) []string {
 // waitAll waits until every run has the status; crash tests get three times the usual deadline.
 func waitAll(t *testing.T, st db.Store, ids []string, want db.Status) {
 	t.Helper()
-	pollUntil(t, fmt.Sprintf("%d runs to be %s", len(ids), want), 3*e2eDeadline, func() bool {
+	testkit.EventuallyWithin(t, 3*e2eDeadline, fmt.Sprintf("%d runs to be %s", len(ids), want), func() bool {
 		for _, id := range ids {
 			run, err := st.GetRun(context.Background(), id)
 			if err != nil {
@@ -278,7 +279,7 @@ nodes:
 		a := startBot(t, env)
 		ids := queueRuns(t, st, src, 1)
 		pidFile := filepath.Join(pids, "attempt-1")
-		waitForCondition(t, "attempt 1 to start", func() bool { return readPid(pidFile) > 0 })
+		testkit.Eventually(t, "attempt 1 to start", func() bool { return readPid(pidFile) > 0 })
 		a.Freeze()
 		benv := copyEnv(env)
 		benv["HOME"], benv["REPLICA_ID"] = t.TempDir(), "replica-b"
@@ -291,8 +292,8 @@ nodes:
 		before, _ := st.Events(context.Background(), ids[0])
 		a.Thaw()
 		pid := readPid(pidFile)
-		waitForCondition(t, "the frozen worker to kill its node's process", func() bool { return !agenttest.Alive(pid) })
-		waitForCondition(t, "the frozen worker to log its lost lease", func() bool { return len(a.LogEvents("orchestrator.lease_lost")) > 0 })
+		testkit.Eventually(t, "the frozen worker to kill its node's process", func() bool { return !agenttest.Alive(pid) })
+		testkit.Eventually(t, "the frozen worker to log its lost lease", func() bool { return len(a.LogEvents("orchestrator.lease_lost")) > 0 })
 		after, _ := st.Events(context.Background(), ids[0])
 		if len(after) != len(before) {
 			t.Fatalf("the woken worker wrote %d events after losing its lease", len(after)-len(before))
@@ -347,23 +348,6 @@ func readPid(path string) int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return pid
-}
-
-func waitForCondition(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	pollUntil(t, what, e2eDeadline, cond)
-}
-
-// pollUntil checks cond every 20 ms and fails the test when it still does not hold after timeout.
-func pollUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval of a condition wait
-	}
 }
 
 // The scenario of ../shared/seeds/002_ea3ceaae607d1167.txt: the process crashes after the first

@@ -19,10 +19,17 @@ const pollEvery = 5 * time.Millisecond
 // names the condition in the failure ("the run to complete").
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Deadline)
+	EventuallyWithin(t, Deadline, what, cond)
+}
+
+// EventuallyWithin is Eventually with a deadline of its own, for waits that are known to be long
+// (hundreds of runs through crashes and recoveries).
+func EventuallyWithin(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", Deadline, what)
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(pollEvery) // polling interval of a condition wait, not a guess at a duration
 	}
