@@ -3,7 +3,6 @@ package metrics_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,8 +15,8 @@ import (
 	"threadflow/db/dbtest"
 	"threadflow/metrics"
 	"threadflow/orchestrator"
+	"threadflow/orchestratortest"
 	"threadflow/testkit"
-	"threadflow/workflow"
 )
 
 // rig is the real orchestrator on a real SQLite store, observed by a Metrics.
@@ -25,35 +24,28 @@ type rig struct {
 	t     *testing.T
 	store db.Store
 	m     *metrics.Metrics
-	eng   *orchestrator.Engine
+	eng   *orchestratortest.Engine
 }
 
 func newRig(t *testing.T, workflows map[string]string, outbox conversation.Outbox) *rig {
 	t.Helper()
 	home := t.TempDir()
 	dir := filepath.Join(home, "wf")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	files := map[string]string{}
 	for name, src := range workflows {
-		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[name+".yaml"] = src
 	}
+	orchestratortest.WriteWorkflows(t, dir, files)
 	st := dbtest.SQLite(t, db.Options{})
 	log := zaptest.NewLogger(t)
 	r := &rig{t: t, store: st, m: metrics.New(st, log, nil)}
-	r.eng = orchestrator.New(orchestrator.Config{
-		Store: st, Catalogs: catalog{home: home, dir: dir}, Providers: noProviders{},
+	r.eng = orchestratortest.Start(t, orchestrator.Config{
+		Store: st, Catalogs: orchestratortest.Catalog{Home: home, Dir: dir}, Providers: orchestratortest.NoProviders{},
 		Outboxes: map[string]conversation.Outbox{outbox.Platform(): outbox},
 		Auth:     orchestrator.NewAuth(nil, nil), Dirs: orchestrator.Dirs{Home: home}, Log: log,
 		Owner: "metrics-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 		Observer: r.m,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.eng.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 	return r
 }
 
@@ -135,16 +127,3 @@ func TestCountersWithoutARun(t *testing.T) {
 }
 
 // catalog discovers the test's workflows on every call.
-type catalog struct{ home, dir string }
-
-func (c catalog) Catalog() *workflow.Catalog {
-	cat, _ := workflow.Discover(c.home, []string{c.dir})
-	return cat
-}
-
-// noProviders refuses every AI provider: these tests run shell and approval nodes only.
-type noProviders struct{}
-
-func (noProviders) Provider(string) (orchestrator.Provider, error) {
-	return nil, errors.New("no AI provider in metrics tests")
-}

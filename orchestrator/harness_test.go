@@ -19,6 +19,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestratortest"
 	"threadflow/workflow"
 )
 
@@ -33,15 +34,13 @@ const waitTimeout = 30 * time.Second
 type harness struct {
 	t         *testing.T
 	store     db.Store
-	engine    *orchestrator.Engine
+	engine    *orchestratortest.Engine
 	out       *recOutbox
 	home      string
 	wfDir     string
 	script    *agenttest.Script
 	providers fakeProviders
 	cfg       orchestrator.Config
-	stopped   chan struct{}
-	stop      context.CancelFunc
 }
 
 type opener func(t testing.TB, opts db.Options) db.Store
@@ -81,16 +80,12 @@ func newHarness(t *testing.T, open opener) *harness {
 
 // start runs a fresh engine (as a restarted process would) on the same database.
 func (h *harness) start() {
-	h.engine = orchestrator.New(h.cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	h.stop, h.stopped = cancel, make(chan struct{})
-	go func() { defer close(h.stopped); h.engine.Run(ctx) }()
+	h.engine = orchestratortest.Start(h.t, h.cfg)
 }
 
 // shutdown stops the engine and waits for it.
 func (h *harness) shutdown() {
-	h.stop()
-	<-h.stopped
+	h.engine.Stop()
 }
 
 func (h *harness) restart() {

@@ -21,6 +21,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestratortest"
 	"threadflow/workflow"
 )
 
@@ -93,7 +94,7 @@ func soakRuns(t *testing.T) int {
 // conversations proceed at once.
 type soak struct {
 	store  db.Store
-	engine *orchestrator.Engine
+	engine *orchestratortest.Engine
 	inbox  *conversation.Inbox
 	cat    *workflow.Catalog
 }
@@ -114,32 +115,18 @@ func newSoak(t *testing.T) *soak {
 	// Logs are encoded as in production but dropped: kept in the test's log they would be the leak.
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	s := &soak{store: dbtest.SQLite(t, db.Options{}), cat: cat}
-	s.engine = orchestrator.New(orchestrator.Config{
-		Store: s.store, Catalogs: s, Providers: noAI{},
+	s.engine = orchestratortest.Start(t, orchestrator.Config{
+		Store: s.store, Catalogs: s, Providers: orchestratortest.NoProviders{},
 		Outboxes: map[string]conversation.Outbox{console.Platform: console.NewOutbox(io.Discard)},
 		Auth:     orchestrator.NewAuth(nil, nil), Dirs: orchestrator.Dirs{Home: home}, Log: log, Owner: "soak",
 	})
-	ctx, stop := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); s.engine.Run(ctx) }()
 	s.inbox = conversation.NewInbox(s.engine.Dispatcher, nil, soakDrivers, log)
-	t.Cleanup(func() {
-		_ = s.inbox.Close(context.Background())
-		stop()
-		<-stopped
-	})
+	t.Cleanup(func() { _ = s.inbox.Close(context.Background()) }) // before the engine stops
 	return s
 }
 
 // Catalog implements orchestrator.Catalogs.
 func (s *soak) Catalog() *workflow.Catalog { return s.cat }
-
-// noAI refuses AI providers: the soak workflows are shell and approval nodes.
-type noAI struct{}
-
-func (noAI) Provider(string) (orchestrator.Provider, error) {
-	return nil, fmt.Errorf("the soak test configures no AI provider")
-}
 
 // drive plays runs [from, to) with soakDrivers people at once and returns when all are done.
 func (s *soak) drive(t *testing.T, from, to int, seed uint64) {

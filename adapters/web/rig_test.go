@@ -2,14 +2,12 @@ package web_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,8 +20,8 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestratortest"
 	"threadflow/testkit"
-	"threadflow/workflow"
 )
 
 const waitTimeout = testkit.Deadline
@@ -86,16 +84,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	home := t.TempDir()
 	dir := filepath.Join(home, "wf")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	files := map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow, "loud.yaml": loudWorkflow}
 	maps.Copy(files, o.workflows)
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	orchestratortest.WriteWorkflows(t, dir, files)
 	log := zaptest.NewLogger(t)
 	open := o.open
 	if open == nil {
@@ -104,7 +95,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	st := open(t, db.Options{})
 	outboxes := map[string]conversation.Outbox{}
 	eng := orchestrator.New(orchestrator.Config{
-		Store: st, Catalogs: catalog{home: home, dir: dir}, Providers: noProviders{}, Outboxes: outboxes,
+		Store: st, Catalogs: orchestratortest.Catalog{Home: home, Dir: dir}, Providers: orchestratortest.NoProviders{}, Outboxes: outboxes,
 		Auth: orchestrator.NewAuth(o.allowed, o.admins), Dirs: orchestrator.Dirs{Home: home}, Log: log,
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
@@ -114,16 +105,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	outboxes[web.Platform] = w.Outbox()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); eng.Run(ctx) }()
+	orchestratortest.Run(t, eng) // stops after the cleanup below
 	srv := httptest.NewServer(w.Handler())
 	t.Cleanup(func() {
 		w.Close()
 		srv.Close()
 		_ = in.Close(context.Background())
-		cancel()
-		<-done
 	})
 	return &rig{t: t, store: st, web: w, srv: srv, inbox: in}
 }
@@ -209,16 +196,3 @@ func statusNames(ss []db.Status) []string {
 type submitter struct{ in *conversation.Inbox }
 
 func (s submitter) Handle(ctx context.Context, m conversation.Message) { _, _ = s.in.Submit(ctx, m) }
-
-type catalog struct{ home, dir string }
-
-func (c catalog) Catalog() *workflow.Catalog {
-	cat, _ := workflow.Discover(c.home, []string{c.dir})
-	return cat
-}
-
-type noProviders struct{}
-
-func (noProviders) Provider(string) (orchestrator.Provider, error) {
-	return nil, errors.New("no AI provider in web tests")
-}

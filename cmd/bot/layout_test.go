@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"threadflow/cmd/":             4, // every command: the only packages that wire engines and adapters
 	"threadflow/test":             -1,
 	"threadflow/testkit":          -1,
+	"threadflow/orchestratortest": -1,
 	"threadflow/test/":            -1, // test support: never imported by a package above
 	"threadflow/db/dbtest":        -1,
 	"threadflow/db/storetest":     -1,
