@@ -1,15 +1,11 @@
 package metrics_test
 
 import (
-	"context"
-	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
-	"threadflow/conversation"
 	"threadflow/metrics"
 )
 
@@ -47,31 +43,4 @@ func value(t *testing.T, m *metrics.Metrics, series string) float64 {
 		return f
 	}
 	return 0
-}
-
-// recOutbox accepts (or, with err, refuses) every message of its platform.
-type recOutbox struct {
-	platform string
-	err      error
-	mu       sync.Mutex
-	n        int
-}
-
-func (o *recOutbox) Platform() string { return o.platform }
-
-func (o *recOutbox) Post(_ context.Context, to conversation.Address, _ conversation.Reply) (conversation.Ref, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.err != nil {
-		return conversation.Ref{}, o.err
-	}
-	o.n++
-	return conversation.Ref{Address: to, MessageID: fmt.Sprint(o.n)}, nil
-}
-
-func (o *recOutbox) Edit(context.Context, conversation.Ref, conversation.Reply) error { return o.err }
-
-func (o *recOutbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
-	ref, err := o.Post(ctx, in, r)
-	return in, ref, err
 }

@@ -65,7 +65,7 @@ func TestSeriesMoveWhenRunsHappen(t *testing.T) {
 	r := newRig(t, map[string]string{
 		"ok":    "name: ok\nnodes:\n  - id: a\n    bash: echo hi\n",
 		"gated": "name: gated\nnodes:\n  - id: ask\n    approval: {message: \"ship?\"}\n  - id: b\n    depends_on: [ask]\n    bash: echo b\n",
-	}, &recOutbox{platform: "test"})
+	}, &orchestratortest.Outbox{Name: "test"})
 
 	r.run("test", "ok")
 	testkit.Eventually(t, "runs_total{ok,completed} to count the run", func() bool { return value(t, r.m, `threadflow_runs_total{state="completed",workflow="ok"}`) == 1 })
@@ -98,7 +98,7 @@ func TestSeriesMoveWhenRunsHappen(t *testing.T) {
 
 func TestSendFailuresAreCounted(t *testing.T) {
 	r := newRig(t, map[string]string{"ok": "name: ok\nnodes:\n  - id: a\n    bash: echo hi\n"},
-		&recOutbox{platform: "down", err: errors.New("platform is down")})
+		&orchestratortest.Outbox{Name: "down", Err: errors.New("platform is down")})
 	r.run("down", "ok")
 	testkit.Eventually(t, "send_failures_total{down} to count", func() bool {
 		return value(t, r.m, `threadflow_send_failures_total{platform="down"}`) > 0

@@ -161,7 +161,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 		thread := runThread(t, h, run.ID)
 		gates := h.waitMessage("reply in this thread")
 		if len(gates) != 1 || len(gates[0].Buttons) != 2 {
-			t.Fatalf("want one gate message with Approve and Reject buttons:\n%s", h.out.dump())
+			t.Fatalf("want one gate message with Approve and Reject buttons:\n%s", h.out.Dump())
 		}
 		if text := joined(h.say(admin, thread, "hmm, not sure")); !strings.Contains(text, "could not tell") {
 			t.Fatalf("unclear answer replied:\n%s", text)
@@ -177,7 +177,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 		if len(h.runs("gated")) != 1 {
 			t.Fatal("approval created a new run")
 		}
-		gate := h.out.byID(gates[0].ID)
+		gate := h.out.ByID(gates[0].ID)
 		if !gate.Edited || len(gate.Buttons) != 0 || !strings.Contains(gate.Text, "Approved by admin") {
 			t.Fatalf("gate message not edited to show the decision without buttons: %+v", gate)
 		}
@@ -199,7 +199,7 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 		h := newHarness(t, open)
 		prior := failedDeploy(t, h, "task A")
 		h.shutdown() // nobody claims the run while the resumes race
-		base := h.out.count()
+		base := h.out.Count()
 		var wg sync.WaitGroup
 		for _, user := range []string{admin, ops} { // the owner and another admin
 			wg.Add(1)
@@ -210,7 +210,7 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 		}
 		wg.Wait()
 		h.start()
-		text := joined(h.out.since(base))
+		text := joined(h.out.Since(base))
 		if !strings.Contains(text, "Resuming run") || strings.Count(text, "already being resumed") != 1 {
 			t.Fatalf("replies:\n%s\nwant one resume and one 'already being resumed'", text)
 		}

@@ -22,7 +22,7 @@ func (h *harness) startRun(name, args string) db.Run {
 	h.say(admin, "", "/workflow run "+name+" "+args)
 	runs := h.runs(name)
 	if len(runs) == 0 {
-		h.t.Fatalf("no run of %s was created; messages:\n%s", name, h.out.dump())
+		h.t.Fatalf("no run of %s was created; messages:\n%s", name, h.out.Dump())
 	}
 	return runs[0]
 }
@@ -175,7 +175,7 @@ nodes:
 `)
 		run := h.waitStatus(h.startRun("gated", "v1.2").ID, db.StatusPaused)
 		if got := h.waitMessage("Ship v1.2?"); len(got) != 1 || len(got[0].Buttons) != 2 {
-			t.Fatalf("gate message with two buttons not posted; messages:\n%s", h.out.dump())
+			t.Fatalf("gate message with two buttons not orchestratortest.Posted; messages:\n%s", h.out.Dump())
 		}
 		h.restart()
 		h.say(admin, "", "/workflow approve "+run.ID+" looks good, ship it")
@@ -247,7 +247,7 @@ func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 			t.Fatalf("want no node_failed and one session_reset; events: %v", eventTypes(ev))
 		}
 		if len(h.waitMessage("Session continuity was lost")) != 1 {
-			t.Fatalf("chat was not told once that continuity was lost:\n%s", h.out.dump())
+			t.Fatalf("chat was not told once that continuity was lost:\n%s", h.out.Dump())
 		}
 		after, _ := h.store.GetSession(context.Background(), "", run.ID, "*shared")
 		if after.SessionID == s.SessionID || after.SessionID == "" {

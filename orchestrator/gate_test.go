@@ -7,6 +7,7 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestratortest"
 )
 
 // release is the bundled release workflow's shape: check, a gate whose note is captured, ship.
@@ -36,15 +37,15 @@ func gated(t *testing.T, h *harness, settings string) (db.Run, string) {
 }
 
 // click clicks a button of a posted message as user, as the adapters deliver a click.
-func (h *harness) click(user string, msg posted, label string) []posted {
+func (h *harness) click(user string, msg orchestratortest.Posted, label string) []orchestratortest.Posted {
 	h.t.Helper()
 	for _, b := range msg.Buttons {
 		if b.Label == label {
-			before := h.out.count()
+			before := h.out.Count()
 			m := conversation.Message{Address: msg.To, UserID: user, Text: b.Command, Direct: true,
 				Action: &conversation.Action{Ref: conversation.Ref{Address: msg.To, MessageID: msg.ID}}}
 			h.engine.Dispatcher.Handle(context.Background(), m)
-			return h.out.since(before)
+			return h.out.Since(before)
 		}
 	}
 	h.t.Fatalf("message %s has no button %q: %+v", msg.ID, label, msg.Buttons)
@@ -66,8 +67,8 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 		if status := joined(h.say(ops, "", "/workflow status "+run.ID)); !strings.Contains(status, "• gate confirm: 🛑 rejected by admin ") || !strings.Contains(status, " ago: fix the tests first\n") {
 			t.Errorf("status does not show the rejection and its reason:\n%s", status)
 		}
-		if len(h.out.find("shipped")) != 0 {
-			t.Fatalf("an objection shipped the release:\n%s", h.out.dump())
+		if len(h.out.Find("shipped")) != 0 {
+			t.Fatalf("an objection shipped the release:\n%s", h.out.Dump())
 		}
 		ev := h.events(run.ID)
 		if countEvents(ev, db.EventGateResolved, "confirm") != 1 || countEvents(ev, db.EventNodeStarted, "ship") != 0 {
@@ -109,7 +110,7 @@ func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
 		if out := shipped(h); !strings.Contains(out, "with note [ship it but not on <!channel> friday]") {
 			t.Fatalf("ship saw %q, want the quoted reply as the note", out)
 		}
-		settled := h.out.byID(ask.ID)
+		settled := h.out.ByID(ask.ID)
 		if len(settled.Buttons) != 0 || !strings.Contains(settled.Text, "✅ Approved by ops") {
 			t.Fatalf("ask-back after the answer: %+v; want the decision without buttons", settled)
 		}
@@ -119,7 +120,7 @@ func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
 	})
 }
 
-func labels(p posted) string {
+func labels(p orchestratortest.Posted) string {
 	var out []string
 	for _, b := range p.Buttons {
 		out = append(out, b.Label)
@@ -135,12 +136,14 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 		if !strings.Contains(gate.Text, "Who may answer: console:alice and the admins (ADMIN_USER_IDS).") {
 			t.Fatalf("gate message does not say who may answer:\n%s", gate.Text)
 		}
-		paths := []func() []posted{
-			func() []posted { return h.say("console:mallory", thread, "lgtm") },
-			func() []posted { return h.say("console:mallory", thread, "no") },
-			func() []posted { return h.click("console:mallory", gate, "Approve") },
-			func() []posted { return h.say("console:mallory", "", "/workflow approve "+run.ID+" sure") },
-			func() []posted { return h.say("console:mallory", "", "/workflow reject "+run.ID) },
+		paths := []func() []orchestratortest.Posted{
+			func() []orchestratortest.Posted { return h.say("console:mallory", thread, "lgtm") },
+			func() []orchestratortest.Posted { return h.say("console:mallory", thread, "no") },
+			func() []orchestratortest.Posted { return h.click("console:mallory", gate, "Approve") },
+			func() []orchestratortest.Posted {
+				return h.say("console:mallory", "", "/workflow approve "+run.ID+" sure")
+			},
+			func() []orchestratortest.Posted { return h.say("console:mallory", "", "/workflow reject "+run.ID) },
 		}
 		for i, answer := range paths {
 			text := joined(answer())
@@ -154,7 +157,7 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 		if n := countEvents(h.events(run.ID), db.EventGateRefused, "confirm"); n != len(paths) {
 			t.Fatalf("%d refusals recorded, want %d", n, len(paths))
 		}
-		if got := h.out.byID(gate.ID); len(got.Buttons) != 2 {
+		if got := h.out.ByID(gate.ID); len(got.Buttons) != 2 {
 			t.Fatalf("a refused click settled the gate message: %+v", got)
 		}
 		h.say("console:alice", thread, "approved")
@@ -225,10 +228,10 @@ func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
 		h.waitMessage("⏰ Reminder: run " + run.ID + " of release is still waiting at confirm")
 		h.waitStatus(run.ID, db.StatusCancelled)
 		h.waitMessage("⌛ Gate confirm of run " + run.ID + " timed out: nobody answered within 2s. The gate is rejected and the run is cancelled.")
-		if n := len(h.out.find("⏰ Reminder")); n != 1 {
+		if n := len(h.out.Find("⏰ Reminder")); n != 1 {
 			t.Fatalf("%d reminders, want 1", n)
 		}
-		if got := h.out.byID(gate.ID); len(got.Buttons) != 0 {
+		if got := h.out.ByID(gate.ID); len(got.Buttons) != 0 {
 			t.Fatalf("the gate message kept its buttons after the timeout: %+v", got)
 		}
 		text := joined(h.say(ops, "", "/workflow approve "+run.ID))

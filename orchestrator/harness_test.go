@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ type harness struct {
 	t         *testing.T
 	store     db.Store
 	engine    *orchestratortest.Engine
-	out       *recOutbox
+	out       *orchestratortest.Outbox
 	home      string
 	wfDir     string
 	script    *agenttest.Script
@@ -53,7 +52,7 @@ func engines(t *testing.T, f func(t *testing.T, open opener)) {
 func newHarness(t *testing.T, open opener) *harness {
 	t.Helper()
 	home := t.TempDir()
-	h := &harness{t: t, store: open(t, db.Options{}), out: newRecOutbox(), home: home, wfDir: filepath.Join(home, "wf"),
+	h := &harness{t: t, store: open(t, db.Options{}), out: &orchestratortest.Outbox{}, home: home, wfDir: filepath.Join(home, "wf"),
 		script: agenttest.NewScript(t)}
 	h.providers = newFakeProviders(agenttest.BuildFakeCLI(t), h.script.Env())
 	if err := os.MkdirAll(h.wfDir, 0o755); err != nil {
@@ -100,15 +99,15 @@ func (h *harness) writeWorkflow(name, src string) {
 	}
 }
 
-// say sends text as user in the test channel (or a thread of it) and returns the replies posted
+// say sends text as user in the test channel (or a thread of it) and returns the replies orchestratortest.Posted
 // while it was handled.
-func (h *harness) say(user, thread, text string) []posted {
+func (h *harness) say(user, thread, text string) []orchestratortest.Posted {
 	h.t.Helper()
-	before := h.out.count()
+	before := h.out.Count()
 	m := conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 		UserID: user, Text: text, Direct: true}
 	h.engine.Dispatcher.Handle(context.Background(), m)
-	return h.out.since(before)
+	return h.out.Since(before)
 }
 
 // runIn returns the single run the store has for a workflow, failing when there is not exactly one.
@@ -146,7 +145,7 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	deadline := time.Now().Add(waitTimeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, h.out.dump())
+			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, h.out.Dump())
 		}
 		time.Sleep(5 * time.Millisecond) // polling interval of a condition wait, not a wait for work
 	}
@@ -154,11 +153,11 @@ func (h *harness) waitFor(what string, cond func() bool) {
 
 // waitMessage waits until a message containing text was sent (notices follow the store write
 // they report, so a run can be paused a moment before its gate message is out).
-func (h *harness) waitMessage(text string) []posted {
+func (h *harness) waitMessage(text string) []orchestratortest.Posted {
 	h.t.Helper()
-	var found []posted
+	var found []orchestratortest.Posted
 	h.waitFor(fmt.Sprintf("a message containing %q", text), func() bool {
-		found = h.out.find(text)
+		found = h.out.Find(text)
 		return len(found) > 0
 	})
 	return found
@@ -229,100 +228,7 @@ func (e envProvider) Run(ctx context.Context, r agent.Request) (agent.Result, er
 	return e.p.Run(ctx, r)
 }
 
-// posted is one message the bot sent or edited.
-type posted struct {
-	To      conversation.Address
-	ID      string
-	Text    string
-	Buttons []conversation.Button
-	Edited  bool
-}
-
-// recOutbox records what the bot sends, as a chat platform with threads would show it.
-type recOutbox struct {
-	mu   sync.Mutex
-	msgs []posted
-	seq  int
-}
-
-func newRecOutbox() *recOutbox { return &recOutbox{} }
-
-func (o *recOutbox) Platform() string { return "console" }
-
-func (o *recOutbox) Post(_ context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.seq++
-	id := fmt.Sprintf("m%d", o.seq)
-	o.msgs = append(o.msgs, posted{To: to, ID: id, Text: r.Text.String(), Buttons: r.Buttons})
-	return conversation.Ref{Address: to, MessageID: id}, nil
-}
-
-func (o *recOutbox) Edit(_ context.Context, ref conversation.Ref, r conversation.Reply) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for i := range o.msgs {
-		if o.msgs[i].ID == ref.MessageID {
-			o.msgs[i].Text, o.msgs[i].Buttons, o.msgs[i].Edited = r.Text.String(), r.Buttons, true
-		}
-	}
-	return nil
-}
-
-func (o *recOutbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
-	ref, _ := o.Post(ctx, in.Channel(), r)
-	thread := conversation.Address{Platform: in.Platform, ChannelID: in.ChannelID, ThreadID: ref.MessageID}
-	return thread, ref, nil
-}
-
-func (o *recOutbox) count() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.msgs)
-}
-
-func (o *recOutbox) since(n int) []posted {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]posted(nil), o.msgs[n:]...)
-}
-
-// find returns the messages whose text contains s.
-func (o *recOutbox) find(s string) []posted {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []posted
-	for _, m := range o.msgs {
-		if strings.Contains(m.Text, s) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// byID returns the current state of one message.
-func (o *recOutbox) byID(id string) posted {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, m := range o.msgs {
-		if m.ID == id {
-			return m
-		}
-	}
-	return posted{}
-}
-
-func (o *recOutbox) dump() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var b strings.Builder
-	for _, m := range o.msgs {
-		fmt.Fprintf(&b, "[%s %s edited=%v] %s\n", m.ID, m.To.ConversationID(), m.Edited, m.Text)
-	}
-	return b.String()
-}
-
-func joined(ps []posted) string {
+func joined(ps []orchestratortest.Posted) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.Text + "\n")

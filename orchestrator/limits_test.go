@@ -7,6 +7,7 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestratortest"
 )
 
 // NUL bytes, invalid UTF-8 and oversized arguments are refused with a message naming the limit,
@@ -28,8 +29,8 @@ func TestInputLimitsRefuseBeforeAnythingIsWritten(t *testing.T) {
 		if runs := h.runs("echo"); len(runs) != 0 {
 			t.Fatalf("refused messages created %d runs", len(runs))
 		}
-		if q := h.out.find("queued"); len(q) != 0 {
-			t.Fatalf("a refused run left a thread saying queued:\n%s", h.out.dump())
+		if q := h.out.Find("queued"); len(q) != 0 {
+			t.Fatalf("a refused run left a thread saying queued:\n%s", h.out.Dump())
 		}
 		// At the limit, the run starts and its node sees every byte.
 		run := h.waitStatus(h.startRun("echo", strings.Repeat("z", 16_000)).ID, db.StatusCompleted, db.StatusFailed)
@@ -71,11 +72,11 @@ func TestRefusalsAnswerOnlyMessagesMeantForTheBot(t *testing.T) {
 		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")
 		h.waitStatus(h.startRun("gate", "").ID, db.StatusPaused)
 		gateThread := h.waitMessage("Go?")[0].To.ThreadID
-		overheard := func(thread, text string) []posted {
-			before := h.out.count()
+		overheard := func(thread, text string) []orchestratortest.Posted {
+			before := h.out.Count()
 			h.engine.Dispatcher.Handle(context.Background(), conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 				UserID: ops, Text: text})
-			return h.out.since(before)
+			return h.out.Since(before)
 		}
 		if got := overheard("", strings.Repeat("log line\n", 3000)); len(got) != 0 {
 			t.Fatalf("a long paste in the channel was answered:\n%s", joined(got))

@@ -42,8 +42,8 @@ nodes:
 		if !strings.Contains(msg, "compile error in main.go") {
 			t.Fatalf("failure notice does not quote the error:\n%s", msg)
 		}
-		if len(h.out.find("completed.")) != 0 {
-			t.Fatalf("a failed run was announced as completed:\n%s", h.out.dump())
+		if len(h.out.Find("completed.")) != 0 {
+			t.Fatalf("a failed run was announced as completed:\n%s", h.out.Dump())
 		}
 	})
 }
@@ -111,11 +111,11 @@ nodes:
 		}
 		// One duration, shown alike: the live status message in chat and /workflow status.
 		dur := regexp.MustCompile(`flaky \(attempt 3\) (\S+)`)
-		h.waitFor("the final status message", func() bool { return len(h.out.find(": completed")) > 0 })
-		inChat := dur.FindStringSubmatch(joined(h.out.find(": completed")))
+		h.waitFor("the final status message", func() bool { return len(h.out.Find(": completed")) > 0 })
+		inChat := dur.FindStringSubmatch(joined(h.out.Find(": completed")))
 		inStatus := dur.FindStringSubmatch(status)
 		if inChat == nil || inStatus == nil || inChat[1] != inStatus[1] {
-			t.Fatalf("duration in chat %v, in status %v; want one and the same\n%s\n%s", inChat, inStatus, h.out.dump(), status)
+			t.Fatalf("duration in chat %v, in status %v; want one and the same\n%s\n%s", inChat, inStatus, h.out.Dump(), status)
 		}
 		// A skipped node has no duration (it once printed as 2562047h47m16.854775807s).
 		if !regexp.MustCompile(`(?m)– skipme$`).MatchString(status) {
