@@ -38,6 +38,7 @@ func chatMessage(event, text string) conversation.Message {
 }
 
 func TestRedeliveredEventStartsOneRunAlsoAfterARestart(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		m := chatMessage("evt-1", "/workflow run hello world")
@@ -51,6 +52,7 @@ func TestRedeliveredEventStartsOneRunAlsoAfterARestart(t *testing.T) {
 }
 
 func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		var msgs []conversation.Message
@@ -72,6 +74,7 @@ func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
 }
 
 func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.Auth = orchestrator.NewAuth([]string{"console:alice"}, nil)
@@ -93,6 +96,7 @@ func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
 // the message is answered by a fresh session once (../shared/seeds/003_744e4bbd1dcb2334.txt); the
 // next message continues the new session, and /reset forgets it.
 func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.DefaultProvider = "claude"
@@ -130,6 +134,7 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 // is told why, and the conversation's next message is answered: one hung turn does not hold the
 // conversation.
 func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.DefaultProvider = "claude"
@@ -152,6 +157,7 @@ func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
 // Shutting the engine down stops an agent node's CLI and everything it started, including what
 // moved to another session.
 func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: ask\n    prompt: think\n")
@@ -167,6 +173,7 @@ func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
 }
 
 func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"}} {
 		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
@@ -190,6 +197,7 @@ func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
 // A process claims only runs it can report on: a run started on another platform (here Slack, which
 // this harness has no outbox for) is left for a process that has, even when it was queued first.
 func TestWorkersClaimOnlyRunsTheyCanReport(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.ClaimReportableOnly = true

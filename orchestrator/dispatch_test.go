@@ -154,6 +154,7 @@ func TestExplicitResumeResumesOnceWithoutPrompt(t *testing.T) {
 }
 
 func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n  - id: done\n    depends_on: [ok]\n    bash: echo done\n")
@@ -185,6 +186,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 }
 
 func TestRejectInPlainWordsCancels(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n")
@@ -221,6 +223,7 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 }
 
 func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		text := joined(h.say(admin, "", "/workflow run helo world"))
@@ -231,6 +234,7 @@ func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
 }
 
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		ctx := context.Background()

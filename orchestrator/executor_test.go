@@ -28,6 +28,7 @@ func (h *harness) startRun(name, args string) db.Run {
 }
 
 func TestIndependentBranchesRunInParallel(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("par", `
@@ -105,6 +106,7 @@ func assertLines(t *testing.T, path string, want int) {
 }
 
 func TestTriggerRulesAndConditionsSkipWithReasons(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("rules", `
@@ -157,6 +159,7 @@ nodes:
 }
 
 func TestGatePausedRunSurvivesRestartAndGetsTheComment(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("gated", `
@@ -190,6 +193,7 @@ nodes:
 }
 
 func TestEditingWorkflowFileDoesNotChangeWhatResumeExecutes(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("frozen", `
@@ -220,6 +224,7 @@ nodes:
 }
 
 func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, s := sharedSessionAtGate(t, h)
@@ -257,6 +262,7 @@ func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 }
 
 func TestResumedInteractiveLoopSurvivesAStaleGateSession(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("loop", `
@@ -365,6 +371,7 @@ nodes:
 // A stale shared session whose fresh replacement also fails (here: not logged in) is forgotten in
 // every scope: the resume starts fresh instead of trying the dead id again.
 func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, s := sharedSessionAtGate(t, h)
@@ -397,6 +404,7 @@ func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 
 // The same for a loop's session: after a session_reset the resumed loop starts fresh.
 func TestStaleLoopSessionIsNotTriedAgainAfterAResume(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("loop", `

@@ -11,6 +11,7 @@ import (
 // One run's events, folded once, give the executor, /workflow status and the dashboard the same
 // node states: a retried attempt, a gate asked and approved, a skip reopened by a resume.
 func TestFoldOneHistoryForEveryReader(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	ev := func(s int, typ db.EventType, node string, attempt int, data any) db.Event {

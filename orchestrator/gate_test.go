@@ -58,6 +58,7 @@ func shipped(h *harness) string {
 }
 
 func TestObjectionRejectsWithItsReason(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, thread := gated(t, h, "")
@@ -78,6 +79,7 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 }
 
 func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, thread := gated(t, h, "")
@@ -90,6 +92,7 @@ func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
 }
 
 func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, thread := gated(t, h, "")
@@ -129,6 +132,7 @@ func labels(p orchestratortest.Posted) string {
 }
 
 func TestOnlyApproversMayAnswer(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, thread := gated(t, h, `      approvers: ["console:alice", "@admins"]`)
@@ -166,6 +170,7 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 }
 
 func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, thread := gated(t, h, "      allow_self_approval: false")
@@ -183,6 +188,7 @@ func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
 }
 
 func TestTwoApprovalsFromDifferentPeople(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("two", `name: two
@@ -218,6 +224,7 @@ nodes:
 }
 
 func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		run, _ := gated(t, h, "      timeout: 2s\n      remind_after: 1s")

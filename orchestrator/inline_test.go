@@ -7,6 +7,7 @@ import (
 
 // The inline value of an output is defined once; these are its rules.
 func TestInlineText(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", InlineLimit-1) + "é" // the é straddles the limit
 	tests := []struct {
 		name      string

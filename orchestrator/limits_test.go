@@ -13,6 +13,7 @@ import (
 // NUL bytes, invalid UTF-8 and oversized arguments are refused with a message naming the limit,
 // before anything is written: no run, no thread saying "queued", no recorded gate reply.
 func TestInputLimitsRefuseBeforeAnythingIsWritten(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("echo", "name: echo\nnodes:\n  - id: a\n    bash: printf '%s' \"$ARGUMENTS\" | wc -c\n")
@@ -42,6 +43,7 @@ func TestInputLimitsRefuseBeforeAnythingIsWritten(t *testing.T) {
 
 // A reply at a gate is checked as any message: a NUL is refused in the thread and records nothing.
 func TestGateReplyWithANulIsRefusedAndNotRecorded(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")
@@ -67,6 +69,7 @@ func TestGateReplyWithANulIsRefusedAndNotRecorded(t *testing.T) {
 
 // Chatter not meant for the bot is refused silently; a reply in a waiting run's thread is answered.
 func TestRefusalsAnswerOnlyMessagesMeantForTheBot(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")

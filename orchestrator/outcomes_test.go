@@ -12,6 +12,7 @@ import (
 // A failed node fails the run even when the clean-up after it ran and succeeded (GitHub Actions'
 // semantics), also through a node the failure skipped; the notice names the node and its error.
 func TestFailedNodeFailsTheRunAfterItsCleanUpRan(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("ci", `
@@ -51,6 +52,7 @@ nodes:
 // continue_on_error: the node's failure is shown and its dependents decide by their trigger
 // rules, but the run completes.
 func TestContinueOnErrorLetsTheRunComplete(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("lint", `
@@ -126,6 +128,7 @@ nodes:
 
 // `on: transient` narrows a shell node's retries back to timeouts.
 func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("strict", "name: strict\nnodes:\n  - id: once\n    retry: {max_attempts: 3, on: transient}\n    bash: exit 1\n")
@@ -138,6 +141,7 @@ func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
 
 // /workflow status right after a run finished lists it.
 func TestStatusListsARunThatJustFinished(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("quick", "name: quick\nnodes:\n  - id: a\n    bash: echo done\n")
@@ -152,6 +156,7 @@ func TestStatusListsARunThatJustFinished(t *testing.T) {
 // continue_on_error does not cover a failure only a person can fix: with the agent CLI missing, the
 // run pauses for a resume instead of completing without its other nodes.
 func TestContinueOnErrorStillPausesForAMissingProvider(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		missing := filepath.Join(t.TempDir(), "no-such-claude")

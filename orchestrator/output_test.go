@@ -30,6 +30,7 @@ nodes:
 `
 
 func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("big", bigOutputWorkflow)
@@ -62,6 +63,7 @@ func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
 
 // $node.output loses its trailing newlines, as the shell's $(...) does: `echo ok` gives "ok".
 func TestNodeOutputHasNoTrailingNewline(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("nl", `
@@ -111,6 +113,7 @@ func readFile(t *testing.T, path string) string {
 
 // An agent's reply is an output like a script's: a file, and the inline value later nodes read.
 func TestAgentReplyIsKeptAsAnOutputFile(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.script.SetReply("the plan\n")

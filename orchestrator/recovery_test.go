@@ -17,6 +17,7 @@ import (
 // reason before any progress must not burn the run. It stays resumable with a clear error, and the
 // same /workflow resume works once the tool is back.
 func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
@@ -49,6 +50,7 @@ func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
 
 // An infrastructure failure before a run made any progress pauses it with the error and a hint.
 func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
@@ -64,6 +66,7 @@ func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
 }
 
 func TestTransientFailuresStopAfterTheRetryBudget(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("flaky", `
@@ -86,6 +89,7 @@ nodes:
 }
 
 func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: q\n    retry: {max_attempts: 2}\n    prompt: hello\n")
@@ -101,6 +105,7 @@ func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
 // Graceful shutdown hands an unfinished run back to the queue without counting a recovery, and the
 // next worker continues it at the unfinished node as the next attempt.
 func TestShutdownHandsRunsBackWithoutCountingARecovery(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.cfg.Grace = 50 * time.Millisecond
@@ -139,6 +144,7 @@ nodes:
 // A worker that loses its lease (here: the run is abandoned under it) stops the node's processes at
 // once instead of finishing work nobody may record.
 func TestAbandonStopsTheRunningProcess(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.writeWorkflow("sleepy", "name: sleepy\nnodes:\n  - id: nap\n    bash: echo $$ > pid; sleep 60\n")
@@ -166,6 +172,7 @@ func readPid(path string) int {
 // A worker that dies between an interactive loop's iteration and its gate must not let the loop run
 // on unasked: the rescued run asks about the iteration that was already done.
 func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		h.shutdown()
@@ -200,6 +207,7 @@ func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
 // A run whose frozen workflow no longer parses (a corrupt row, a parser change) fails with the
 // reason; it must not take the worker down.
 func TestUnparsableFrozenWorkflowFailsTheRun(t *testing.T) {
+	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
 		ctx := context.Background()

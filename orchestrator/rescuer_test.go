@@ -33,6 +33,7 @@ func (s shutdownAfterRescue) RescueExpired(ctx context.Context, maxRecoveries in
 // notice must still reach the thread when the engine shuts down at that moment; CI caught `bot
 // chat` exiting in between, and the thread never learned why the run stopped or how to resume it.
 func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
+	t.Parallel()
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
 		clock := storetest.NewClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 		st := open(t, db.Options{Now: clock.Now})

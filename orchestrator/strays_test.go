@@ -23,6 +23,7 @@ func startTagged(t *testing.T, runID string) *exec.Cmd {
 }
 
 func TestStraysKillOnlyTheRunsProcesses(t *testing.T) {
+	t.Parallel()
 	stray := startTagged(t, "r1stray0001")
 	other := startTagged(t, "r1stray00012") // another run whose id merely starts the same way
 	var s Strays
@@ -45,6 +46,7 @@ func TestStraysKillOnlyTheRunsProcesses(t *testing.T) {
 
 // A process id found by a scan and reused since by an untagged process is left alone.
 func TestStraysRecheckTheTagBeforeKilling(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("sleep", "600")
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	if err := cmd.Start(); err != nil {
