@@ -47,17 +47,24 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
+	// A workflow wrote it: always a download, never a page the browser renders or runs.
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(path.Base(name))+`"`)
+	s.serveUntrusted(w, r, f)
+}
+
+// serveUntrusted streams a file a workflow wrote, with ranges (a browser or curl may fetch part of
+// a large one), under headers that keep a browser from running it as a page, and without the
+// server's WriteTimeout, which a large file outlasts. The caller sets Content-Type.
+func (s *Server) serveUntrusted(w http.ResponseWriter, r *http.Request, f *os.File) {
 	st, err := f.Stat()
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	// A workflow wrote it: always a download, never a page the browser renders or runs.
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(path.Base(name))+`"`)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) // a large file outlasts WriteTimeout
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 
