@@ -265,18 +265,7 @@ func TestResumedInteractiveLoopSurvivesAStaleGateSession(t *testing.T) {
 	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.writeWorkflow("loop", `
-name: loop
-nodes:
-  - id: plan
-    loop:
-      prompt: "iteration $LOOP_ITERATION feedback: $LOOP_USER_INPUT"
-      until: PLAN_APPROVED
-      max_iterations: 5
-      interactive: true
-      gate_message: "Reply with feedback or approve."
-`)
-		run := h.waitStatus(h.startRun("loop", "").ID, db.StatusPaused)
+		run := interactiveLoopAtGate(h)
 		gateSession := run.Meta.Pause.SessionID
 		if gateSession == "" || run.Meta.Pause.LoopIteration != 1 {
 			t.Fatalf("pause context = %+v, want iteration 1 with its session", run.Meta.Pause)
@@ -407,18 +396,7 @@ func TestStaleLoopSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.writeWorkflow("loop", `
-name: loop
-nodes:
-  - id: plan
-    loop:
-      prompt: "iteration $LOOP_ITERATION feedback: $LOOP_USER_INPUT"
-      until: PLAN_APPROVED
-      max_iterations: 5
-      interactive: true
-      gate_message: "Reply with feedback or approve."
-`)
-		run := h.waitStatus(h.startRun("loop", "").ID, db.StatusPaused)
+		run := interactiveLoopAtGate(h)
 		dead := run.Meta.Pause.SessionID
 		h.script.Expire(dead)
 		h.script.FailNext("not_logged_in", 1)
@@ -467,4 +445,22 @@ nodes:
 		t.Fatalf("shared session not stored: %+v %v", s, err)
 	}
 	return run, s
+}
+
+// interactiveLoopAtGate runs an interactive loop and returns the run paused at the gate after its
+// first iteration, with that iteration's session in the pause.
+func interactiveLoopAtGate(h *harness) db.Run {
+	h.t.Helper()
+	h.writeWorkflow("loop", `
+name: loop
+nodes:
+  - id: plan
+    loop:
+      prompt: "iteration $LOOP_ITERATION feedback: $LOOP_USER_INPUT"
+      until: PLAN_APPROVED
+      max_iterations: 5
+      interactive: true
+      gate_message: "Reply with feedback or approve."
+`)
+	return h.waitStatus(h.startRun("loop", "").ID, db.StatusPaused)
 }

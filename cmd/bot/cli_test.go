@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"threadflow/db/dbtest"
 )
 
 // cli runs one bot command to completion and returns its stdout and exit status.
@@ -18,6 +20,21 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
 
 func cliEnv(t *testing.T) map[string]string {
 	return map[string]string{"THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}
+}
+
+// forEachEngine runs f with a cliEnv on SQLite and one on PostgreSQL (skipped without
+// TEST_DATABASE_URL unless CI=true).
+func forEachEngine(t *testing.T, f func(t *testing.T, env map[string]string)) {
+	t.Helper()
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			env := cliEnv(t)
+			if engine == "postgres" {
+				env["DATABASE_URL"] = dbtest.PostgresDatabase(t)
+			}
+			f(t, env)
+		})
+	}
 }
 
 var runIDPattern = regexp.MustCompile("run `([0-9a-z]{10})`")

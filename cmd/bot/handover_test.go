@@ -7,56 +7,48 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"threadflow/db/dbtest"
 )
 
 // A run started from the terminal stays the terminal's while it is attached; once the terminal is
 // gone, approving it on the dashboard of a running server is enough: the server executes it. On
 // both engines.
 func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			env := cliEnv(t)
-			if engine == "postgres" {
-				env["DATABASE_URL"] = dbtest.PostgresDatabase(t) // skips without TEST_DATABASE_URL unless CI=true
-			}
-			server := maps.Clone(env)
-			server["HTTP_ADDR"], server["REPLICA_ID"] = "127.0.0.1:0", "server"
-			srv := runBot(t, server)
-			base := waitURL(t, srv.stdout, srv.done, srv.stderr)
+	forEachEngine(t, func(t *testing.T, env map[string]string) {
+		server := maps.Clone(env)
+		server["HTTP_ADDR"], server["REPLICA_ID"] = "127.0.0.1:0", "server"
+		srv := runBot(t, server)
+		base := waitURL(t, srv.stdout, srv.done, srv.stderr)
 
-			env["REPLICA_ID"] = "terminal"
-			out, code := cli(t, env, "workflow", "run", "release", "v7.0.1")
-			m := runIDPattern.FindStringSubmatch(out)
-			if code != exitPaused || m == nil || !strings.Contains(out, "✓ check") {
-				t.Fatalf("workflow run release = exit %d, want %d with the check done by the terminal:\n%s", code, exitPaused, out)
-			}
-			id := m[1] // the terminal has exited: nothing but the server is running now
+		env["REPLICA_ID"] = "terminal"
+		out, code := cli(t, env, "workflow", "run", "release", "v7.0.1")
+		m := runIDPattern.FindStringSubmatch(out)
+		if code != exitPaused || m == nil || !strings.Contains(out, "✓ check") {
+			t.Fatalf("workflow run release = exit %d, want %d with the check done by the terminal:\n%s", code, exitPaused, out)
+		}
+		id := m[1] // the terminal has exited: nothing but the server is running now
 
-			approveOnDashboard(t, base, id, "bob", "ship it")
-			deadline := time.Now().Add(5 * time.Second)
-			var page string
-			for {
-				_, page = get(t, base+"runs/"+id)
-				if strings.Contains(page, `id="run-state" class="state state-completed"`) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("run %s not completed 5s after the dashboard approved it; page:\n%s\nserver log:\n%s", id, page, srv.stderr)
-				}
-				time.Sleep(50 * time.Millisecond) // polling interval of the deadline above
+		approveOnDashboard(t, base, id, "bob", "ship it")
+		deadline := time.Now().Add(5 * time.Second)
+		var page string
+		for {
+			_, page = get(t, base+"runs/"+id)
+			if strings.Contains(page, `id="run-state" class="state state-completed"`) {
+				break
 			}
-			if !strings.Contains(page, "note from the approver: ship it") {
-				t.Fatalf("completed run page lacks the ship node's output:\n%s", page)
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s not completed 5s after the dashboard approved it; page:\n%s\nserver log:\n%s", id, page, srv.stderr)
 			}
-			// The terminal sees the outcome when it comes back to its conversation.
-			out, _ = cli(t, env, "workflow", "status", id)
-			if !strings.Contains(out, "completed") || !strings.Contains(out, "✓ ship") {
-				t.Fatalf("workflow status after the server finished the run:\n%s", out)
-			}
-		})
-	}
+			time.Sleep(50 * time.Millisecond) // polling interval of the deadline above
+		}
+		if !strings.Contains(page, "note from the approver: ship it") {
+			t.Fatalf("completed run page lacks the ship node's output:\n%s", page)
+		}
+		// The terminal sees the outcome when it comes back to its conversation.
+		out, _ = cli(t, env, "workflow", "status", id)
+		if !strings.Contains(out, "completed") || !strings.Contains(out, "✓ ship") {
+			t.Fatalf("workflow status after the server finished the run:\n%s", out)
+		}
+	})
 }
 
 // approveOnDashboard presses Approve on the run page as the web user name.
