@@ -26,8 +26,9 @@ func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
 	return scanEvent(tx.QueryRow(ctx, appendEventSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At))
 }
 
-// findLifecycleSQL finds the recorded copy of an idempotent event.
-const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4`
+// findLifecycleSQL finds the recorded copy of an idempotent event through the partial index
+// run_events_lifecycle_idx, which is why it repeats the index's WHERE clause.
+const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4 AND ` + db.LifecycleIndexWhere
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {

@@ -8,10 +8,13 @@ import (
 	"threadflow/db"
 )
 
+// findLifecycleSQL finds the recorded copy of an idempotent event through the partial index
+// run_events_node_lifecycle, which is why it repeats the index's WHERE clause.
+const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events
+	WHERE run_id = ? AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere
+
 func findLifecycle(ctx context.Context, tx *wtx, runID string, e db.Event) (db.Event, error) {
-	row := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
-		WHERE run_id = ? AND type = ? AND node_id = ? AND attempt = ?`, runID, string(e.Type), e.NodeID, e.Attempt)
-	return scanEvent(row)
+	return scanEvent(tx.QueryRowContext(ctx, findLifecycleSQL, runID, string(e.Type), e.NodeID, e.Attempt))
 }
 
 // Events returns a run's events in sequence order.

@@ -1,0 +1,4 @@
+package postgres
+
+// FindLifecycleSQL is findLifecycleSQL, for the plan test.
+const FindLifecycleSQL = findLifecycleSQL
