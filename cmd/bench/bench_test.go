@@ -94,3 +94,37 @@ func TestWriteReportShowsEveryFigureWithTargetAndCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIScenarioRunsTheBinary runs the cli scenario's measurement on short chains with the real
+// binary on SQLite and checks it prints start-up and per-node rows beside their floors. It asserts
+// no timing: the figures are the bench's output, not a test's.
+func TestCLIScenarioRunsTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot binary")
+	}
+	b := &bench{opts: options{scale: 1}, progress: io.Discard}
+	t.Cleanup(b.close)
+	bin, err := b.bot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.newDatabase(t.Context(), "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.drop() })
+	times, err := b.cliTimes(t.Context(), bin, d, []int{1, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := cliRows(d.engine, times)
+	var out strings.Builder
+	if err := writeReport(&out, "test machine", "0 0 0", rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| cli | sqlite | start-up: `bot workflow run` of a 1-node", "| cli | sqlite | per node, 3-node chain", "× floor", "(one bare `sh -c true`)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}

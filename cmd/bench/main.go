@@ -10,9 +10,10 @@
 //	recovery    1,000 runs killed mid-node with SIGKILL: restart -> every one running again
 //	memory      heap and goroutines with 10,000 runs paused at gates, against none
 //	output      peak RSS of the real binary running a node that prints 1 GB, against one printing nothing
+//	cli         the real binary's `bot workflow run`: start-up, and per-node cost of 10-1,000-node chains beside bare `sh -c true`
 //
 // It creates its own fresh PostgreSQL database (dropped at exit) and temporary SQLite files, and for
-// the recovery and output scenarios build and run the real bot binary.
+// the recovery, output and cli scenarios build and run the real bot binary.
 package main
 
 import (
@@ -49,7 +50,7 @@ type options struct {
 	cpuProf   string
 }
 
-var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output"}
+var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output", "cli"}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -57,7 +58,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	engine := fs.String("engine", "both", "database engine: sqlite, postgres or both")
 	scenario := fs.String("scenario", "all", "comma-separated scenarios ("+strings.Join(allScenarios, ", ")+") or all")
 	pg := fs.String("postgres", defaultPostgresURL(), "PostgreSQL server `URL` whose database is used only to create and drop the bench's own")
-	bin := fs.String("bot", "", "bot binary for the recovery scenario (empty: go build ./cmd/bot into a temp dir)")
+	bin := fs.String("bot", "", "bot binary for the recovery, output and cli scenarios (empty: go build ./cmd/bot into a temp dir)")
 	scale := fs.Float64("scale", 1, "multiplies every run and message count; below 1 for a quick smoke run (figures are then not comparable to the targets)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the whole bench to `file` (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
