@@ -42,6 +42,8 @@ func (b *bench) scenario(ctx context.Context, name, engine string) (rows []row, 
 		return b.output(ctx, d)
 	case "cli":
 		return b.cli(ctx, d)
+	case "peer":
+		return b.peer(ctx, d)
 	default:
 		return b.memory(ctx, d)
 	}
