@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 )
@@ -26,25 +25,20 @@ func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, err
 	e.RunID, e.Data, e.At = l.RunID, data, m.Now()
 	var out Event
 	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
-		held, err := tx.HoldsLease(ctx, l)
+		lease, err := tx.LeaseForEvent(ctx, l, e)
 		if err != nil {
 			return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 		}
-		if !held {
+		if !lease.Held {
 			_, _, err = Refuse(ctx, tx, opRecord, l.RunID, l.Token, true)
 			return err
 		}
-		if e.Type.Idempotent() {
-			stored, err := tx.FindLifecycle(ctx, e)
-			if err == nil {
-				out, err = replayLifecycle(stored, e)
-				return err
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return err
-			}
+		if lease.Found {
+			out, err = replayLifecycle(lease.Stored, e)
+			return err
 		}
-		if e.Type == EventNodeCompleted {
+		// One statement per event fewer on the common path: a run never rescued has nothing to reset.
+		if e.Type == EventNodeCompleted && lease.Recoveries > 0 {
 			if err := tx.ResetRecoveries(ctx, l.RunID); err != nil {
 				return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 			}

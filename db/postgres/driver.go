@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -112,24 +113,28 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return err
 }
 
-// HoldsLease locks the run's row for the rest of the transaction, but only while the caller's
-// lease is the run's.
-func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
-	var id string
-	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE id = $1 AND status = 'running' AND lease_token = $2 AND lease_token <> ''
-		FOR UPDATE`, l.RunID, l.Token).Scan(&id)
+// LeaseForEvent locks the run's row for the rest of the transaction, but only while the caller's
+// lease is current, and reads the recorded copy of a lifecycle event with it: one round trip.
+func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.EventLease, error) {
+	var (
+		out  db.EventLease
+		seq  *int64
+		data []byte
+		at   *time.Time
+	)
+	err := d.tx.QueryRow(ctx, leaseForEventSQL, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&out.Recoveries, &seq, &data, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return db.EventLease{}, nil
 	}
-	return err == nil, err
-}
-
-func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
-	stored, err := scanEvent(d.tx.QueryRow(ctx, findLifecycleSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Event{}, db.ErrNotFound
+	if err != nil {
+		return db.EventLease{}, err
 	}
-	return stored, err
+	out.Held = true
+	if seq != nil && at != nil {
+		out.Found = true
+		out.Stored = db.Event{RunID: l.RunID, Seq: *seq, Type: e.Type, NodeID: e.NodeID, Attempt: e.Attempt, Data: json.RawMessage(data), At: at.UTC()}
+	}
+	return out, nil
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {

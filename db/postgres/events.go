@@ -26,9 +26,13 @@ func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
 	return scanEvent(tx.QueryRow(ctx, appendEventSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At))
 }
 
-// findLifecycleSQL finds the recorded copy of an idempotent event through the partial index
-// run_events_lifecycle_idx, which is why it repeats the index's WHERE clause.
-const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4 AND ` + db.LifecycleIndexWhere
+// leaseForEventSQL reads the run's lease, locking its row, and the recorded copy of a lifecycle
+// event in one statement. The event is found through the partial index run_events_lifecycle_idx,
+// which is why the join repeats the index's WHERE clause (runs has no column named type).
+const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = $3 AND e.node_id = $4 AND e.attempt = $5 AND ` + db.LifecycleIndexWhere + `
+	WHERE r.id = $1 AND r.status = 'running' AND r.lease_token = $2 AND r.lease_token <> ''
+	FOR UPDATE OF r`
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {

@@ -1,4 +1,4 @@
 package postgres
 
-// FindLifecycleSQL is findLifecycleSQL, for the plan test.
-const FindLifecycleSQL = findLifecycleSQL
+// LeaseForEventSQL is leaseForEventSQL, for the plan test.
+const LeaseForEventSQL = leaseForEventSQL

@@ -23,12 +23,12 @@ func TestFindLifecycleUsesIndex(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	conn := connect(t, url)
 	for _, stmt := range []string{"SET plan_cache_mode = force_generic_plan", "SET enable_seqscan = off",
-		"PREPARE find_lifecycle AS " + postgres.FindLifecycleSQL} {
+		"PREPARE find_lifecycle AS " + postgres.LeaseForEventSQL} {
 		if _, err := conn.Exec(t.Context(), stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	rows, err := conn.Query(t.Context(), "EXPLAIN EXECUTE find_lifecycle('r1', 'node_started', 'a', 1)")
+	rows, err := conn.Query(t.Context(), "EXPLAIN EXECUTE find_lifecycle('r1', 'token', 'node_started', 'a', 1)")
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}

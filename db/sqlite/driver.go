@@ -102,18 +102,8 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return translate(err)
 }
 
-func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
-	var one int
-	err := translate(d.tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''`,
-		l.RunID, l.Token).Scan(&one)) // the write transaction holds the database
-	if isNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
-	return findLifecycle(ctx, d.tx, e.RunID, e)
+func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.EventLease, error) {
+	return leaseForEvent(ctx, d.tx, l, e)
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {

@@ -2,19 +2,42 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"threadflow/db"
 )
 
-// findLifecycleSQL finds the recorded copy of an idempotent event through the partial index
-// run_events_node_lifecycle, which is why it repeats the index's WHERE clause.
-const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events
-	WHERE run_id = ? AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere
+// leaseForEventSQL reads the run's lease and the recorded copy of a lifecycle event in one
+// statement. The event is found through the partial index run_events_node_lifecycle, which is why
+// the join repeats the index's WHERE clause (runs has no column named type).
+const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = ? AND e.node_id = ? AND e.attempt = ? AND ` + db.LifecycleIndexWhere + `
+	WHERE r.id = ? AND r.status = 'running' AND r.lease_token = ? AND r.lease_token <> ''`
 
-func findLifecycle(ctx context.Context, tx *wtx, runID string, e db.Event) (db.Event, error) {
-	return scanEvent(tx.QueryRowContext(ctx, findLifecycleSQL, runID, string(e.Type), e.NodeID, e.Attempt))
+func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.EventLease, error) {
+	var (
+		out  db.EventLease
+		seq  sql.NullInt64
+		data sql.NullString
+		at   sql.NullInt64
+	)
+	err := translate(tx.QueryRowContext(ctx, leaseForEventSQL, string(e.Type), e.NodeID, e.Attempt, l.RunID, l.Token).
+		Scan(&out.Recoveries, &seq, &data, &at)) // the write transaction holds the database
+	if isNotFound(err) {
+		return db.EventLease{}, nil
+	}
+	if err != nil {
+		return db.EventLease{}, err
+	}
+	out.Held = true
+	if seq.Valid {
+		out.Found = true
+		out.Stored = db.Event{RunID: l.RunID, Seq: seq.Int64, Type: e.Type, NodeID: e.NodeID, Attempt: e.Attempt,
+			Data: json.RawMessage(data.String), At: fromMicros(at.Int64)}
+	}
+	return out, nil
 }
 
 // Events returns a run's events in sequence order.

@@ -28,7 +28,7 @@ func TestFindLifecycleUsesIndex(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	rows, err := conn.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+findLifecycleSQL, "r1", "node_started", "a", 1)
+	rows, err := conn.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+leaseForEventSQL, "node_started", "a", 1, "r1", "token")
 	if err != nil {
 		t.Fatalf("explain: %v", err)
 	}
