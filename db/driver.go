@@ -13,6 +13,12 @@ type Driver interface {
 	// InTx runs fn in one write transaction, committing when fn returns nil. Driver errors come out
 	// translated into this package's errors (ErrUnavailable, ErrUnwritable, ...).
 	InTx(ctx context.Context, fn func(tx DriverTx) error) error
+	// AppendLeased appends e in a transaction of its own as one compare-and-set: only while l is
+	// the lease of a running run and, when e is a lifecycle event, no copy of it is recorded;
+	// with reset it also sets the run's rescue counter back to 0. ok is false when it appended
+	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
+	// transaction (Refuse, or a replay).
+	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
 	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
 }

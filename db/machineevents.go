@@ -14,6 +14,10 @@ const opRecord Op = "record event"
 // RecordEvent appends e under a held lease. Node lifecycle types are keyed by (run, type, node,
 // attempt): replaying one with the same data returns the stored event, with other data it is a
 // conflict. node_completed is progress, so it resets the rescue counter.
+//
+// Every node writes two events, so the common case (lease held, nothing recorded yet) is one
+// compare-and-set statement (Driver.AppendLeased); only when it appends nothing does a transaction
+// read why and decide.
 func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, error) {
 	if e.Type == "" {
 		return Event{}, fmt.Errorf("record event of run %s: the event has no type", l.RunID)
@@ -23,6 +27,9 @@ func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, err
 		return Event{}, fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 	}
 	e.RunID, e.Data, e.At = l.RunID, data, m.Now()
+	if out, ok, err := m.Driver.AppendLeased(ctx, l, e, e.Type == EventNodeCompleted); err != nil || ok {
+		return out, err
+	}
 	var out Event
 	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
 		lease, err := tx.LeaseForEvent(ctx, l, e)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"threadflow/db"
 )
@@ -19,6 +20,28 @@ type driver struct{ s *Store }
 
 func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.inTx(ctx, func(tx pgx.Tx) error { return fn(dtx{tx}) })
+}
+
+// AppendLeased is one statement outside any explicit transaction: one round trip and one commit.
+// Two copies of a lifecycle event racing each other both pass NOT EXISTS (neither sees the other's
+// row), and the unique index refuses the second: that is "not appended", and the caller's
+// transaction then finds the first copy.
+func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	out, err := scanEvent(d.s.pool.QueryRow(ctx, appendLeasedSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At, reset, l.Token))
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return db.Event{}, false, nil
+	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation:
+		return db.Event{}, false, nil
+	case err != nil:
+		return db.Event{}, false, translate(err)
+	}
+	return out, true, nil
 }
 
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {

@@ -26,6 +26,17 @@ func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
 	return scanEvent(tx.QueryRow(ctx, appendEventSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At))
 }
 
+// appendLeasedSQL appends an event in one statement, only while the lease is held and, for a
+// lifecycle event, no copy of it is recorded (through run_events_lifecycle_idx, hence the repeated
+// WHERE clause); node_completed resets the rescue counter with it.
+const appendLeasedSQL = `WITH next AS (UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN $7 THEN 0 ELSE recoveries END
+	WHERE id = $1 AND status = 'running' AND lease_token = $8 AND lease_token <> ''
+	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4 AND ` + db.LifecycleIndexWhere + `)
+	RETURNING last_seq)
+INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
+SELECT $1, last_seq, $2, $3, $4, $5, $6 FROM next
+RETURNING ` + eventColumns
+
 // leaseForEventSQL reads the run's lease, locking its row, and the recorded copy of a lifecycle
 // event in one statement. The event is found through the partial index run_events_lifecycle_idx,
 // which is why the join repeats the index's WHERE clause (runs has no column named type).

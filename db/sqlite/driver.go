@@ -19,6 +19,10 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.write(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
 }
 
+func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	return appendLeased(ctx, d.s, l, e, reset)
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	filter, fargs := reachFilter(reach, now)
 	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
