@@ -13,6 +13,12 @@ type Driver interface {
 	// InTx runs fn in one write transaction, committing when fn returns nil. Driver errors come out
 	// translated into this package's errors (ErrUnavailable, ErrUnwritable, ...).
 	InTx(ctx context.Context, fn func(tx DriverTx) error) error
+	// AppendLeased appends e in a transaction of its own as one compare-and-set: only while l is
+	// the lease of a running run and, when e is a lifecycle event, no copy of it is recorded;
+	// with reset it also sets the run's rescue counter back to 0. ok is false when it appended
+	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
+	// transaction (Refuse, or a replay).
+	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
 	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
 }
@@ -41,12 +47,10 @@ type DriverTx interface {
 	EventAt(ctx context.Context, runID string, seq int64) (Event, error)
 	// ClearReminder forgets a run's gate reminder once it was sent.
 	ClearReminder(ctx context.Context, runID string) error
-	// HoldsLease reports whether l is the lease of a running run, holding the run's row until the
-	// transaction ends when it is.
-	HoldsLease(ctx context.Context, l Lease) (bool, error)
-	// FindLifecycle is the recorded event of e's run with e's type, node and attempt; ErrNotFound if
-	// none.
-	FindLifecycle(ctx context.Context, e Event) (Event, error)
+	// LeaseForEvent reads what recording e under l depends on, in one statement: whether l is the
+	// lease of a running run (holding the run's row until the transaction ends when it is), the
+	// run's rescue counter, and the recorded copy of e when e is a lifecycle event (Idempotent).
+	LeaseForEvent(ctx context.Context, l Lease, e Event) (EventLease, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
 	// InsertRun inserts n as a queued run created and queued at now.
@@ -55,6 +59,14 @@ type DriverTx interface {
 	InsertConversation(ctx context.Context, c Conversation, now time.Time) error
 	// SetMessageRef records (or, with an empty MessageID, forgets) a message of a run.
 	SetMessageRef(ctx context.Context, ref MessageRef) error
+}
+
+// EventLease is what LeaseForEvent found.
+type EventLease struct {
+	Held       bool  // l is the lease of the running run
+	Recoveries int   // the run's rescue counter, when held
+	Stored     Event // the recorded copy of the lifecycle event, when Found
+	Found      bool
 }
 
 // Expired is a running run whose lease ran out, as the rescuer found it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 )
@@ -15,6 +14,10 @@ const opRecord Op = "record event"
 // RecordEvent appends e under a held lease. Node lifecycle types are keyed by (run, type, node,
 // attempt): replaying one with the same data returns the stored event, with other data it is a
 // conflict. node_completed is progress, so it resets the rescue counter.
+//
+// Every node writes two events, so the common case (lease held, nothing recorded yet) is one
+// compare-and-set statement (Driver.AppendLeased); only when it appends nothing does a transaction
+// read why and decide.
 func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, error) {
 	if e.Type == "" {
 		return Event{}, fmt.Errorf("record event of run %s: the event has no type", l.RunID)
@@ -24,27 +27,25 @@ func (m *Machine) RecordEvent(ctx context.Context, l Lease, e Event) (Event, err
 		return Event{}, fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 	}
 	e.RunID, e.Data, e.At = l.RunID, data, m.Now()
+	if out, ok, err := m.Driver.AppendLeased(ctx, l, e, e.Type == EventNodeCompleted); err != nil || ok {
+		return out, err
+	}
 	var out Event
 	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
-		held, err := tx.HoldsLease(ctx, l)
+		lease, err := tx.LeaseForEvent(ctx, l, e)
 		if err != nil {
 			return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 		}
-		if !held {
+		if !lease.Held {
 			_, _, err = Refuse(ctx, tx, opRecord, l.RunID, l.Token, true)
 			return err
 		}
-		if e.Type.Idempotent() {
-			stored, err := tx.FindLifecycle(ctx, e)
-			if err == nil {
-				out, err = replayLifecycle(stored, e)
-				return err
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return err
-			}
+		if lease.Found {
+			out, err = replayLifecycle(lease.Stored, e)
+			return err
 		}
-		if e.Type == EventNodeCompleted {
+		// One statement per event fewer on the common path: a run never rescued has nothing to reset.
+		if e.Type == EventNodeCompleted && lease.Recoveries > 0 {
 			if err := tx.ResetRecoveries(ctx, l.RunID); err != nil {
 				return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 			}

@@ -195,6 +195,13 @@ func (t EventType) Idempotent() bool {
 	return false
 }
 
+// LifecycleIndexWhere is the WHERE clause of the partial unique index on lifecycle events
+// (run_events (run_id, type, node_id, attempt) in both engines' migrations), the types Idempotent
+// lists. A query must repeat it word for word to use that index: neither SQLite nor a generic
+// PostgreSQL plan can tell that a bound `type = ?` falls inside it, and without the index finding
+// a node's lifecycle event scans the whole history of its run, once per node.
+const LifecycleIndexWhere = `type IN ('node_started', 'node_completed', 'node_failed', 'node_skipped', 'loop_iteration_completed')`
+
 // Event is one entry of a run's history. Seq is assigned by the store, 1-based and gap-free per run.
 type Event struct {
 	RunID   string

@@ -51,7 +51,7 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 		return fmt.Errorf("read events of run %s: %w", run.ID, err)
 	}
 	h := Fold(events)
-	e.wf, e.hist, e.resumed = wf, h.nodes, h.Resumed
+	e.wf, e.graph, e.hist, e.resumed = wf, wf.Graph(), h.nodes, h.Resumed
 	e.stopStrays()
 	if err := e.ensureWorkDir(ctx, events); err != nil {
 		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable"})
@@ -118,6 +118,7 @@ type execution struct {
 	run        db.Run
 	lease      db.Lease
 	wf         *workflow.Workflow
+	graph      *workflow.Graph         // wf indexed once, for the scheduler
 	hist       map[string]*nodeHistory // touched only by the scheduling goroutine
 	cancel     context.CancelCauseFunc
 	progressed bool // a node completed during this execution
@@ -177,7 +178,7 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 // completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
 // which unrelated nodes happened to finish first, before or after a resume).
 func (e *execution) vars(n *workflow.Node) workflow.Vars {
-	up := e.wf.Upstream(n)
+	up := e.graph.Upstream(n)
 	outputs, files := make(map[string]string, len(up)), make(map[string]string, len(up))
 	for id := range up {
 		h := e.hist[id]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -15,6 +16,11 @@ import (
 // scheduler state of one execution: which nodes run now and why the run must stop.
 type scheduler struct {
 	running map[string]bool
+	// ready are the nodes whose verdict may have changed since they were last decided: at first
+	// every node, then the dependents of each node that finished or was skipped, and nodes the
+	// parallel limit held back. Deciding only these keeps a completion's cost independent of the
+	// workflow's size.
+	ready   map[*workflow.Node]bool
 	results chan nodeResult
 	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
 	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
@@ -28,7 +34,10 @@ type scheduler struct {
 // semantics). Launching stops once the run must pause or abort, or after a failure only a person
 // can fix; nodes already running are allowed to finish so their progress is recorded.
 func (e *execution) schedule(ctx context.Context) error {
-	s := &scheduler{running: map[string]bool{}, results: make(chan nodeResult)}
+	s := &scheduler{running: map[string]bool{}, ready: make(map[*workflow.Node]bool, len(e.wf.Nodes)), results: make(chan nodeResult)}
+	for _, n := range e.wf.Nodes {
+		s.ready[n] = true
+	}
 	// Nodes run under nodeCtx: once the run's record cannot be written, the other nodes stop too,
 	// since nothing they do could be recorded.
 	nodeCtx, stopNodes := context.WithCancelCause(ctx)
@@ -46,6 +55,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		r := <-s.results
 		delete(s.running, r.node.ID)
 		e.handleResult(ctx, s, r)
+		s.reconsider(e.graph.Dependents(r.node.ID))
 		e.notifyProgress(ctx)
 	}
 	return e.finish(ctx, s)
@@ -85,9 +95,9 @@ func (s *scheduler) stop(err error) {
 // launchReady decides every undecided node whose dependencies allow it. Skips are recorded at
 // once and can make further nodes decidable, so it repeats until nothing changes.
 func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
-	for changed := true; changed && !s.stopping(); {
-		changed = false
-		for _, n := range e.wf.Nodes {
+	for len(s.ready) > 0 && !s.stopping() {
+		nodes := e.takeReady(s)
+		for i, n := range nodes {
 			h := e.hist[n.ID]
 			if h.finishedState() || s.running[n.ID] {
 				continue
@@ -100,21 +110,47 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 			case workflow.Skip:
 				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
 				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, db.NodeData{Reason: reason}); err != nil {
+					s.reconsider(nodes[i+1:])
 					return s.recordFailed(n, 0, err)
 				}
-				h.state, h.reason, changed = workflow.StateSkipped, reason, true
+				h.state, h.reason = workflow.StateSkipped, reason
 				h.skips++
+				s.reconsider(e.graph.Dependents(n.ID))
 			case workflow.Run:
 				if len(s.running) >= e.x.maxParallel() {
+					s.reconsider(nodes[i:]) // decided again when a slot frees
 					return nil
 				}
 				s.running[n.ID] = true
 				h.state = workflow.StateRunning
 				go e.runNode(ctx, n, e.vars(n), *h, s.results)
 			}
+			if s.stopping() {
+				s.reconsider(nodes[i+1:])
+				return nil
+			}
 		}
 	}
 	return nil
+}
+
+// takeReady empties the set of nodes to decide, in workflow order, so nodes ready at once start in
+// the order the file lists them.
+func (e *execution) takeReady(s *scheduler) []*workflow.Node {
+	nodes := make([]*workflow.Node, 0, len(s.ready))
+	for n := range s.ready {
+		nodes = append(nodes, n)
+	}
+	clear(s.ready)
+	slices.SortFunc(nodes, func(a, b *workflow.Node) int { return e.graph.Order(a.ID) - e.graph.Order(b.ID) })
+	return nodes
+}
+
+// reconsider marks nodes to be decided again at the next launch.
+func (s *scheduler) reconsider(nodes []*workflow.Node) {
+	for _, n := range nodes {
+		s.ready[n] = true
+	}
 }
 
 func (e *execution) depStates(n *workflow.Node) map[string]workflow.NodeState {
@@ -191,7 +227,7 @@ func (e *execution) finish(ctx context.Context, s *scheduler) error {
 func (e *execution) complete(ctx context.Context) error {
 	var parts []string
 	for _, n := range e.wf.Nodes {
-		if e.isSink(n) && e.hist[n.ID].state == workflow.StateCompleted {
+		if e.graph.IsSink(n.ID) && e.hist[n.ID].state == workflow.StateCompleted {
 			out := e.hist[n.ID].output
 			text := strings.TrimSpace(out.Text)
 			if out.Truncated() {
@@ -209,17 +245,6 @@ func (e *execution) complete(ctx context.Context) error {
 	e.x.observer().RunStopped(run.Workflow, run.Status)
 	e.x.Notify.Notify(ctx, Notice{Kind: NoticeCompleted, Run: run, Nodes: e.nodeStatuses()})
 	return nil
-}
-
-func (e *execution) isSink(n *workflow.Node) bool {
-	for _, m := range e.wf.Nodes {
-		for _, d := range m.DependsOn {
-			if d == n.ID {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // stopFailed moves the run to a resumable state after a failure at node ("" when it happened before

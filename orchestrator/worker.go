@@ -32,6 +32,7 @@ type Workers struct {
 	wake    chan struct{}
 	mu      sync.Mutex
 	active  map[string]*localRun // by run id: the one local execution of each run, for Stop
+	ended   chan struct{}        // closed and replaced when a local execution ends; see Ended
 	wg      sync.WaitGroup
 	initOne sync.Once
 }
@@ -46,6 +47,7 @@ func (w *Workers) init() {
 	w.initOne.Do(func() {
 		w.wake = make(chan struct{}, 1)
 		w.active = map[string]*localRun{}
+		w.ended = make(chan struct{})
 		if w.LeaseTTL <= 0 {
 			w.LeaseTTL = 30 * time.Second
 		}
@@ -175,7 +177,8 @@ func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
 	}()
 }
 
-// forget ends an execution and drops it, unless a newer execution of the run replaced it.
+// forget ends an execution and drops it, unless a newer execution of the run replaced it, and
+// wakes whoever waits in Ended.
 func (w *Workers) forget(runID string, x *localRun) {
 	x.cancel(nil)
 	w.mu.Lock()
@@ -183,6 +186,18 @@ func (w *Workers) forget(runID string, x *localRun) {
 	if w.active[runID] == x {
 		delete(w.active, runID)
 	}
+	close(w.ended)
+	w.ended = make(chan struct{})
+}
+
+// Ended returns a channel that is closed when the next local execution of any run ends, after
+// its last write. A caller waiting for a run to stop takes the channel, reads the run, and waits
+// on the channel only if the run still goes on, so no ending is missed between the two.
+func (w *Workers) Ended() <-chan struct{} {
+	w.init()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended
 }
 
 func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, run db.Run) {

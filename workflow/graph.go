@@ -139,15 +139,6 @@ func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[
 	}
 }
 
-// Upstream is every node n depends on, directly or not: the nodes whose outputs n may read.
-func (w *Workflow) Upstream(n *Node) map[string]bool {
-	byID := make(map[string]*Node, len(w.Nodes))
-	for _, m := range w.Nodes {
-		byID[m.ID] = m
-	}
-	return ancestors(n, byID)
-}
-
 // ancestors is every node n depends on, directly or not.
 func ancestors(n *Node, byID map[string]*Node) map[string]bool {
 	up := map[string]bool{}
@@ -163,3 +154,38 @@ func ancestors(n *Node, byID map[string]*Node) map[string]bool {
 	}
 	return up
 }
+
+// Graph indexes a workflow's nodes for a scheduler that asks about them once per node event: who
+// depends on a node, and which nodes are upstream of it, without a pass over every node.
+type Graph struct {
+	byID       map[string]*Node
+	dependents map[string][]*Node
+	order      map[string]int
+}
+
+// Graph indexes w; build it once per execution, not once per question.
+func (w *Workflow) Graph() *Graph {
+	g := &Graph{byID: make(map[string]*Node, len(w.Nodes)), dependents: map[string][]*Node{}, order: make(map[string]int, len(w.Nodes))}
+	for i, n := range w.Nodes {
+		g.byID[n.ID], g.order[n.ID] = n, i
+	}
+	for _, n := range w.Nodes {
+		for _, d := range n.DependsOn {
+			g.dependents[d] = append(g.dependents[d], n)
+		}
+	}
+	return g
+}
+
+// Upstream is every node n depends on, directly or not: the nodes whose outputs n may read.
+func (g *Graph) Upstream(n *Node) map[string]bool { return ancestors(n, g.byID) }
+
+// Dependents are the nodes that list id in depends_on, in workflow order.
+func (g *Graph) Dependents(id string) []*Node { return g.dependents[id] }
+
+// IsSink reports whether no node depends on id: its output is part of the run's result.
+func (g *Graph) IsSink(id string) bool { return len(g.dependents[id]) == 0 }
+
+// Order is the node's position in the workflow file, which decides who starts first among nodes
+// ready at once.
+func (g *Graph) Order(id string) int { return g.order[id] }

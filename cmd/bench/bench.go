@@ -40,6 +40,10 @@ func (b *bench) scenario(ctx context.Context, name, engine string) (rows []row, 
 		return b.recovery(ctx, d)
 	case "output":
 		return b.output(ctx, d)
+	case "cli":
+		return b.cli(ctx, d)
+	case "peer":
+		return b.peer(ctx, d)
 	default:
 		return b.memory(ctx, d)
 	}

@@ -94,3 +94,73 @@ func TestWriteReportShowsEveryFigureWithTargetAndCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIScenarioRunsTheBinary runs the cli scenario's measurement on short chains with the real
+// binary on SQLite and checks it prints start-up and per-node rows beside their floors. It asserts
+// no timing: the figures are the bench's output, not a test's.
+func TestCLIScenarioRunsTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot binary")
+	}
+	b := &bench{opts: options{scale: 1}, progress: io.Discard}
+	t.Cleanup(b.close)
+	bin, err := b.bot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.newDatabase(t.Context(), "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.drop() })
+	times, err := b.cliTimes(t.Context(), bin, d, []int{1, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := cliRows(d.engine, times)
+	var out strings.Builder
+	if err := writeReport(&out, "test machine", "0 0 0", rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| cli | sqlite | start-up: `bot workflow run` of a 1-node", "| cli | sqlite | per node, 3-node chain", "× floor", "(one bare `sh -c true`)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestPeerRowsCompareMedians(t *testing.T) {
+	msd := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	// Archon: 400 ms start-up and 3 ms per node; Threadflow: 20 ms and 1 ms.
+	theirs := map[int][]time.Duration{1: msd(400, 390, 900), 100: msd(697, 697, 697), 300: msd(1297, 1297, 1297)}
+	ours := map[int][]time.Duration{1: msd(20, 20, 21), 100: msd(119, 119, 119), 300: msd(319, 319, 319)}
+	rows := peerRows("sqlite", theirs, ours)
+	want := []string{"20.00 ms (Archon 400.00 ms: 20.0× lower)", "1.00 ms (Archon 3.00 ms: 3.0× lower)", "1.00 ms (Archon 3.00 ms: 3.0× lower)"}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, r := range rows {
+		if r.figure != want[i] {
+			t.Errorf("row %d figure = %q, want %q", i, r.figure, want[i])
+		}
+	}
+	if rows[0].met != met || rows[1].met != missed {
+		t.Errorf("verdicts = %v, %v; want met (20×), missed (3×)", rows[0].met, rows[1].met)
+	}
+}
+
+func TestPeerNeedsArchon(t *testing.T) {
+	if _, err := parseOptions([]string{"-scenario", "peer"}, io.Discard); err != nil {
+		t.Fatalf("peer is a scenario: %v", err)
+	}
+	o, _ := parseOptions(nil, io.Discard)
+	if contains(o.scenarios, "peer") {
+		t.Error("all includes peer, which needs an Archon checkout")
+	}
+}

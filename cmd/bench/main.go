@@ -10,9 +10,11 @@
 //	recovery    1,000 runs killed mid-node with SIGKILL: restart -> every one running again
 //	memory      heap and goroutines with 10,000 runs paused at gates, against none
 //	output      peak RSS of the real binary running a node that prints 1 GB, against one printing nothing
+//	peer        (only when named, with -archon) Archon's CLI and `bot workflow run` alternately on the same chains
+//	cli         the real binary's `bot workflow run`: start-up, and per-node cost of 10-1,000-node chains beside bare `sh -c true`
 //
 // It creates its own fresh PostgreSQL database (dropped at exit) and temporary SQLite files, and for
-// the recovery and output scenarios build and run the real bot binary.
+// the recovery, output and cli scenarios build and run the real bot binary.
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -47,9 +50,14 @@ type options struct {
 	botBin    string
 	scale     float64
 	cpuProf   string
+	archon    string // Archon checkout for the peer scenario
+	bun       string // Bun binary that runs Archon
 }
 
-var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output"}
+var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output", "cli"}
+
+// optionalScenarios run only when named: peer needs another project's checkout.
+var optionalScenarios = []string{"peer"}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -57,13 +65,15 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	engine := fs.String("engine", "both", "database engine: sqlite, postgres or both")
 	scenario := fs.String("scenario", "all", "comma-separated scenarios ("+strings.Join(allScenarios, ", ")+") or all")
 	pg := fs.String("postgres", defaultPostgresURL(), "PostgreSQL server `URL` whose database is used only to create and drop the bench's own")
-	bin := fs.String("bot", "", "bot binary for the recovery scenario (empty: go build ./cmd/bot into a temp dir)")
+	bin := fs.String("bot", "", "bot binary for the recovery, output and cli scenarios (empty: go build ./cmd/bot into a temp dir)")
 	scale := fs.Float64("scale", 1, "multiplies every run and message count; below 1 for a quick smoke run (figures are then not comparable to the targets)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the whole bench to `file` (go tool pprof)")
+	archon := fs.String("archon", "", "checkout of github.com/coleam00/Archon with `bun install` done, for the peer scenario (`dir`)")
+	bun := fs.String("bun", "bun", "Bun binary that runs Archon's CLI in the peer scenario (`path`)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
-	o := options{pgURL: *pg, botBin: *bin, scale: *scale, cpuProf: *cpu}
+	o := options{pgURL: *pg, botBin: *bin, scale: *scale, cpuProf: *cpu, archon: *archon, bun: *bun}
 	switch *engine {
 	case "both":
 		o.engines = []string{"sqlite", "postgres"}
@@ -76,8 +86,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		o.scenarios = allScenarios
 	} else {
 		for _, s := range strings.Split(*scenario, ",") {
-			if !contains(allScenarios, s) {
-				return o, fmt.Errorf("-scenario %q: want one of %s, or all", s, strings.Join(allScenarios, ", "))
+			if !contains(allScenarios, s) && !contains(optionalScenarios, s) {
+				return o, fmt.Errorf("-scenario %q: want one of %s, or all", s, strings.Join(append(slices.Clone(allScenarios), optionalScenarios...), ", "))
 			}
 			o.scenarios = append(o.scenarios, s)
 		}

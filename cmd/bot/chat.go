@@ -19,8 +19,10 @@ import (
 	"threadflow/orchestrator"
 )
 
-// chatSettleInterval is how often `bot chat` looks whether the runs of its conversation stopped.
-const chatSettleInterval = 20 * time.Millisecond
+// remoteRunPoll is how often `bot chat` and `bot workflow` look whether a run they wait for
+// stopped when another process executes it. Runs this process executes wake them as they end
+// (Workers.Ended), so this only bounds the wait for the others.
+const remoteRunPoll = 250 * time.Millisecond
 
 // chatSession is `bot chat`: the terminal adapter. It talks to the bot as a chat user on the same
 // database as the bot, so a conversation can be continued by a later call with the same
@@ -149,11 +151,13 @@ func (s *chatSession) send(ctx context.Context, text string) error {
 	return s.settle(ctx)
 }
 
-// settle waits until no run of this conversation is queued or running.
+// settle waits until no run of this conversation is queued or running: woken by this process's
+// executions as they end, and polling slowly for runs another process executes.
 func (s *chatSession) settle(ctx context.Context) error {
-	t := time.NewTicker(chatSettleInterval)
+	t := time.NewTicker(remoteRunPoll)
 	defer t.Stop()
 	for {
+		ended := s.engine.Workers.Ended()
 		busy, err := s.busy(ctx)
 		if err != nil || !busy {
 			return err
@@ -161,6 +165,7 @@ func (s *chatSession) settle(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-ended:
 		case <-t.C:
 		}
 	}

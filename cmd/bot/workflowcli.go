@@ -342,10 +342,14 @@ func (c *cliSession) findRun(ctx context.Context, prefix string) (db.Run, error)
 }
 
 // waitStop waits until the run is no longer queued or running and maps its status to the exit.
+// This process's own executions wake it the moment they end; the slow poll covers a run that
+// another process executes (a server continuing a chat platform's run), which no notification
+// reaches on SQLite.
 func (c *cliSession) waitStop(ctx context.Context, id string) error {
-	t := time.NewTicker(chatSettleInterval)
+	t := time.NewTicker(remoteRunPoll)
 	defer t.Stop()
 	for {
+		ended := c.engine.Workers.Ended()
 		run, err := c.store.GetRun(ctx, id)
 		if err != nil {
 			return err
@@ -356,6 +360,7 @@ func (c *cliSession) waitStop(ctx context.Context, id string) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), fmt.Errorf("run %s is still %s; it continues in the bot", id, run.Status))
+		case <-ended:
 		case <-t.C:
 		}
 	}

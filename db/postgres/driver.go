@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"threadflow/db"
 )
@@ -18,6 +20,28 @@ type driver struct{ s *Store }
 
 func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.inTx(ctx, func(tx pgx.Tx) error { return fn(dtx{tx}) })
+}
+
+// AppendLeased is one statement outside any explicit transaction: one round trip and one commit.
+// Two copies of a lifecycle event racing each other both pass NOT EXISTS (neither sees the other's
+// row), and the unique index refuses the second: that is "not appended", and the caller's
+// transaction then finds the first copy.
+func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	out, err := scanEvent(d.s.pool.QueryRow(ctx, appendLeasedSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At, reset, l.Token))
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return db.Event{}, false, nil
+	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation:
+		return db.Event{}, false, nil
+	case err != nil:
+		return db.Event{}, false, translate(err)
+	}
+	return out, true, nil
 }
 
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
@@ -112,24 +136,28 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return err
 }
 
-// HoldsLease locks the run's row for the rest of the transaction, but only while the caller's
-// lease is the run's.
-func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
-	var id string
-	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE id = $1 AND status = 'running' AND lease_token = $2 AND lease_token <> ''
-		FOR UPDATE`, l.RunID, l.Token).Scan(&id)
+// LeaseForEvent locks the run's row for the rest of the transaction, but only while the caller's
+// lease is current, and reads the recorded copy of a lifecycle event with it: one round trip.
+func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.EventLease, error) {
+	var (
+		out  db.EventLease
+		seq  *int64
+		data []byte
+		at   *time.Time
+	)
+	err := d.tx.QueryRow(ctx, leaseForEventSQL, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&out.Recoveries, &seq, &data, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return db.EventLease{}, nil
 	}
-	return err == nil, err
-}
-
-func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
-	stored, err := scanEvent(d.tx.QueryRow(ctx, findLifecycleSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return db.Event{}, db.ErrNotFound
+	if err != nil {
+		return db.EventLease{}, err
 	}
-	return stored, err
+	out.Held = true
+	if seq != nil && at != nil {
+		out.Found = true
+		out.Stored = db.Event{RunID: l.RunID, Seq: *seq, Type: e.Type, NodeID: e.NodeID, Attempt: e.Attempt, Data: json.RawMessage(data), At: at.UTC()}
+	}
+	return out, nil
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {

@@ -26,8 +26,24 @@ func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
 	return scanEvent(tx.QueryRow(ctx, appendEventSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At))
 }
 
-// findLifecycleSQL finds the recorded copy of an idempotent event.
-const findLifecycleSQL = `SELECT ` + eventColumns + ` FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4`
+// appendLeasedSQL appends an event in one statement, only while the lease is held and, for a
+// lifecycle event, no copy of it is recorded (through run_events_lifecycle_idx, hence the repeated
+// WHERE clause); node_completed resets the rescue counter with it.
+const appendLeasedSQL = `WITH next AS (UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN $7 THEN 0 ELSE recoveries END
+	WHERE id = $1 AND status = 'running' AND lease_token = $8 AND lease_token <> ''
+	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4 AND ` + db.LifecycleIndexWhere + `)
+	RETURNING last_seq)
+INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
+SELECT $1, last_seq, $2, $3, $4, $5, $6 FROM next
+RETURNING ` + eventColumns
+
+// leaseForEventSQL reads the run's lease, locking its row, and the recorded copy of a lifecycle
+// event in one statement. The event is found through the partial index run_events_lifecycle_idx,
+// which is why the join repeats the index's WHERE clause (runs has no column named type).
+const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = $3 AND e.node_id = $4 AND e.attempt = $5 AND ` + db.LifecycleIndexWhere + `
+	WHERE r.id = $1 AND r.status = 'running' AND r.lease_token = $2 AND r.lease_token <> ''
+	FOR UPDATE OF r`
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {

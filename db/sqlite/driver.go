@@ -19,6 +19,10 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.write(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
 }
 
+func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	return appendLeased(ctx, d.s, l, e, reset)
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	filter, fargs := reachFilter(reach, now)
 	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
@@ -102,18 +106,8 @@ func (d dtx) ClearReminder(ctx context.Context, runID string) error {
 	return translate(err)
 }
 
-func (d dtx) HoldsLease(ctx context.Context, l db.Lease) (bool, error) {
-	var one int
-	err := translate(d.tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''`,
-		l.RunID, l.Token).Scan(&one)) // the write transaction holds the database
-	if isNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-func (d dtx) FindLifecycle(ctx context.Context, e db.Event) (db.Event, error) {
-	return findLifecycle(ctx, d.tx, e.RunID, e)
+func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.EventLease, error) {
+	return leaseForEvent(ctx, d.tx, l, e)
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {

@@ -2,16 +2,72 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"threadflow/db"
 )
 
-func findLifecycle(ctx context.Context, tx *wtx, runID string, e db.Event) (db.Event, error) {
-	row := tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
-		WHERE run_id = ? AND type = ? AND node_id = ? AND attempt = ?`, runID, string(e.Type), e.NodeID, e.Attempt)
-	return scanEvent(row)
+// appendLeasedSQL takes the run's next seq only while the lease is held and, for a lifecycle
+// event, no copy of it is recorded (through run_events_node_lifecycle, hence the repeated WHERE
+// clause); node_completed resets the rescue counter with it.
+const appendLeasedSQL = `UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN ? THEN 0 ELSE recoveries END
+	WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''
+	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = runs.id AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere + `)
+	RETURNING last_seq`
+
+// appendLeased is Driver.AppendLeased: two statements in one write transaction.
+func appendLeased(ctx context.Context, s *Store, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	var (
+		out db.Event
+		ok  bool
+	)
+	err := s.write(ctx, func(tx *wtx) error {
+		var seq int64
+		err := translate(tx.QueryRowContext(ctx, appendLeasedSQL, reset, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&seq))
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("append %s to run %s: %w", e.Type, l.RunID, err)
+		}
+		out, err = insertEvent(ctx, tx, l.RunID, seq, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
+		ok = err == nil
+		return err
+	})
+	return out, ok, err
+}
+
+// leaseForEventSQL reads the run's lease and the recorded copy of a lifecycle event in one
+// statement. The event is found through the partial index run_events_node_lifecycle, which is why
+// the join repeats the index's WHERE clause (runs has no column named type).
+const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = ? AND e.node_id = ? AND e.attempt = ? AND ` + db.LifecycleIndexWhere + `
+	WHERE r.id = ? AND r.status = 'running' AND r.lease_token = ? AND r.lease_token <> ''`
+
+func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.EventLease, error) {
+	var (
+		out  db.EventLease
+		seq  sql.NullInt64
+		data sql.NullString
+		at   sql.NullInt64
+	)
+	err := translate(tx.QueryRowContext(ctx, leaseForEventSQL, string(e.Type), e.NodeID, e.Attempt, l.RunID, l.Token).
+		Scan(&out.Recoveries, &seq, &data, &at)) // the write transaction holds the database
+	if isNotFound(err) {
+		return db.EventLease{}, nil
+	}
+	if err != nil {
+		return db.EventLease{}, err
+	}
+	out.Held = true
+	if seq.Valid {
+		out.Found = true
+		out.Stored = db.Event{RunID: l.RunID, Seq: seq.Int64, Type: e.Type, NodeID: e.NodeID, Attempt: e.Attempt,
+			Data: json.RawMessage(data.String), At: fromMicros(at.Int64)}
+	}
+	return out, nil
 }
 
 // Events returns a run's events in sequence order.

@@ -62,11 +62,16 @@ func appendEvent(ctx context.Context, tx *wtx, runID string, e newEvent, at time
 	if err != nil {
 		return db.Event{}, fmt.Errorf("append %s to run %s: %w", e.typ, runID, translate(err))
 	}
+	return insertEvent(ctx, tx, runID, seq, e, at)
+}
+
+// insertEvent inserts the event at the seq its caller took from runs.last_seq.
+func insertEvent(ctx context.Context, tx *wtx, runID string, seq int64, e newEvent, at time.Time) (db.Event, error) {
 	data := e.data
 	if data == nil {
 		data = []byte("{}")
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		runID, seq, string(e.typ), e.node, e.attempt, string(data), micros(at))
 	if err != nil {
 		return db.Event{}, fmt.Errorf("append %s to run %s: %w", e.typ, runID, translate(err))

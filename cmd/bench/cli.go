@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// cliLengths are the chain lengths the cli scenario runs: 1 times start-up, the others are the
+// curve of per-node cost against length, which should be flat.
+var cliLengths = []int{1, 10, 100, 300, 1000}
+
+// cliRepeats is how many times each length is run (alternating with its floor); medians are shown.
+const cliRepeats = 5
+
+// cliStartupTarget bounds `bot workflow run` of a 1-node workflow as a whole process.
+const cliStartupTarget = 60 * time.Millisecond
+
+// cliPerNodeRatio bounds a node's cost on the command path against one bare `sh -c true`.
+const cliPerNodeRatio = 1.5
+
+// cliTimes are the medians measured for one chain length.
+type cliTimes struct {
+	length int
+	run    time.Duration // `bot workflow run` of the chain, whole process
+	floor  time.Duration // length × `sh -c true`, sequential, timed beside it
+}
+
+// cli runs what users run: the real binary's `bot workflow run` on chains of `true` shell nodes,
+// each length alternating with its floor (as many bare `sh -c true`) so both see the same minute
+// of the shared machine. The per-node cost of a chain is its time beyond the 1-node run, divided
+// by the nodes beyond the first: start-up is paid once and shown on its own row.
+func (b *bench) cli(ctx context.Context, d *database) ([]row, error) {
+	bin, err := b.bot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	times, err := b.cliTimes(ctx, bin, d, cliLengths, b.n(cliRepeats))
+	if err != nil {
+		return nil, err
+	}
+	return cliRows(d.engine, times), nil
+}
+
+// cliTimes runs every length repeats times, A (the bot) B (the floor) A B, and returns medians.
+func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths []int, repeats int) ([]cliTimes, error) {
+	dirs := map[int]string{}
+	for _, n := range lengths {
+		// One workflows directory per length: start-up reads every workflow file it finds, and
+		// a 1,000-node file would be part of every shorter run's start-up.
+		dir := filepath.Join(d.home, fmt.Sprintf("workflows-%d", n))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "chain.yaml"), []byte(chainWorkflow(cliChain(n), n)), 0o644); err != nil {
+			return nil, err
+		}
+		dirs[n] = dir
+		if _, err := cliRun(ctx, bin, d, dir, cliChain(n)); err != nil { // warm-up: page cache, migrations
+			return nil, err
+		}
+	}
+	runs, floors := map[int][]time.Duration{}, map[int][]time.Duration{}
+	for i := range repeats {
+		for _, n := range lengths {
+			took, err := cliRun(ctx, bin, d, dirs[n], cliChain(n))
+			if err != nil {
+				return nil, err
+			}
+			floor, err := bareShell(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			runs[n], floors[n] = append(runs[n], took), append(floors[n], floor)
+			b.logf("round %d, %d nodes: bot workflow run %s, %d × sh -c true %s", i+1, n, took.Round(time.Millisecond), n, floor.Round(time.Millisecond))
+		}
+	}
+	out := make([]cliTimes, 0, len(lengths))
+	for _, n := range lengths {
+		out = append(out, cliTimes{length: n, run: median(runs[n]), floor: median(floors[n])})
+	}
+	return out, nil
+}
+
+func cliChain(n int) string { return fmt.Sprintf("bench-chain-%d", n) }
+
+// cliRun runs `bot workflow run NAME` to completion as a user would, and times the whole process.
+func cliRun(ctx context.Context, bin string, d *database, dir, name string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, bin, "workflow", "run", name)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.home, "THREADFLOW_HOME=" + d.home, "WORKFLOWS_DIR=" + dir, "LOG_LEVEL=error"}
+	if d.url != "" {
+		cmd.Env = append(cmd.Env, "DATABASE_URL="+d.url)
+	}
+	var out bytes.Buffer
+	cmd.Dir, cmd.Stdout, cmd.Stderr = d.home, &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("bot workflow run %s: %w\n%s", name, err, out.String())
+	}
+	return time.Since(start), nil
+}
+
+// cliRows turns the medians into the table: start-up (the 1-node run), then per node for every
+// longer chain beside one bare `sh -c true`, with the ratio.
+func cliRows(engine string, times []cliTimes) []row {
+	var rows []row
+	var one *cliTimes
+	for i := range times {
+		if times[i].length == 1 {
+			one = &times[i]
+		}
+	}
+	if one == nil {
+		return nil
+	}
+	rows = append(rows, row{scenario: "cli", engine: engine,
+		metric: "start-up: `bot workflow run` of a 1-node `true` chain, whole process (real binary, median)",
+		figure: ms(one.run), floor: ms(one.floor) + " (one bare `sh -c true`)",
+		target: "< " + ms(cliStartupTarget), met: check(one.run < cliStartupTarget), command: reproduce("cli", engine)})
+	for _, t := range times {
+		if t.length == 1 {
+			continue
+		}
+		per := (t.run - one.run) / time.Duration(t.length-1)
+		floor := t.floor / time.Duration(t.length)
+		ratio := float64(per) / float64(floor)
+		rows = append(rows, row{scenario: "cli", engine: engine,
+			metric: fmt.Sprintf("per node, %d-node chain: (run − 1-node run) / %d (real binary, medians)", t.length, t.length-1),
+			figure: fmt.Sprintf("%s (%.2f× floor)", ms(per), ratio), floor: ms(floor) + " (one bare `sh -c true`)",
+			target: fmt.Sprintf("< %.1f× floor", cliPerNodeRatio), met: check(ratio < cliPerNodeRatio), command: reproduce("cli", engine)})
+	}
+	return rows
+}
+
+// median of durations; zero for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// LeaseForEventSQL is leaseForEventSQL, for the plan test.
+const LeaseForEventSQL = leaseForEventSQL

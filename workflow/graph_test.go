@@ -1,0 +1,51 @@
+package workflow
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestGraph(t *testing.T) {
+	t.Parallel()
+	w, err := Parse("diamond.yaml", []byte(`name: diamond
+nodes:
+  - id: a
+    bash: "true"
+  - id: c
+    bash: "true"
+    depends_on: [a]
+  - id: b
+    bash: "true"
+    depends_on: [a]
+  - id: d
+    bash: "true"
+    depends_on: [b, c]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := w.Graph()
+	ids := func(nodes []*Node) []string {
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.ID)
+		}
+		return out
+	}
+	if got := ids(g.Dependents("a")); !slices.Equal(got, []string{"c", "b"}) {
+		t.Errorf("Dependents(a) = %v, want [c b] (workflow order)", got)
+	}
+	if got := ids(g.Dependents("d")); len(got) != 0 {
+		t.Errorf("Dependents(d) = %v, want none", got)
+	}
+	if !g.IsSink("d") || g.IsSink("a") || g.IsSink("b") {
+		t.Errorf("IsSink: d %v, a %v, b %v; want only d", g.IsSink("d"), g.IsSink("a"), g.IsSink("b"))
+	}
+	up := g.Upstream(w.Node("d"))
+	if len(up) != 3 || !up["a"] || !up["b"] || !up["c"] {
+		t.Errorf("Upstream(d) = %v, want a, b and c", up)
+	}
+	if g.Order("c") != 1 || g.Order("b") != 2 {
+		t.Errorf("Order(c), Order(b) = %d, %d; want 1, 2", g.Order("c"), g.Order("b"))
+	}
+}
