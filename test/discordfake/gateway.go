@@ -134,9 +134,9 @@ func readyPayload(host string) map[string]any {
 		"v":                  10,
 		"session_id":         "fake-session",
 		"resume_gateway_url": "ws://" + host + ResumePath,
-		"user":        botUser(),
-		"application": map[string]any{"id": AppID},
-		"guilds":      []any{},
+		"user":               botUser(),
+		"application":        map[string]any{"id": AppID},
+		"guilds":             []any{},
 	}
 }
 
