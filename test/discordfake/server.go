@@ -31,6 +31,7 @@ type Server struct {
 	responses    map[string][]Response  // by interaction id
 	commands     map[string][]byte      // by scope: "global" or a guild id; the raw PUT body
 	sessions     map[*session]struct{}
+	profiles     map[string]Profile // by user id
 	connections  []Connection
 	failSends    int
 	unhandled    []string
@@ -64,6 +65,7 @@ func New(t testing.TB) *Server {
 		responses:    map[string][]Response{},
 		commands:     map[string][]byte{},
 		sessions:     map[*session]struct{}{},
+		profiles:     map[string]Profile{},
 
 		callbackDeadline: CallbackDeadline,
 	}
@@ -105,6 +107,23 @@ func (s *Server) channelLocked(id string) channel {
 		s.channels[id] = c
 	}
 	return c
+}
+
+// SetProfile gives user a username, global display name and guild nickname, sent with everything
+// the user does from now on.
+func (s *Server) SetProfile(user string, p Profile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.profiles[user] = p
+}
+
+// profileLocked returns user's profile; callers hold s.mu.
+func (s *Server) profileLocked(user string) Profile {
+	p, ok := s.profiles[user]
+	if !ok || p.Username == "" {
+		p.Username = "user" + user
+	}
+	return p
 }
 
 // FailNextSends makes the next n channel message creations answer 500, to exercise retries.
