@@ -3,7 +3,7 @@ module threadflow
 go 1.26.0
 
 require (
-	github.com/bwmarrin/discordgo v0.29.0
+	github.com/bwmarrin/discordgo v0.29.0 // resumes on the first gateway URL, not READY's resume_gateway_url; the fix (98dc133) is unreleased and this build's module proxy does not serve it: docs/discord.md
 	github.com/chromedp/chromedp v0.22.1
 	github.com/dustin/go-humanize v1.1.0
 	github.com/gorilla/websocket v1.5.3

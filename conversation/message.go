@@ -35,13 +35,16 @@ type Ref struct {
 type Message struct {
 	Address
 	UserID    string // platform-qualified: "slack:U123", "discord:4567", "console:alice"
-	UserName  string // display name, for messages only; never used for authorization
+	UserName  string // display name as the platform gave it, "" if none; for messages only, never authorization
 	Text      string
 	EventID   string // platform event id; messages with the same id are handled once
 	Mentioned bool   // the bot was addressed by mention
 	Direct    bool   // a direct message to the bot
 	Action    *Action
 }
+
+// Sender is the person who sent the message.
+func (m Message) Sender() Person { return Person{ID: m.UserID, Name: m.UserName} }
 
 // Action is set when the message is a button click rather than typed text.
 type Action struct {

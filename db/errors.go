@@ -71,6 +71,7 @@ type GateResolvedError struct {
 	Node     string
 	Decision GateDecision
 	By       string
+	ByName   string // By's display name, for messages; "" when none was recorded
 	At       time.Time
 }
 

@@ -58,14 +58,16 @@ type (
 	GateAnswerData struct {
 		Decision  GateDecision   `json:"decision"`
 		By        string         `json:"by"`
+		ByName    string         `json:"by_name,omitempty"` // By's display name, for messages
 		Text      string         `json:"text"`
 		Approvals []GateApproval `json:"approvals,omitempty"` // when several were required
 		TimedOut  bool           `json:"timed_out,omitempty"`
 	}
 	// GateApprovalData is the data of gate_approval.
 	GateApprovalData struct {
-		By   string `json:"by"`
-		Text string `json:"text,omitempty"`
+		By     string `json:"by"`
+		ByName string `json:"by_name,omitempty"` // By's display name, for messages
+		Text   string `json:"text,omitempty"`
 	}
 	// GateRefusedData is the data of gate_answer_refused.
 	GateRefusedData struct {
@@ -81,6 +83,7 @@ type (
 	// CancelData is the data of run_cancelled.
 	CancelData struct {
 		By     string `json:"by"`
+		ByName string `json:"by_name,omitempty"` // By's display name, for messages
 		Reason string `json:"reason"`
 	}
 )

@@ -99,3 +99,28 @@ func TestDecodeBadPayload(t *testing.T) {
 		t.Errorf("empty payload decoded as %+v", d)
 	}
 }
+
+// Display names were added to the payloads that name who answered a gate: written only when known,
+// so rows without them keep their bytes and still read (with no name; messages show the id).
+func TestEventPayloadDisplayNames(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		data any
+		want string
+	}{
+		{GateAnswerData{Decision: DecisionApprove, By: "discord:9", ByName: "Ann", Text: "ok", Approvals: []GateApproval{{By: "discord:9", Name: "Ann", At: at}}},
+			`{"decision":"approve","by":"discord:9","by_name":"Ann","text":"ok","approvals":[{"by":"discord:9","name":"Ann","at":"2026-03-01T12:00:00Z"}]}`},
+		{GateApprovalData{By: "discord:9", ByName: "Ann", Text: "fine"}, `{"by":"discord:9","by_name":"Ann","text":"fine"}`},
+		{CancelData{By: "discord:9", ByName: "Ann", Reason: "no"}, `{"by":"discord:9","by_name":"Ann","reason":"no"}`},
+	}
+	for _, c := range cases {
+		if got := string(MustJSON(c.data)); got != c.want {
+			t.Errorf("%T:\n got %s\nwant %s", c.data, got, c.want)
+		}
+	}
+	old := Event{Data: json.RawMessage(`{"decision":"reject","by":"discord:9","text":"no"}`)}
+	if d := Decode[GateAnswerData](old); d.By != "discord:9" || d.ByName != "" {
+		t.Errorf("a gate_resolved written before names reads as %+v", d)
+	}
+}

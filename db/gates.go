@@ -24,6 +24,7 @@ type GateResolution struct {
 	Node     string // the gate node the person answered; "" means the gate the run waits at
 	Decision GateDecision
 	By       string // platform-qualified user id
+	Name     string // By's display name, recorded for messages only (bounded by the caller)
 	Admin    bool   // By is in ADMIN_USER_IDS (the caller knows the configuration)
 	Text     string // comment, reason or answer
 	// ReplySeq, when set, makes the answer carry the text of the gate_reply_unclear event with that
@@ -98,6 +99,7 @@ func (e *GateRefusedError) Is(target error) bool { return target == ErrNotPermit
 // GateApproval is one approval of a gate that needs several.
 type GateApproval struct {
 	By   string    `json:"by"`
+	Name string    `json:"name,omitempty"` // By's display name; absent before names were recorded
 	Text string    `json:"text,omitempty"`
 	At   time.Time `json:"at"`
 }
@@ -153,10 +155,10 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 	}
 	res := GateResult{Run: st.Run, Node: st.Node, Decision: g.Decision, Required: p.Gate.RequiredApprovals(), Text: text}
 	if g.Decision == DecisionApprove {
-		approvals = append(approvals, GateApproval{By: g.By, Text: text, At: now})
+		approvals = append(approvals, GateApproval{By: g.By, Name: g.Name, Text: text, At: now})
 		res.Approvals = approvals
 		if len(approvals) < res.Required {
-			return GateVerdict{Result: res, Events: []Event{gateEvent(st, EventGateApproval, GateApprovalData{By: g.By, Text: text}, now)}}
+			return GateVerdict{Result: res, Events: []Event{gateEvent(st, EventGateApproval, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
 		}
 	}
 	res.Resolved = true
@@ -165,14 +167,14 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 
 // resolve is the verdict that answers the gate for good.
 func resolve(st GateState, g GateResolution, res GateResult, now time.Time) GateVerdict {
-	data := GateAnswerData{Decision: g.Decision, By: g.By, Text: res.Text}
+	data := GateAnswerData{Decision: g.Decision, By: g.By, ByName: g.Name, Text: res.Text}
 	if res.Required > 1 {
 		data.Approvals = res.Approvals
 	}
 	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, EventGateResolved, data, now)}}
 	if g.Decision == DecisionReject {
 		v.Op = OpReject
-		v.Events = append(v.Events, gateEvent(st, EventRunCancelled, CancelData{By: g.By, Reason: res.Text}, now))
+		v.Events = append(v.Events, gateEvent(st, EventRunCancelled, CancelData{By: g.By, ByName: g.Name, Reason: res.Text}, now))
 		v.Events[1].NodeID = ""
 	}
 	return v
@@ -234,7 +236,7 @@ func firstResolution(st GateState) error {
 			continue
 		}
 		d := Decode[GateAnswerData](e) // written by JudgeGate; a bad payload still proves an answer
-		return &GateResolvedError{RunID: st.Run.ID, Node: st.Node, Decision: d.Decision, By: d.By, At: e.At}
+		return &GateResolvedError{RunID: st.Run.ID, Node: st.Node, Decision: d.Decision, By: d.By, ByName: d.ByName, At: e.At}
 	}
 	return nil
 }
@@ -263,7 +265,7 @@ func approvalsOf(events []Event) []GateApproval {
 			continue
 		}
 		d := Decode[GateApprovalData](e)
-		out = append(out, GateApproval{By: d.By, Text: d.Text, At: e.At})
+		out = append(out, GateApproval{By: d.By, Name: d.ByName, Text: d.Text, At: e.At})
 	}
 	return out
 }

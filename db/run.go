@@ -63,6 +63,7 @@ type Run struct {
 	ConversationID       string
 	ParentConversationID string
 	UserID               string
+	UserName             string // the requester's display name when the run was created; "" if none
 	UserMessage          string // the arguments as the user typed them
 	Status               Status
 	WorkingPath          string
@@ -145,6 +146,7 @@ type NewRun struct {
 	ConversationID       string
 	ParentConversationID string
 	UserID               string
+	UserName             string // display name for messages, already bounded by the caller; never authorization
 	UserMessage          string
 	WorkingPath          string
 	WorkflowSource       []byte

@@ -101,7 +101,7 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
 		return
@@ -110,7 +110,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		zap.String("user", MaskUser(m.UserID)))
 	if !res.Resolved {
 		log.Info("orchestrator.gate_approval_counted", zap.Int("approvals", len(res.Approvals)), zap.Int("required", res.Required))
-		t := approvalCountedText(res, m.UserID)
+		t := approvalCountedText(res, m.Sender())
 		if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 			b.reply(ctx, m, t)
 		}
@@ -118,7 +118,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		return
 	}
 	log.Info("orchestrator.gate_resolved")
-	t := gateDecisionText(res, m.UserID)
+	t := gateDecisionText(res, m.Sender())
 	b.settle(ctx, m, t)
 	if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 		b.reply(ctx, m, t) // answered from elsewhere: confirm there too

@@ -48,7 +48,7 @@ func gateRules(run db.Run, p *db.Pause) []conversation.Span {
 		out = append(out, conversation.P(fmt.Sprintf("\nIt needs %d approvals from different people; one rejection rejects it.", n)))
 	}
 	if p.Gate != nil && p.Gate.NoSelfApproval {
-		out = append(out, conversation.P("\nThe requester ("), conversation.U(UserLabel(run.UserID)), conversation.P(") may not approve it, only reject it."))
+		out = append(out, conversation.P("\nThe requester ("), requester(run).Span(), conversation.P(") may not approve it, only reject it."))
 	}
 	if !p.DueAt.IsZero() {
 		out = append(out, conversation.P(fmt.Sprintf("\n⏳ If nobody answers by %s (%s after it was asked), it is %s.",
@@ -111,7 +111,7 @@ func timeoutOutcome(onTimeout string) string {
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // gateDecisionText says how a gate was answered for good, with the note or reason.
-func gateDecisionText(res db.GateResult, user string) conversation.Text {
+func gateDecisionText(res db.GateResult, user conversation.Person) conversation.Text {
 	verb := map[db.GateDecision]string{db.DecisionApprove: "✅ Approved", db.DecisionReject: "🛑 Rejected", db.DecisionAnswer: "💬 Answered"}[res.Decision]
 	t := conversation.T(conversation.P(verb + " by "))
 	t = t.Append(approversOf(res, user)...)
@@ -127,9 +127,9 @@ func gateDecisionText(res db.GateResult, user string) conversation.Text {
 }
 
 // approversOf names who approved: everyone who did when several approvals were required.
-func approversOf(res db.GateResult, user string) []conversation.Span {
+func approversOf(res db.GateResult, user conversation.Person) []conversation.Span {
 	if res.Decision != db.DecisionApprove || len(res.Approvals) < 2 {
-		return []conversation.Span{conversation.U(UserLabel(user))}
+		return []conversation.Span{user.Span()}
 	}
 	var out []conversation.Span
 	for i, a := range res.Approvals {
@@ -139,15 +139,15 @@ func approversOf(res db.GateResult, user string) []conversation.Span {
 		case i > 0:
 			out = append(out, conversation.P(", "))
 		}
-		out = append(out, conversation.U(UserLabel(a.By)))
+		out = append(out, conversation.Person{ID: a.By, Name: a.Name}.Span())
 	}
 	return out
 }
 
 // approvalCountedText says an approval was counted and how many more the gate needs.
-func approvalCountedText(res db.GateResult, user string) conversation.Text {
+func approvalCountedText(res db.GateResult, user conversation.Person) conversation.Text {
 	more := res.Required - len(res.Approvals)
-	t := conversation.T(conversation.P("👍 Approved by "), conversation.U(UserLabel(user)),
+	t := conversation.T(conversation.P("👍 Approved by "), user.Span(),
 		conversation.P(fmt.Sprintf(" (%d of %d approvals): gate ", len(res.Approvals), res.Required)), conversation.C(res.Node),
 		conversation.P(" of run "), conversation.C(res.Run.ID), conversation.P(fmt.Sprintf(" waits for %d more %s from someone else.", more, plural(more, "approval"))))
 	if res.Text != "" {
@@ -229,11 +229,11 @@ func timeoutText(run db.Run, p db.Pause) conversation.Text {
 }
 
 // answeredBy names who answered first, for a late answer: a person, or the gate's timeout.
-func answeredBy(by string) []conversation.Span {
-	if by == db.TimeoutActor {
+func answeredBy(by conversation.Person) []conversation.Span {
+	if by.ID == db.TimeoutActor {
 		return []conversation.Span{conversation.P("the timeout (nobody answered in time)")}
 	}
-	return []conversation.Span{conversation.U(UserLabel(by))}
+	return []conversation.Span{by.Span()}
 }
 
 // gateAnswers lists who answered the run's gates, when, and with which note or reason, for
@@ -246,7 +246,7 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 		switch e.Type {
 		case db.EventGateApproval:
 			a := db.Decode[db.GateApprovalData](e)
-			d = db.GateAnswerData{By: a.By, Text: a.Text}
+			d = db.GateAnswerData{By: a.By, ByName: a.ByName, Text: a.Text}
 			line = "👍 approved by "
 		case db.EventGateResolved:
 			d = db.Decode[db.GateAnswerData](e)
@@ -258,7 +258,7 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 		if d.TimedOut {
 			out = append(out, conversation.P("⌛ timed out "+age(now.Sub(e.At))+" ago"))
 		} else {
-			out = append(out, conversation.P(line), conversation.U(UserLabel(d.By)), conversation.P(" "+age(now.Sub(e.At))+" ago"))
+			out = append(out, conversation.P(line), conversation.Person{ID: d.By, Name: d.ByName}.Span(), conversation.P(" "+age(now.Sub(e.At))+" ago"))
 		}
 		if d.Text != "" && d.Decision != db.DecisionAnswer {
 			out = append(out, conversation.P(": "), conversation.U(conversation.Preview(d.Text, quoteRunes)))

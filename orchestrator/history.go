@@ -145,7 +145,7 @@ func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
 	case db.EventGateApproval:
 		if n.asked != nil {
 			d := db.Decode[db.GateApprovalData](e)
-			n.asked.Approvals = append(n.asked.Approvals, db.GateApproval{By: d.By, Text: d.Text, At: e.At})
+			n.asked.Approvals = append(n.asked.Approvals, db.GateApproval{By: d.By, Name: d.ByName, Text: d.Text, At: e.At})
 		}
 	case db.EventGateReminded:
 		if n.asked != nil {

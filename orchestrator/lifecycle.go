@@ -35,7 +35,7 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 	}
 	b.Log.Info("orchestrator.run_resume_requested", zap.String("run_id", run.ID), zap.String("from", string(run.Status)), zap.String("user", MaskUser(m.UserID)))
 	t := conversation.T(conversation.P("Resuming run "), conversation.C(resumed.ID), conversation.P(" of "), conversation.C(resumed.Workflow),
-		conversation.P(" where it stopped (requested by "), conversation.U(UserLabel(m.UserID)), conversation.P(")."))
+		conversation.P(" where it stopped (requested by "), m.Sender().Span(), conversation.P(")."))
 	b.settle(ctx, m, t)
 	if m.ConversationID() != resumed.ConversationID {
 		b.reply(ctx, m, t) // asked from elsewhere: answer there too, the thread gets the status below
@@ -71,7 +71,7 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 	observerOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
 	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
 	t := conversation.T(conversation.P("Abandoned run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
-		conversation.P(" (was "+string(run.Status)+"; by "), conversation.U(UserLabel(m.UserID)),
+		conversation.P(" (was "+string(run.Status)+"; by "), m.Sender().Span(),
 		conversation.P("). A new "), conversation.C("/workflow run "+run.Workflow), conversation.P(" starts fresh."))
 	b.reply(ctx, m, t)
 	b.settle(ctx, m, t)
@@ -95,7 +95,7 @@ func (b *Dispatcher) latestActive(ctx context.Context, m conversation.Message) (
 
 // notOwner refuses to resume or abandon someone else's run.
 func (b *Dispatcher) notOwner(ctx context.Context, m conversation.Message, run db.Run, action string) {
-	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), conversation.U(UserLabel(run.UserID)),
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), requester(run).Span(),
 		conversation.P(") or an admin (ADMIN_USER_IDS) may "+action+" run "), conversation.C(run.ID), conversation.P(". Nothing was changed.")))
 }
 
@@ -116,7 +116,7 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 	var t conversation.Text
 	switch {
 	case errors.As(err, &ge):
-		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(answeredBy(ge.By)...).
+		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(answeredBy(conversation.Person{ID: ge.By, Name: ge.ByName})...).
 			Append(conversation.P(". Nothing else happened."))
 	case errors.As(err, &te):
 		t = refusalText(run, action, te.Found)

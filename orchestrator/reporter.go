@@ -79,10 +79,10 @@ func (r *Reporter) Edit(ctx context.Context, ref conversation.Ref, rep conversat
 // status message inside it. It returns the thread, which becomes the run's conversation so replies
 // in it reach the run; on a platform without threads, or when posting fails, it returns at.
 // The returned refs are the messages to record with the run when it is created.
-func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID, workflow, user string) (conversation.Address, []db.MessageRef) {
+func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID, workflow string, by conversation.Person) (conversation.Address, []db.MessageRef) {
 	rep := &runReport{addr: at}
 	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
-		conversation.P(" by "), conversation.U(UserLabel(user)))
+		conversation.P(" by "), by.Span())
 	if ob := r.Outboxes[at.Platform]; ob != nil {
 		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root})
 		if err != nil {

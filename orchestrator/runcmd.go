@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -46,7 +45,7 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 			return
 		}
 	}
-	run, err := b.StartRun(ctx, m.Address, m.UserID, wf, c.ArgsText())
+	run, err := b.StartRun(ctx, m.Address, m.Sender(), wf, c.ArgsText())
 	var refused *commands.LimitError
 	if errors.As(err, &refused) {
 		b.reply(ctx, m, conversation.T(conversation.P(refused.Msg)))
@@ -56,16 +55,18 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 		b.internalError(ctx, m, "start the run", err)
 		return
 	}
-	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), conversation.U(UserLabel(m.UserID)), conversation.P(".")))
+	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), m.Sender().Span(), conversation.P(".")))
 }
 
-// StartRun creates a fresh run of wf in a fresh working directory with the workflow frozen into it.
+// StartRun creates a fresh run of wf, requested by by, in a fresh working directory with the
+// workflow frozen into it. The requester's display name is stored with the run, so whichever
+// replica reports on it later names them the same way.
 // Its thread is opened first and the run is created in it, so every report lands in the thread
 // even when a worker claims the run at once; then the workers are woken.
 //
 // Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
 // starting a run comes through here.
-func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, user string, wf *workflow.Workflow, args string) (db.Run, error) {
+func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string) (db.Run, error) {
 	if err := b.Limits.CheckArgs(args); err != nil {
 		return db.Run{}, err
 	}
@@ -74,7 +75,8 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, user
 		return db.Run{}, err
 	}
 	id := db.NewRunID()
-	thread, messages := b.Reporter.Announce(ctx, at, id, wf.Name, user)
+	by.Name = conversation.DisplayName(by.Name)
+	thread, messages := b.Reporter.Announce(ctx, at, id, wf.Name, by)
 	// The run, its thread and its status message are recorded in one transaction: one write on the
 	// path every message of a burst shares.
 	conv := &db.Conversation{ID: thread.ConversationID(), Platform: thread.Platform, ChannelID: thread.ChannelID, ThreadID: thread.ThreadID}
@@ -82,12 +84,12 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, user
 		conv.ParentID = thread.Channel().ConversationID()
 	}
 	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: parent,
-		UserID: user, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source, Conversation: conv, Messages: messages})
+		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source, Conversation: conv, Messages: messages})
 	if err != nil {
 		b.Reporter.forget(id)
 		return db.Run{}, err
 	}
-	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(user)))
+	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
 	b.Workers.Wake()
 	return run, nil
 }
@@ -195,10 +197,7 @@ func (b *Dispatcher) unknownWorkflow(ctx context.Context, m conversation.Message
 	b.reply(ctx, m, t.Append(conversation.P(" "), conversation.C("/workflow list"), conversation.P(" shows them all.")))
 }
 
-// UserLabel is how a user is named in bot messages: the platform-qualified id without the platform.
-func UserLabel(id string) string {
-	if _, rest, ok := strings.Cut(id, ":"); ok {
-		return rest
-	}
-	return id
+// requester is the person who started r, as recorded when it was created.
+func requester(r db.Run) conversation.Person {
+	return conversation.Person{ID: r.UserID, Name: r.UserName}
 }

@@ -106,7 +106,7 @@ func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []
 			if node := b.currentNode(ctx, r); node != "" {
 				t = t.Append(conversation.P(" at "), conversation.C(node))
 			}
-			t = t.Append(conversation.P(" - "+age(now.Sub(r.CreatedAt))+" - by "), conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
+			t = t.Append(conversation.P(" - "+age(now.Sub(r.CreatedAt))+" - by "), requester(r).Span(), conversation.P("\n"))
 		}
 	}
 	section("Active", active)
@@ -144,7 +144,7 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 	}
 	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
 		conversation.P(" - "), conversation.B(DisplayState(r, now)), conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "),
-		conversation.U(UserLabel(r.UserID)), conversation.P("\n"))
+		requester(r).Span(), conversation.P("\n"))
 	h := Fold(events)
 	for _, id := range h.order {
 		n := h.nodes[id]

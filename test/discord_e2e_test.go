@@ -24,7 +24,7 @@ func TestDiscordRunHelloWorld(t *testing.T) {
 	if !strings.Contains(done.Content, "Hello, world!") {
 		t.Errorf("completion message %q does not show the output Hello, world!", done.Content)
 	}
-	if want := "▶ `hello` - run `" + r.id + "` by " + discordAlice; r.root.Content != want {
+	if want := "▶ `hello` - run `" + r.id + "` by " + aliceShown; r.root.Content != want {
 		t.Errorf("root message = %q, want %q", r.root.Content, want)
 	}
 	if n := len(discordRoots(fake)); n != 1 {
@@ -84,15 +84,15 @@ func TestDiscordGateAnswers(t *testing.T) {
 		{"Approve button", func(f *discordfake.Server, _ discordRun, gate discordfake.Message) {
 			f.Click(discordAlice, gate, "Approve")
 		},
-			"completed", "✅ Approved by " + discordAlice, "answer was []"},
+			"completed", "✅ Approved by " + aliceShown, "answer was []"},
 		{"lgtm typed in the thread", func(f *discordfake.Server, r discordRun, _ discordfake.Message) {
 			f.ThreadMessage(discordAlice, r.thread, "lgtm")
 		},
-			"completed", "✅ Approved by " + discordAlice, "answer was []"}, // a bare yes carries no note
+			"completed", "✅ Approved by " + aliceShown, "answer was []"}, // a bare yes carries no note
 		{"no typed in the thread", func(f *discordfake.Server, r discordRun, _ discordfake.Message) {
 			f.ThreadMessage(discordAlice, r.thread, "no")
 		},
-			"cancelled", "🛑 Rejected by " + discordAlice, ""},
+			"cancelled", "🛑 Rejected by " + aliceShown, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

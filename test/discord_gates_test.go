@@ -31,7 +31,7 @@ func TestDiscordGateRules(t *testing.T) {
 		runWorkflow(fake, "guarded", "v1")
 		r := waitDiscordRun(t, fake, "guarded", 1)
 		gate := waitInRunThread(t, fake, r, "the gate message", contentPrefix("⏸ Run `"+r.id+"` is waiting at `confirm`."))
-		for _, want := range []string{"It needs 2 approvals from different people", "may not approve it",
+		for _, want := range []string{"It needs 2 approvals from different people", "The requester (" + aliceShown + ") may not approve it",
 			"Or type `/workflow approve " + r.id + " [note]`"} {
 			if !strings.Contains(gate.Content, want) {
 				t.Errorf("gate message lacks %q:\n%s", want, gate.Content)
@@ -57,11 +57,12 @@ func TestDiscordGateRules(t *testing.T) {
 		}
 
 		fake.ThreadMessage(discordBob, r.thread, "approved, changelog checked")
-		waitInRunThread(t, fake, r, "bob's counted approval", contentHas("(1 of 2 approvals)"))
+		waitInRunThread(t, fake, r, "bob's counted approval", contentHas("👍 Approved by "+bobShown+" (1 of 2 approvals)"))
 		fake.Click(discordCarol, gate, "Approve")
 		waitDiscordStatus(t, fake, r, "completed")
 		waitInRunThread(t, fake, r, "the completion message", contentHas("shipped v1 with notes [changelog checked"))
-		if now := discordMessage(t, fake, gate); len(now.Buttons) != 0 || !strings.HasPrefix(now.Content, "✅ Approved by") {
+		// Bob's name comes back from his recorded approval; Carol's from her click.
+		if now := discordMessage(t, fake, gate); len(now.Buttons) != 0 || !strings.HasPrefix(now.Content, "✅ Approved by "+bobShown+" and "+carolShown+":") {
 			t.Errorf("answered gate message = %q with %v", now.Content, discordLabels(now))
 		}
 	})

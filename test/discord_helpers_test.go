@@ -21,6 +21,22 @@ const (
 	discordMallory = "920000000000000004" // never an approver
 )
 
+// How the people of these tests present themselves, and the names Discord shows for them: the
+// guild nickname, else the global display name, else the username. Mallory's nickname tries to
+// ping everyone and mention Alice, in bold, on two lines.
+var discordProfiles = map[string]discordfake.Profile{
+	discordAlice:   {Username: "alice", GlobalName: "Alice Liddell", Nick: "Alice L"},
+	discordBob:     {Username: "bob", GlobalName: "Bob Stone"},
+	discordCarol:   {Username: "carol"},
+	discordMallory: {Username: "mallory", Nick: "@everyone <@" + discordAlice + "> **boss**\nsecond line"},
+}
+
+const (
+	aliceShown = "Alice L"
+	bobShown   = "Bob Stone"
+	carolShown = "carol"
+)
+
 // discordLimit is Discord's hard limit on a message's content, in characters.
 const discordLimit = 2000
 
@@ -87,6 +103,9 @@ func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]stri
 	env["DISCORD_GUILD_IDS"] = discordfake.GuildID
 	env["DISCORD_API_URL"] = fake.URL()
 	env["WORKFLOWS_DIR"] = writeDiscordWorkflows(t)
+	for id, p := range discordProfiles {
+		fake.SetProfile(id, p)
+	}
 	before := fake.Sessions()
 	b := &discordBot{fake: fake, bot: startBot(t, env)}
 	fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {

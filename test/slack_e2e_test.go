@@ -29,7 +29,7 @@ func TestSlackRunHelloWorld(t *testing.T) {
 		if !s.fake.Acked(envelope) {
 			t.Error("the slash command envelope was not acked")
 		}
-		if want := "▶ `hello` - run `" + r.id + "` by " + alice; r.root.Text != want {
+		if want := "▶ `hello` - run `" + r.id + "` by " + slackName(alice); r.root.Text != want {
 			t.Errorf("root message = %q, want %q", r.root.Text, want)
 		}
 		if n := len(s.roots()); n != 1 {

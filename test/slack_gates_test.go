@@ -44,7 +44,7 @@ func TestSlackGateRules(t *testing.T) {
 		r := s.waitRoot(t, "guarded", 1)
 		gate := s.waitInThread(t, r, "the gate message", hasPrefix("⏸ Run `"+r.id+"` is waiting at `confirm`."))
 		for _, want := range []string{"Who may answer: slack:" + alice + ", slack:" + bob + ", slack:" + carol + ".",
-			"It needs 2 approvals from different people", "The requester (" + alice + ") may not approve it",
+			"It needs 2 approvals from different people", "The requester (" + slackName(alice) + ") may not approve it",
 			"reply in this thread with a clear yes or no", "Or click Approve or Reject."} {
 			if !strings.Contains(gate.Text, want) {
 				t.Errorf("gate message lacks %q:\n%s", want, gate.Text)

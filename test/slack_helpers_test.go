@@ -22,6 +22,11 @@ const (
 	carol   = "UCAROL004" // a third person, an approver of the gate tests
 )
 
+// slackName is how messages name someone who started a run with a slash command: by the user_name
+// the command carries (the fake's is "user-" and the id). Message events carry no name, so an
+// answer typed in a thread is named by the id.
+func slackName(user string) string { return "user-" + user }
+
 // testWorkflows are written to WORKFLOWS_DIR for every Slack bot. Scripts read their inputs from
 // the environment, as the bundled workflows do; $HOME is the bot's own temporary home, so a test
 // can leave files there that change what a node does.

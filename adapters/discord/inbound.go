@@ -34,7 +34,7 @@ func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
 		return
 	}
 	a.handler.Handle(ctx, conversation.Message{
-		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: m.Author.Username,
+		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: displayName(m.Member, m.Author),
 		Text: text, EventID: m.ID, Mentioned: mentioned, Direct: direct,
 	})
 }
@@ -102,16 +102,30 @@ func (a *Adapter) onInteraction(ctx context.Context, in *discordgo.Interaction) 
 	}
 }
 
-// interactionUser returns the id and name of whoever triggered the interaction: a member in a
-// guild, a user in a DM.
+// interactionUser returns the id and display name of whoever triggered the interaction: a member
+// in a guild, a user in a DM.
 func interactionUser(in *discordgo.Interaction) (id, name string) {
 	switch {
 	case in.Member != nil && in.Member.User != nil:
-		return in.Member.User.ID, in.Member.User.Username
+		return in.Member.User.ID, displayName(in.Member, in.Member.User)
 	case in.User != nil:
-		return in.User.ID, in.User.Username
+		return in.User.ID, displayName(nil, in.User)
 	}
 	return "", ""
+}
+
+// displayName is the name Discord itself shows for a person: their nickname in the guild, else
+// their global display name, else their username. The member of a message event carries no user,
+// so discordgo's Member.DisplayName (which reads it) is not used. The orchestrator bounds and
+// escapes the name (conversation.Person).
+func displayName(member *discordgo.Member, user *discordgo.User) string {
+	if member != nil && member.Nick != "" {
+		return member.Nick
+	}
+	if user == nil {
+		return ""
+	}
+	return user.DisplayName()
 }
 
 // respond sends the interaction's one callback. Discord allows 3 s for it, hence no retry.

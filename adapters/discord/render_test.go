@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"threadflow/conversation"
 )
@@ -87,4 +88,33 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := New(ok, &recorder{}, &stubAC{}, newClaimer()); err != nil {
 		t.Errorf("New with a valid config: %v", err)
 	}
+}
+
+// A display name is the person's own text: rendered where a run message names them, it keeps no live
+// mention, starts no new line and opens no markup; the thread name it becomes part of stays one line
+// within Discord's limit.
+func FuzzRenderPerson(f *testing.F) {
+	for _, s := range []string{"Ann", "@everyone", "<@123>\n# big", "**bold** _it_ `code`", "\u202e@here", "a\u2028<#9>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		p := conversation.Person{ID: "discord:4567", Name: name}
+		out := Render(conversation.T(conversation.P("x"), p.Span(), conversation.P("y")))
+		inner := out[1 : len(out)-1]
+		if m := liveMention(inner); m != "" {
+			t.Errorf("name %q rendered as %q keeps a live %s", name, out, m)
+		}
+		if strings.ContainsAny(inner, "\r\n") {
+			t.Errorf("name %q rendered as %q starts a new line", name, out)
+		}
+		for _, c := range []string{"*", "_", "`", "~", "|", ">", "#", "[", "]"} {
+			if strings.Count(inner, c) != strings.Count(inner, `\`+c) {
+				t.Errorf("name %q rendered as %q leaves %s unescaped", name, out, c)
+			}
+		}
+		root := conversation.T(conversation.P("▶ "), conversation.C("wf"), conversation.P(" - run "), conversation.C("7k2m9x4q1c"), conversation.P(" by "), p.Span())
+		if th := threadName(root); strings.ContainsAny(th, "\r\n") || utf8.RuneCountInString(th) > 100 {
+			t.Errorf("name %q gives the thread name %q", name, th)
+		}
+	})
 }

@@ -7,9 +7,21 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
 )
+
+// person names someone on the dashboard: the name their platform showed (as chat messages do) with
+// the id that ALLOWED_USER_IDS and approvers use, or the id alone when the name adds nothing (none
+// was recorded, or it is the id's own, as for the web chat's users).
+func person(id, name string) string {
+	label := conversation.Person{ID: id, Name: name}.Label()
+	if label == (conversation.Person{ID: id}).Label() {
+		return id
+	}
+	return label + " (" + id + ")"
+}
 
 // templateFuncs are the helpers the templates use; now is the Server's clock.
 func templateFuncs(now func() time.Time) template.FuncMap {
@@ -22,6 +34,7 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 			return "due now"
 		},
 		"dur":         orchestrator.FormatDuration,
+		"person":      person,
 		"bytes":       func(n int64) string { return humanize.IBytes(uint64(max(n, 0))) },
 		"inlineLimit": func() int64 { return orchestrator.InlineLimit },
 		"stamp":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },

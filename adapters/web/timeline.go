@@ -42,6 +42,7 @@ type gateView struct {
 	Pause              db.Pause          // as asked: who may answer, how many approvals, timers
 	Approvals          []db.GateApproval // counted approvals of a gate that needs several
 	Decision, By, Text string
+	ByName             string // By's display name, "" when none was recorded
 	TimedOut           bool
 	ResolvedAt         time.Time
 	Reminded           time.Time
@@ -137,7 +138,7 @@ func newGateView(g *orchestrator.GateRecord) *gateView {
 	v := &gateView{Node: g.Node, Message: g.Pause.Message, AskedAt: g.AskedAt, Pause: g.Pause,
 		Approvals: g.Approvals, Reminded: g.Reminded, ResolvedAt: g.ResolvedAt}
 	if a := g.Answer; a != nil {
-		v.Decision, v.By, v.Text, v.TimedOut = string(a.Decision), a.By, a.Text, a.TimedOut
+		v.Decision, v.By, v.ByName, v.Text, v.TimedOut = string(a.Decision), a.By, a.ByName, a.Text, a.TimedOut
 	}
 	return v
 }

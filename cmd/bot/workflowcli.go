@@ -233,7 +233,7 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return err
 	}
 	c.startEngine(ctx)
-	run, err := c.engine.Dispatcher.StartRun(ctx, c.at, c.user, wf, argText)
+	run, err := c.engine.Dispatcher.StartRun(ctx, c.at, conversation.Person{ID: c.user}, wf, argText)
 	if err != nil {
 		return err
 	}

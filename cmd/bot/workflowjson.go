@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
 )
@@ -164,7 +165,7 @@ func (c *cliSession) runs(ctx context.Context, w io.Writer, o outputFlags) error
 	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATE\tUSER\tSTARTED")
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, orchestrator.DisplayState(r, now),
-			orchestrator.UserLabel(r.UserID), r.CreatedAt.Local().Format(time.DateTime))
+			conversation.Person{ID: r.UserID, Name: r.UserName}.Label(), r.CreatedAt.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
 }

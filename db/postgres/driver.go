@@ -167,7 +167,7 @@ func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 
 func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
 	return scanRun(d.tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID,
-		n.UserID, n.UserMessage, n.WorkingPath, n.WorkflowSource, digest, now))
+		n.UserID, n.UserName, n.UserMessage, n.WorkingPath, n.WorkflowSource, digest, now))
 }
 
 func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {

@@ -14,9 +14,9 @@ import (
 // defaultLimit caps listings that do not say how many runs they want.
 const defaultLimit = 100
 
-const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_message,
-	status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $10)
+const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
+	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $11)
 RETURNING ` + runColumns
 
 // GetRun returns one run or ErrNotFound.

@@ -117,9 +117,9 @@ func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 
 func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
 	return scanRun(d.tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-			user_id, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
-		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserMessage,
+			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
+		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
 		n.WorkingPath, n.WorkflowSource, digest, micros(now), micros(now)))
 }
 

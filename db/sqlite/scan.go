@@ -10,7 +10,7 @@ import (
 )
 
 // runColumns is the column list every run query selects or returns, in scanRun's order.
-const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_message, status,
+const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
 	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
 	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at`
 
@@ -24,7 +24,7 @@ func scanRun(row scanner) (db.Run, error) {
 		expires, heartbeat, started, finished sql.NullInt64
 		created, queued                       int64
 	)
-	err := row.Scan(&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserMessage,
+	err := row.Scan(&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserName, &r.UserMessage,
 		&r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta, &r.Attempt, &r.Recoveries,
 		&r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat, &created, &queued, &started, &finished)
 	if err != nil {

@@ -76,6 +76,7 @@ func newRun(mod func(*db.NewRun)) db.NewRun {
 		ConversationID:       threadConv,
 		ParentConversationID: channelConv,
 		UserID:               "slack:U1",
+		UserName:             "Ann Lee",
 		UserMessage:          `fix "the" bug`,
 		WorkingPath:          "/tmp/work/build",
 		WorkflowSource:       []byte("name: build\nnodes: []\n"),

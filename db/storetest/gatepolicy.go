@@ -48,7 +48,7 @@ func (e *env) pausedWith(t *testing.T, mod func(*db.Pause)) db.Run {
 func policy(p db.GatePolicy) func(*db.Pause) { return func(pp *db.Pause) { pp.Gate = &p } }
 
 func answer(e *env, id string, d db.GateDecision, by string, admin bool) (db.GateResult, error) {
-	return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: id, Decision: d, By: by, Admin: admin, Text: "note of " + by})
+	return e.s.ResolveGate(e.ctx, db.GateResolution{RunID: id, Decision: d, By: by, Name: "name of " + by, Admin: admin, Text: "note of " + by})
 }
 
 // wantRefused checks err is a refusal of reason and that the run is still paused at its gate.
@@ -119,7 +119,8 @@ func testTwoApprovals(t *testing.T, e *env) {
 	if err != nil || !second.Resolved || second.Run.Status != db.StatusQueued || len(second.Approvals) != 2 {
 		t.Fatalf("second approval: %+v, %v; want the gate open", second, err)
 	}
-	if a := second.Approvals; a[0].By != "slack:alice" || a[0].Text != "note of slack:alice" || !a[0].At.Equal(start.Add(time.Minute)) || a[1].By != "slack:bob" {
+	if a := second.Approvals; a[0].By != "slack:alice" || a[0].Name != "name of slack:alice" || a[0].Text != "note of slack:alice" ||
+		!a[0].At.Equal(start.Add(time.Minute)) || a[1].By != "slack:bob" || a[1].Name != "name of slack:bob" {
 		t.Fatalf("approvals = %+v", a)
 	}
 	ev := e.last(t, r.ID)
@@ -142,7 +143,7 @@ func testRejectionAfterApproval(t *testing.T, e *env) {
 	}
 	_, err = answer(e, r.ID, db.DecisionApprove, "slack:carol", false)
 	var ge *db.GateResolvedError
-	if !errors.As(err, &ge) || ge.Decision != db.DecisionReject || ge.By != "slack:bob" {
+	if !errors.As(err, &ge) || ge.Decision != db.DecisionReject || ge.By != "slack:bob" || ge.ByName != "name of slack:bob" {
 		t.Fatalf("late approval: %v, want the rejection reported", err)
 	}
 }

@@ -31,7 +31,7 @@ func testCreateRoundTrip(t *testing.T, e *env) {
 	got := e.get(t, r.ID)
 	now := e.clock.Now()
 	if got.Workflow != n.Workflow || got.ConversationID != n.ConversationID || got.ParentConversationID != n.ParentConversationID ||
-		got.UserID != n.UserID || got.UserMessage != n.UserMessage || got.WorkingPath != n.WorkingPath {
+		got.UserID != n.UserID || got.UserName != n.UserName || got.UserMessage != n.UserMessage || got.WorkingPath != n.WorkingPath {
 		t.Fatalf("run read back as %+v, created from %+v", got, n)
 	}
 	if !bytes.Equal(got.WorkflowSource, n.WorkflowSource) || got.WorkflowDigest != db.Digest(n.WorkflowSource) {

@@ -92,6 +92,7 @@ func (s *Server) interact(typ int, user, channelID string, data, msg map[string]
 	in := interaction{ID: s.id(), ChannelID: channelID, Sent: time.Now()}
 	in.Token = "token-" + in.ID
 	s.interactions[in.ID] = in
+	p := s.profileLocked(user)
 	s.mu.Unlock()
 	ev := map[string]any{
 		"id": in.ID, "application_id": AppID, "type": typ, "token": in.Token, "version": 1,
@@ -101,16 +102,26 @@ func (s *Server) interact(typ int, user, channelID string, data, msg map[string]
 		ev["message"] = msg
 	}
 	if c.GuildID == "" {
-		ev["user"] = userJSON(user)
+		ev["user"] = userJSON(user, p)
 	} else {
 		ev["guild_id"] = c.GuildID
-		ev["member"] = map[string]any{"user": userJSON(user)}
+		ev["member"] = map[string]any{"user": userJSON(user, p), "nick": nullable(p.Nick)}
 	}
 	s.dispatch("INTERACTION_CREATE", ev)
 	return in.ID
 }
 
-func userJSON(id string) map[string]any { return map[string]any{"id": id, "username": "user" + id} }
+// userJSON is a user object; Discord sends null for a global name or nickname that is not set.
+func userJSON(id string, p Profile) map[string]any {
+	return map[string]any{"id": id, "username": p.Username, "global_name": nullable(p.GlobalName)}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
 
 // Mention posts "<@bot> text" in channel as user and returns the message id.
 func (s *Server) Mention(user, channel, text string) string {
@@ -144,17 +155,20 @@ func (s *Server) userMessage(user, channelID, content string, mention bool) stri
 	c := s.channelLocked(channelID)
 	m := &Message{ID: s.id(), ChannelID: channelID, Content: content, Author: user}
 	s.messages[channelID] = append(s.messages[channelID], m)
+	p := s.profileLocked(user)
 	s.mu.Unlock()
 	var mentions []any
 	if mention {
 		mentions = []any{botUser()}
 	}
-	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, mentions))
+	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, p, mentions))
 	return m.ID
 }
 
-func messageEvent(c channel, m *Message, mentions []any) map[string]any {
-	author := userJSON(m.Author)
+// messageEvent is MESSAGE_CREATE; in a guild it carries the author's member object without its
+// user, as Discord sends it.
+func messageEvent(c channel, m *Message, p Profile, mentions []any) map[string]any {
+	author := userJSON(m.Author, p)
 	if m.Author == BotUserID {
 		author = botUser()
 	}
@@ -167,6 +181,7 @@ func messageEvent(c channel, m *Message, mentions []any) map[string]any {
 	}
 	if c.GuildID != "" {
 		ev["guild_id"] = c.GuildID
+		ev["member"] = map[string]any{"nick": nullable(p.Nick), "roles": []any{}}
 	}
 	return ev
 }

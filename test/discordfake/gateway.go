@@ -3,6 +3,7 @@ package discordfake
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +15,7 @@ const (
 	opDispatch     = 0
 	opHeartbeat    = 1
 	opIdentify     = 2
+	opResume       = 6
 	opHello        = 10
 	opHeartbeatAck = 11
 )
@@ -28,9 +30,21 @@ type frame struct {
 	T  string          `json:"t,omitempty"`
 }
 
+// ResumePath is where READY's resume_gateway_url points: a path of its own, so the fake can tell
+// a client that resumes there (as Discord asks) from one that resumes on the URL it first got.
+const ResumePath = "/resume-gateway"
+
+// Connection is one gateway connection as the fake saw it: the URL path the client dialled and
+// the opcode it opened the session with (IDENTIFY for a fresh session, RESUME to continue one).
+type Connection struct {
+	Path    string
+	Resumed bool // the client sent RESUME (op 6) rather than IDENTIFY (op 2)
+}
+
 // session is one connected gateway client.
 type session struct {
 	conn       *websocket.Conn
+	path       string
 	writeMu    sync.Mutex
 	seq        int64
 	identified atomic.Bool
@@ -64,7 +78,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade already answered the client
 	}
-	ss := &session{conn: conn}
+	ss := &session{conn: conn, path: strings.TrimSuffix(r.URL.Path, "/")}
 	s.mu.Lock()
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
@@ -90,7 +104,12 @@ func (s *Server) readFrames(ss *session) {
 		var err error
 		switch f.Op {
 		case opIdentify:
-			err = ss.send(opDispatch, "READY", readyPayload())
+			s.opened(ss, false)
+			err = ss.send(opDispatch, "READY", readyPayload(ss.conn.LocalAddr().String()))
+			ss.identified.Store(true)
+		case opResume:
+			s.opened(ss, true)
+			err = ss.send(opDispatch, "RESUMED", map[string]any{})
 			ss.identified.Store(true)
 		case opHeartbeat:
 			err = ss.send(opHeartbeatAck, "", nil)
@@ -101,13 +120,23 @@ func (s *Server) readFrames(ss *session) {
 	}
 }
 
-func readyPayload() map[string]any {
+// opened records how a connection started its session.
+func (s *Server) opened(ss *session, resumed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connections = append(s.connections, Connection{Path: ss.path, Resumed: resumed})
+}
+
+// readyPayload is READY as Discord sends it, with the URL a client must resume on; host is the
+// fake's own address.
+func readyPayload(host string) map[string]any {
 	return map[string]any{
-		"v":           10,
-		"session_id":  "fake-session",
-		"user":        botUser(),
-		"application": map[string]any{"id": AppID},
-		"guilds":      []any{},
+		"v":                  10,
+		"session_id":         "fake-session",
+		"resume_gateway_url": "ws://" + host + ResumePath,
+		"user":               botUser(),
+		"application":        map[string]any{"id": AppID},
+		"guilds":             []any{},
 	}
 }
 
@@ -129,4 +158,21 @@ func (s *Server) dispatch(event string, d any) {
 	for _, ss := range targets {
 		_ = ss.send(opDispatch, event, d) // a session that went away simply misses the event
 	}
+}
+
+// DropSessions closes every gateway connection without a close frame, as a network failure
+// would; clients reconnect and resume.
+func (s *Server) DropSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss := range s.sessions {
+		ss.close()
+	}
+}
+
+// Connections returns every gateway connection that opened a session, oldest first.
+func (s *Server) Connections() []Connection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Connection(nil), s.connections...)
 }

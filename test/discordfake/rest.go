@@ -198,7 +198,7 @@ func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, 
 	s.messages[args[0]] = append(s.messages[args[0]], m)
 	s.mu.Unlock()
 	// Discord echoes the bot's own messages on the gateway; a bot must ignore them.
-	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, nil))
+	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, Profile{}, nil))
 	return 200, messageJSON(m)
 }
 

@@ -1,7 +1,8 @@
 // Package discordfake is a loopback fake of Discord's REST API and gateway for tests. It speaks
-// enough of both for a discordgo client: the gateway handshake (HELLO, IDENTIFY, READY, heartbeats)
-// and dispatches, application command registration, interaction callbacks and webhook followups,
-// channel messages with edits, and threads started from messages. Tests drive it as users would
+// enough of both for a discordgo client: the gateway handshake (HELLO, IDENTIFY, READY with its
+// resume_gateway_url, RESUME, heartbeats) and dispatches, application command registration,
+// interaction callbacks and webhook followups, channel messages with edits, and threads started
+// from messages. Tests drive it as users would
 // (slash commands, mentions, thread replies, button clicks) and read back what users would see.
 package discordfake
 
@@ -30,6 +31,8 @@ type Server struct {
 	responses    map[string][]Response  // by interaction id
 	commands     map[string][]byte      // by scope: "global" or a guild id; the raw PUT body
 	sessions     map[*session]struct{}
+	profiles     map[string]Profile // by user id
+	connections  []Connection
 	failSends    int
 	unhandled    []string
 	// callbackDeadline is how long after dispatch an interaction accepts its callback;
@@ -62,12 +65,15 @@ func New(t testing.TB) *Server {
 		responses:    map[string][]Response{},
 		commands:     map[string][]byte{},
 		sessions:     map[*session]struct{}{},
+		profiles:     map[string]Profile{},
 
 		callbackDeadline: CallbackDeadline,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/gateway", s.serveGateway)
 	mux.HandleFunc("/gateway/", s.serveGateway) // discordgo adds a slash before the query
+	mux.HandleFunc(ResumePath, s.serveGateway)
+	mux.HandleFunc(ResumePath+"/", s.serveGateway)
 	mux.HandleFunc("/api/", s.serveREST)
 	s.http = httptest.NewServer(mux)
 	t.Cleanup(s.close)
@@ -101,6 +107,23 @@ func (s *Server) channelLocked(id string) channel {
 		s.channels[id] = c
 	}
 	return c
+}
+
+// SetProfile gives user a username, global display name and guild nickname, sent with everything
+// the user does from now on.
+func (s *Server) SetProfile(user string, p Profile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.profiles[user] = p
+}
+
+// profileLocked returns user's profile; callers hold s.mu.
+func (s *Server) profileLocked(user string) Profile {
+	p, ok := s.profiles[user]
+	if !ok || p.Username == "" {
+		p.Username = "user" + user
+	}
+	return p
 }
 
 // FailNextSends makes the next n channel message creations answer 500, to exercise retries.

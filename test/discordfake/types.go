@@ -14,6 +14,13 @@ type Message struct {
 	AllowedMentionsNone bool
 }
 
+// Profile is how a user presents themselves: the unique username, the global display name, and
+// a nickname in the fake's guild. Discord shows the nickname, else the global name, else the
+// username; a bot must do the same. Users without a profile are "user<id>" with neither.
+type Profile struct {
+	Username, GlobalName, Nick string
+}
+
 // Button is one button of a message's action rows.
 type Button struct {
 	Label    string

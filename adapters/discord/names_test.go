@@ -1,0 +1,49 @@
+package discord
+
+import (
+	"testing"
+
+	"threadflow/conversation"
+	"threadflow/test/discordfake"
+)
+
+// Every way a person reaches the bot carries the name Discord shows for them: the guild nickname,
+// else the global display name, else the username. In a DM there is no guild, so no nickname.
+func TestMessagesCarryTheNameDiscordShows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.SetProfile("401", discordfake.Profile{Username: "ann.lee", GlobalName: "Ann Lee", Nick: "Ann (ops)"})
+	e.fake.SetProfile("402", discordfake.Profile{Username: "bob.k", GlobalName: "Bob K"})
+	e.fake.SetProfile("403", discordfake.Profile{Username: "carol"})
+	ref, err := e.adapter.Outbox().Post(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"}, conversation.Reply{
+		Text: conversation.T(conversation.P("Approve?")), Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve 7k2m9x4q1c"}},
+	})
+	if err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	prompt := e.fake.BotMessages(ref.ChannelID)[0]
+	people := []struct{ user, inGuild, inDM string }{
+		{"401", "Ann (ops)", "Ann Lee"},
+		{"402", "Bob K", "Bob K"},
+		{"403", "carol", "carol"},
+	}
+	for _, p := range people {
+		ways := []struct {
+			name string
+			send func() string
+			want string
+		}{
+			{"mention", func() string { return e.fake.Mention(p.user, "500", "status") }, p.inGuild},
+			{"slash command", func() string { return e.fake.SlashCommand(p.user, "500", "list", nil) }, p.inGuild},
+			{"button", func() string { return e.fake.Click(p.user, prompt, "Approve") }, p.inGuild},
+			{"direct message", func() string { return e.fake.DirectMessage(p.user, "status") }, p.inDM},
+			{"slash command in a DM", func() string { return e.fake.SlashCommand(p.user, discordfake.DMChannel(p.user), "list", nil) }, p.inDM},
+		}
+		for _, w := range ways {
+			got := e.rec.waitEvent(t, w.send()).msg
+			if got.UserID != "discord:"+p.user || got.UserName != w.want {
+				t.Errorf("%s by %s: user %q named %q, want %q", w.name, p.user, got.UserID, got.UserName, w.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package conversation
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxNameRunes bounds a display name in messages and in the database. Discord names are at most
+// 32 characters and Slack's 80, so real names are never cut; what a user controls stays bounded.
+const maxNameRunes = 80
+
+// Person is someone a message names: who started a run, who answered its gate.
+type Person struct {
+	ID   string // platform-qualified: "discord:4567"; what authorization uses
+	Name string // the platform's display name, "" when it gave none; for messages only
+}
+
+// Label is how every message names a person: the display name when the platform gave one, else
+// the id without its platform ("discord:4567" -> "4567"). It is one line and bounded (DisplayName).
+func (p Person) Label() string {
+	if n := DisplayName(p.Name); n != "" {
+		return n
+	}
+	if _, rest, ok := strings.Cut(p.ID, ":"); ok {
+		return rest
+	}
+	return p.ID
+}
+
+// Span is the person's Label as untrusted text: a display name is chosen by its owner, so every
+// adapter escapes its markup and mentions like any other user text.
+func (p Person) Span() Span { return U(p.Label()) }
+
+// DisplayName returns a display name as it may be stored and shown: control, format (bidi
+// overrides, zero-width) and line-breaking characters become spaces, runs of spaces one space,
+// and at most maxNameRunes runes are kept, "…" marking a cut. A name can thus never start a new
+// line of a message, reorder the text around it, or grow a message or row without bound.
+func DisplayName(name string) string {
+	if !utf8.ValidString(name) {
+		name = strings.ToValidUTF8(name, "")
+	}
+	clean := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp) {
+			return ' '
+		}
+		return r
+	}, name)
+	return Preview(clean, maxNameRunes)
+}
