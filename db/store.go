@@ -16,6 +16,9 @@ type Store interface {
 	// for ttl: a worker claims the runs it can report on. It returns ErrNoQueuedRun when nothing it
 	// may take is queued.
 	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error)
+	// ClaimRuns is ClaimRun for up to n runs (at most 64) in one transaction, oldest first; it
+	// returns ErrNoQueuedRun when it claimed none.
+	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach Reach, n int) ([]Run, error)
 	// Heartbeat extends a held lease by ttl from now.
 	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,

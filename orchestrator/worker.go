@@ -97,13 +97,18 @@ func (w *Workers) Run(ctx context.Context) {
 			w.idle(ctx, db.ErrNoQueuedRun)
 			continue
 		}
-		run, err := w.claim(ctx)
-		if err != nil {
+		slots := 1 + takeFree(sem, maxClaimBatch-1)
+		runs, err := w.claim(ctx, slots)
+		for range slots - len(runs) {
 			<-sem
+		}
+		if err != nil {
 			w.idle(ctx, err)
 			continue
 		}
-		w.start(runCtx, run, sem)
+		for _, run := range runs {
+			w.start(runCtx, run, sem)
+		}
 	}
 	w.drain(stopRuns)
 }
@@ -132,13 +137,29 @@ func (w *Workers) diskAllowsClaims() bool {
 	return err == nil
 }
 
-// claim takes the oldest queued run in this process's reach.
-func (w *Workers) claim(ctx context.Context) (db.Run, error) {
+// maxClaimBatch is how many runs one claim may take at most: a replica with many free slots (a
+// restart taking over the runs of a dead one) claims them in few transactions, not one each.
+const maxClaimBatch = 32
+
+// takeFree takes up to n more slots that are free right now, without waiting, and says how many.
+func takeFree(sem chan struct{}, n int) int {
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		default:
+			return i
+		}
+	}
+	return n
+}
+
+// claim takes up to n of the oldest queued runs in this process's reach.
+func (w *Workers) claim(ctx context.Context, n int) ([]db.Run, error) {
 	reach, ok := w.Presence.Reach()
 	if !ok {
-		return db.Run{}, db.ErrNoQueuedRun
+		return nil, db.ErrNoQueuedRun
 	}
-	return w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, reach)
+	return w.Store.ClaimRuns(ctx, w.Owner, w.LeaseTTL, reach, n)
 }
 
 // idle waits for a wake-up or the next poll after finding nothing to claim.
