@@ -161,6 +161,41 @@ func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) err
 	})
 }
 
+// maxRenewBatch bounds one RenewLeases transaction, which holds the rows it renewed until it commits.
+const maxRenewBatch = 256
+
+// RenewLeases extends every lease in ls by ttl from now in one transaction: one commit per tick for
+// all the runs a replica holds, where Heartbeat costs one each. lost are the leases it could not
+// extend (the run left running, or another lease replaced it); they were not written.
+func (m *Machine) RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error) {
+	if ttl <= 0 || len(ls) > maxRenewBatch {
+		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", maxRenewBatch, ttl, len(ls))
+	}
+	if len(ls) == 0 {
+		return nil, nil
+	}
+	now := m.Now()
+	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
+		lost = lost[:0] // InTx may run fn again
+		for _, l := range ls {
+			u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token,
+				Set: RunSet{ExpiresAt: now.Add(ttl), HeartbeatAt: now}}
+			_, ok, err := tx.UpdateRun(ctx, u)
+			if err != nil {
+				return fmt.Errorf("renew lease of run %s: %w", l.RunID, err)
+			}
+			if !ok {
+				lost = append(lost, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lost, nil
+}
+
 // PauseRun moves running -> paused. A gate pause appends gate_requested carrying the pause, so the
 // gate's history says what was asked; a recovery pause appends run_paused and keeps the error and
 // the hint the user sees in meta.

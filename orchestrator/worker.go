@@ -11,9 +11,10 @@ import (
 	"threadflow/db"
 )
 
-// Workers claims queued runs and executes them, at most Slots at once. Each run is held by a lease
-// renewed every third of LeaseTTL; when renewal says the lease is lost, the run's processes are
-// stopped at once. Workers never decide that a run crashed: the Rescuer does, from expired leases.
+// Workers claims queued runs and executes them, at most Slots at once. Each run is held by a lease;
+// every third of LeaseTTL one renewal extends the leases of all the runs this replica executes
+// (RenewLeases, in batches), and when it says a lease is lost, that run's processes are stopped at
+// once. Workers never decide that a run crashed: the Rescuer does, from expired leases.
 type Workers struct {
 	Store    Store
 	Exec     *Executor
@@ -85,6 +86,11 @@ func (w *Workers) Run(ctx context.Context) {
 	w.init()
 	runCtx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopRuns(nil)
+	// Leases are renewed until the last execution ended, through the shutdown's grace.
+	renewCtx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); w.renewLoop(renewCtx) }()
+	defer func() { stopRenew(); <-renewed }()
 	sem := make(chan struct{}, w.Slots)
 	for ctx.Err() == nil {
 		select {
@@ -181,11 +187,13 @@ func (w *Workers) idle(ctx context.Context, err error) {
 // by identity, never by run id alone.
 type localRun struct {
 	cancel context.CancelCauseFunc
+	lease  db.Lease
+	lastOK time.Time // when the lease was last known extended; guarded by Workers.mu
 }
 
 func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	x := &localRun{cancel: cancel}
+	x := &localRun{cancel: cancel, lease: run.Lease(), lastOK: time.Now()}
 	w.mu.Lock()
 	w.active[run.ID] = x
 	w.mu.Unlock()
@@ -224,11 +232,8 @@ func (w *Workers) Ended() <-chan struct{} {
 func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, run db.Run) {
 	log := w.Log.With(zap.String("run_id", run.ID), zap.String("workflow", run.Workflow))
 	log.Info("orchestrator.run_claimed", zap.Int("recoveries", run.Recoveries))
-	beat := make(chan struct{})
-	go func() { defer close(beat); w.heartbeat(ctx, cancel, run.Lease(), log) }()
 	err := w.Exec.Execute(ctx, run)
 	cancel(nil)
-	<-beat
 	switch cause := context.Cause(ctx); {
 	case err == nil:
 		log.Info("orchestrator.run_stopped")
@@ -245,30 +250,72 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	}
 }
 
-// heartbeat renews the lease every third of its TTL. A lost lease stops the run's processes at
-// once; a database error is retried until the lease would have expired, then treated as lost.
-func (w *Workers) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, l db.Lease, log *zap.Logger) {
+// renewBatch is how many leases one RenewLeases transaction extends: large enough that a replica
+// holding a thousand runs commits a handful of times per tick, small enough that the rows are held
+// briefly (a node's event waits for its run's row).
+const renewBatch = 128
+
+// renewLoop extends the leases of every local execution every third of LeaseTTL until ctx ends.
+func (w *Workers) renewLoop(ctx context.Context) {
 	t := time.NewTicker(w.LeaseTTL / 3)
 	defer t.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		err := w.Store.Heartbeat(ctx, l, w.LeaseTTL)
-		switch {
-		case err == nil:
-			lastOK = time.Now()
-		case errors.Is(err, db.ErrLeaseLost):
-			cancel(db.ErrLeaseLost)
-			return
-		case time.Since(lastOK) >= w.LeaseTTL:
-			log.Warn("orchestrator.heartbeat_failed", zap.Error(err))
-			cancel(db.ErrLeaseLost)
-			return
+		held := w.held()
+		for len(held) > 0 && ctx.Err() == nil {
+			n := min(len(held), renewBatch)
+			w.renew(ctx, held[:n])
+			held = held[n:]
 		}
+	}
+}
+
+// held lists the executions whose leases this replica renews.
+func (w *Workers) held() []*localRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*localRun, 0, len(w.active))
+	for _, x := range w.active {
+		out = append(out, x)
+	}
+	return out
+}
+
+// renew extends the leases of xs in one transaction. A lost lease stops its run's processes at
+// once; a database error is retried at the next tick until a lease would have expired, then that
+// lease is treated as lost.
+func (w *Workers) renew(ctx context.Context, xs []*localRun) {
+	ls := make([]db.Lease, len(xs))
+	for i, x := range xs {
+		ls[i] = x.lease
+	}
+	start := time.Now()
+	lost, err := w.Store.RenewLeases(ctx, ls, w.LeaseTTL)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		for _, x := range xs {
+			if time.Since(x.lastOK) >= w.LeaseTTL {
+				w.Log.Warn("orchestrator.heartbeat_failed", zap.String("run_id", x.lease.RunID), zap.Error(err))
+				x.cancel(db.ErrLeaseLost)
+			}
+		}
+		return
+	}
+	gone := make(map[string]bool, len(lost))
+	for _, l := range lost {
+		gone[l.Token] = true
+	}
+	for _, x := range xs {
+		if gone[x.lease.Token] {
+			x.cancel(db.ErrLeaseLost)
+			continue
+		}
+		x.lastOK = start
 	}
 }
 
