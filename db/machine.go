@@ -110,14 +110,11 @@ func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration
 	var out []Run
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
 		out = out[:0] // InTx may run fn again after a serialization failure
-		for range n {
-			id, err := tx.NextQueued(ctx, reach, now)
-			if err != nil {
-				return fmt.Errorf("claim run: %w", err)
-			}
-			if id == "" {
-				break
-			}
+		ids, err := tx.NextQueued(ctx, reach, now, n)
+		if err != nil {
+			return fmt.Errorf("claim run: %w", err)
+		}
+		for _, id := range ids {
 			u := update(OpClaim, id, "")
 			u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
 			u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
@@ -175,23 +172,27 @@ func (m *Machine) RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration
 		return nil, nil
 	}
 	now := m.Now()
-	err = m.Driver.InTx(ctx, func(tx DriverTx) error {
-		lost = lost[:0] // InTx may run fn again
-		for _, l := range ls {
-			u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token,
-				Set: RunSet{ExpiresAt: now.Add(ttl), HeartbeatAt: now}}
-			_, ok, err := tx.UpdateRun(ctx, u)
-			if err != nil {
-				return fmt.Errorf("renew lease of run %s: %w", l.RunID, err)
-			}
-			if !ok {
-				lost = append(lost, l)
-			}
-		}
-		return nil
-	})
+	lost, err = m.Driver.RenewLeases(ctx, ls, now.Add(ttl), now)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("renew %d leases: %w", len(ls), err)
+	}
+	return lost, nil
+}
+
+// RenewEach is RenewLeases as one compare-and-set per lease in tx, for an engine where a statement
+// costs no round trip.
+func RenewEach(ctx context.Context, tx DriverTx, ls []Lease, expires, now time.Time) ([]Lease, error) {
+	var lost []Lease
+	for _, l := range ls {
+		u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token,
+			Set: RunSet{ExpiresAt: expires, HeartbeatAt: now}}
+		_, ok, err := tx.UpdateRun(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			lost = append(lost, l)
+		}
 	}
 	return lost, nil
 }
