@@ -96,7 +96,7 @@ func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID,
 	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
 		conversation.P(" by "), by.Span())
 	if ob := r.Outboxes[at.Platform]; ob != nil {
-		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root})
+		thread, _, err := ob.StartThread(conversation.WithRun(ctx, runID), at, conversation.Reply{Text: root})
 		if err != nil {
 			r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", runID), zap.Error(err))
 		} else {
