@@ -47,7 +47,9 @@ func (p *platform) StartThread(ctx context.Context, in conversation.Address, r c
 	return in, ref, err
 }
 
-func text(s string) conversation.Reply { return conversation.Reply{Text: conversation.T(conversation.P(s))} }
+func text(s string) conversation.Reply {
+	return conversation.Reply{Text: conversation.T(conversation.P(s))}
+}
 
 // TestRecorded: what a platform accepted is recorded with its message id and run; an edit
 // rewrites the row; what the platform refused is not recorded; the platform's capabilities show.

@@ -2,8 +2,8 @@ package storetest
 
 import (
 	"errors"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
