@@ -81,7 +81,12 @@ func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
 		m.Action = &conversation.Action{Ref: conversation.Ref{Address: m.Address, MessageID: ref}}
 	}
 	if m.Action == nil {
-		if err := s.outbox.Said(r.Context(), m.Address, m.UserID, text); err != nil {
+		// Sent is sent: a browser that navigates away right after pressing Send cancels the
+		// request, and must not cancel the recording of what it sent.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), conversation.RecordTimeout)
+		err := s.outbox.Said(ctx, m.Address, m.UserID, text)
+		cancel()
+		if err != nil {
 			s.cfg.Log.Warn("web.chat_record_failed", zap.Error(err))
 			http.Error(w, "The chat could not save your message; the database is not accepting writes. Try again in a moment.", http.StatusServiceUnavailable)
 			return
