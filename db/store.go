@@ -86,6 +86,21 @@ type Store interface {
 	// MessageRefs returns the messages recorded for a run.
 	MessageRefs(ctx context.Context, runID string) ([]MessageRef, error)
 
+	// AppendMessage adds a message to its conversation's transcript (bounded by
+	// TranscriptMessage.Bounded) and returns it with its Seq; the conversation's oldest messages
+	// beyond TranscriptKeep are deleted in the same transaction. A message whose (platform, channel,
+	// message id) is recorded already is edited instead.
+	AppendMessage(ctx context.Context, m TranscriptMessage) (TranscriptMessage, error)
+	// EditMessage replaces the text and body of the recorded message (platform, channel, message
+	// id), marks it edited and gives it a fresh Seq; ErrNotFound if it was never recorded. RunID
+	// and ToUser are kept unless m sets them.
+	EditMessage(ctx context.Context, m TranscriptMessage) (TranscriptMessage, error)
+	// Transcript returns the newest limit messages of a conversation, oldest first.
+	Transcript(ctx context.Context, conversationID string, limit int) ([]TranscriptMessage, error)
+	// TranscriptChanged returns a channel closed when the conversation's transcript may have
+	// changed, written by this process or (PostgreSQL) by any replica on the same database.
+	TranscriptChanged(conversationID string) <-chan struct{}
+
 	// EnsureConversation inserts c when its id is new and returns the stored conversation.
 	EnsureConversation(ctx context.Context, c Conversation) (Conversation, error)
 	// GetSession returns the session stored for (conversation) or (run, node); ErrNotFound if none.
