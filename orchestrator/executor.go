@@ -126,8 +126,8 @@ type execution struct {
 	wf         *workflow.Workflow
 	hist       map[string]*nodeHistory // touched only by the scheduling goroutine
 	cancel     context.CancelCauseFunc
-	progressed bool // a node completed during this execution
-	resumed    bool // this execution follows an explicit /workflow resume
+	progressed bool       // a node completed during this execution
+	resumed    bool       // this execution follows an explicit /workflow resume
 	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
 }
 
