@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		{"Queries", queryTests()},
 		{"Records", recordTests()},
 		{"Reach", reachTests()},
+		{"Workspaces", workspaceTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
