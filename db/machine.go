@@ -137,8 +137,8 @@ const opWorkspace Op = "record workspace of"
 // SetWorkspace records where a running run's workspace lives, under its lease, with its
 // workspace_created event.
 func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error) {
-	if w.Home == "" || w.Path == "" {
-		return Run{}, fmt.Errorf("record workspace of run %s: need the home token and the path (got %q, %q)", l.RunID, w.Home, w.Path)
+	if w.Path == "" {
+		return Run{}, fmt.Errorf("record workspace of run %s: need its path", l.RunID)
 	}
 	now := m.Now()
 	u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token, Set: RunSet{Workspace: &w}}

@@ -53,6 +53,11 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 	h := Fold(events)
 	e.wf, e.hist, e.resumed = wf, h.nodes, h.Resumed
 	e.stopStrays()
+	for _, n := range wf.Nodes {
+		if e.hist[n.ID] == nil {
+			e.hist[n.ID] = &nodeHistory{state: workflow.StatePending}
+		}
+	}
 	if lost, err := e.ensureWorkspace(ctx, events); err != nil || lost != nil {
 		if lost != nil {
 			return e.pauseLost(ctx, *lost)
@@ -61,11 +66,6 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 			return e.interrupted(err)
 		}
 		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable, or WORKSPACE_REMOTE reachable"})
-	}
-	for _, n := range wf.Nodes {
-		if e.hist[n.ID] == nil {
-			e.hist[n.ID] = &nodeHistory{state: workflow.StatePending}
-		}
 	}
 	return e.schedule(ctx)
 }
