@@ -71,26 +71,28 @@ func RedactRemote(remote string) string {
 	return u.String()
 }
 
-// HomeProblem is what a process that sees home (and pushes to remote, "" for none) says about the
-// live homes others announced: "" when the deployment keeps the workspace contract, else a
-// sentence saying what is wrong and how to fix it.
+// HomeProblem is what a process that sees home me.Token (and pushes to me.Remote, "" for none)
+// says about the live homes others announced: "" when the deployment keeps the workspace contract
+// (every other replica sees the same home, or pushes to the same remote), else a sentence saying
+// what is wrong and how to fix it.
 func HomeProblem(me db.Home, live []db.Home) string {
-	var others []string
+	var apart []string
 	for _, h := range live {
-		if h.Token != me.Token && h.Owner != me.Owner {
-			others = append(others, fmt.Sprintf("%s on %s", h.Owner, h.Host))
+		if h.Token != me.Token && (me.Remote == "" || h.Remote != me.Remote) {
+			apart = append(apart, fmt.Sprintf("%s on %s", h.Owner, h.Host))
 		}
 	}
-	if len(others) == 0 {
+	if len(apart) == 0 {
 		return ""
 	}
 	if me.Remote != "" {
-		return "" // workspaces follow their runs through WORKSPACE_REMOTE
+		return fmt.Sprintf("this replica does not see the same THREADFLOW_HOME as %s, which do not push to the same WORKSPACE_REMOTE: "+
+			"their runs stay with them and are lost with them. Set one WORKSPACE_REMOTE on every replica", strings.Join(apart, ", "))
 	}
 	return fmt.Sprintf("this replica does not see the same THREADFLOW_HOME as %s (the marker %s holds another token), and "+
 		"WORKSPACE_REMOTE is not set: a run stays with the replicas that see its workspace, and is lost with them. "+
 		"Mount one shared THREADFLOW_HOME on every replica, or set WORKSPACE_REMOTE on all of them",
-		strings.Join(others, ", "), HomeMarker)
+		strings.Join(apart, ", "), HomeMarker)
 }
 
 func (d Dirs) branch(runID string) string { return "threadflow/" + runID }

@@ -138,7 +138,10 @@ func TestHomeTokenIsStableAndSharedByAHome(t *testing.T) {
 		t.Errorf("replicas on separate homes without a remote: %q", p)
 	}
 	me.Remote = "file:///srv/ws.git"
-	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}}); p != "" {
-		t.Errorf("separate homes with a remote: %q", p)
+	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a", Remote: me.Remote}}); p != "" {
+		t.Errorf("separate homes with one remote: %q", p)
+	}
+	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}}); !strings.Contains(p, "Set one WORKSPACE_REMOTE on every replica") {
+		t.Errorf("separate homes, a without the remote: %q", p)
 	}
 }
