@@ -31,7 +31,7 @@ func (e *execution) ensureWorkspace(ctx context.Context, events []db.Event) (los
 	switch {
 	case !started:
 		w, err = d.Make(ctx, r.ID)
-	case r.WorkspaceRemote != "" && r.WorkspaceRemote == d.remoteName():
+	case r.WorkspaceRemote != "" && r.WorkspaceRemote == d.remoteShown():
 		w, err = d.Recreate(ctx, r.ID)
 	default:
 		last := lastWorkspace(events)

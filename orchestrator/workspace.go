@@ -27,6 +27,11 @@ import (
 // HomeMarker is the file in THREADFLOW_HOME that names it.
 const HomeMarker = ".threadflow-home"
 
+// remoteName is how git commands name WORKSPACE_REMOTE: its URL reaches git through the
+// environment (GIT_CONFIG_*), never the command line, which every user of the host can read in
+// /proc, nor a repository's config, which every node can read.
+const remoteName = "threadflow-workspace"
+
 // gitTimeout bounds one git command: a remote that hangs must not hold a run forever.
 const gitTimeout = 2 * time.Minute
 
@@ -97,12 +102,12 @@ func HomeProblem(me db.Home, live []db.Home) string {
 
 func (d Dirs) branch(runID string) string { return "threadflow/" + runID }
 
-// remoteName is the WORKSPACE_REMOTE this process pushes to, as recorded on runs.
-func (d Dirs) remoteName() string { return RedactRemote(d.Remote) }
+// remoteShown is the WORKSPACE_REMOTE this process pushes to, as recorded on runs.
+func (d Dirs) remoteShown() string { return RedactRemote(d.Remote) }
 
 // describe is the Workspace record of the run's workspace in this process's home.
 func (d Dirs) describe(runID string, recreated bool) db.Workspace {
-	w := db.Workspace{Home: d.Token, Host: d.Host, Path: d.WorkPath(runID), Remote: d.remoteName(), Recreated: recreated}
+	w := db.Workspace{Home: d.Token, Host: d.Host, Path: d.WorkPath(runID), Remote: d.remoteShown(), Recreated: recreated}
 	if d.RepoPath != "" || d.Remote != "" {
 		w.Branch = d.branch(runID)
 	}
@@ -146,7 +151,7 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 	}
 	work, br := d.WorkPath(runID), d.branch(runID)
 	if d.RepoPath != "" {
-		if err := d.git(ctx, d.RepoPath, "fetch", "-q", d.Remote, "+refs/heads/"+br+":refs/heads/"+br); err != nil {
+		if err := d.git(ctx, d.RepoPath, "fetch", "-q", remoteName, "+refs/heads/"+br+":refs/heads/"+br); err != nil {
 			return db.Workspace{}, fmt.Errorf("fetch run %s's branch from WORKSPACE_REMOTE: %w", runID, err)
 		}
 		if err := d.git(ctx, d.RepoPath, "worktree", "add", "-q", work, br); err != nil {
@@ -157,7 +162,7 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 	if err := os.Mkdir(work, 0o755); err != nil {
 		return db.Workspace{}, fmt.Errorf("create working directory: %w", err)
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", br}, {"fetch", "-q", d.Remote, "refs/heads/" + br}, {"reset", "-q", "--hard", "FETCH_HEAD"}} {
+	for _, args := range [][]string{{"init", "-q", "-b", br}, {"fetch", "-q", remoteName, "refs/heads/" + br}, {"reset", "-q", "--hard", "FETCH_HEAD"}} {
 		if err := d.git(ctx, work, args...); err != nil {
 			return db.Workspace{}, fmt.Errorf("recreate run %s's workspace from WORKSPACE_REMOTE: %w", runID, err)
 		}
@@ -191,7 +196,7 @@ func (d Dirs) Save(ctx context.Context, runID, dir, message string) error {
 	steps := [][]string{
 		{"add", "-A"},
 		{"commit", "-q", "--allow-empty", "--no-verify", "-m", message},
-		{"push", "-q", d.Remote, "HEAD:refs/heads/" + d.branch(runID)},
+		{"push", "-q", remoteName, "HEAD:refs/heads/" + d.branch(runID)},
 	}
 	for _, args := range steps {
 		if err := d.git(ctx, dir, args...); err != nil {
@@ -209,6 +214,9 @@ func (d Dirs) git(ctx context.Context, dir string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=threadflow", "GIT_AUTHOR_EMAIL=threadflow@localhost",
 		"GIT_COMMITTER_NAME=threadflow", "GIT_COMMITTER_EMAIL=threadflow@localhost")
+	if d.Remote != "" {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=remote."+remoteName+".url", "GIT_CONFIG_VALUE_0="+d.Remote)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -217,7 +225,7 @@ func (d Dirs) git(ctx context.Context, dir string, args ...string) error {
 			msg = msg[len(msg)-stderrTail:]
 		}
 		if d.Remote != "" {
-			msg = strings.ReplaceAll(msg, d.Remote, d.remoteName())
+			msg = strings.ReplaceAll(msg, d.Remote, d.remoteShown())
 		}
 		return fmt.Errorf("git %s: %v: %s", args[0], err, msg)
 	}
@@ -230,9 +238,9 @@ func (d Dirs) CheckRemote(ctx context.Context) error {
 	if d.Remote == "" {
 		return nil
 	}
-	if err := d.git(ctx, d.Home, "ls-remote", "-q", d.Remote); err != nil {
+	if err := d.git(ctx, d.Home, "ls-remote", "-q", remoteName); err != nil {
 		return fmt.Errorf("WORKSPACE_REMOTE %s cannot be read (%v); set it to a git repository every replica can push to: "+
-			"a bare repository's path or an https or ssh URL git can use without prompting", d.remoteName(), err)
+			"a bare repository's path or an https or ssh URL git can use without prompting", d.remoteShown(), err)
 	}
 	return nil
 }
