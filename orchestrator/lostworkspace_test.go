@@ -37,6 +37,12 @@ func TestLostWorkspaceResumesOnlyFresh(t *testing.T) {
 			t.Fatalf("run after its workspace vanished: %s, pause %+v; messages:\n%s", run.Status, run.Meta.Pause, h.out.Dump())
 		}
 
+		lost := h.waitMessage("its workspace is lost")
+		if last := lost[len(lost)-1]; !strings.Contains(last.Text, "/workflow resume "+run.ID+" --fresh-workspace runs it again") ||
+			len(last.Buttons) != 2 || last.Buttons[0].Command != "/workflow resume "+run.ID+" --fresh-workspace" {
+			t.Errorf("the thread's notice of the lost workspace: %q, buttons %+v", last.Text, last.Buttons)
+		}
+
 		text = joined(h.say(admin, "", "/workflow resume "+run.ID))
 		for _, want := range []string{"cannot continue where it stopped", "is lost", "/workflow resume " + run.ID + " --fresh-workspace", "/workflow abandon " + run.ID} {
 			if !strings.Contains(text, want) {
