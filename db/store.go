@@ -31,6 +31,17 @@ type Store interface {
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
 	ResumeRun(ctx context.Context, runID, by string) (Run, error)
+	// ResumeFresh is ResumeRun for a run whose workspace is lost: the run forgets its workspace and
+	// its node progress (run_resume_requested with fresh_workspace), so the next worker runs it from
+	// its first node, with the same arguments, in a new workspace.
+	ResumeFresh(ctx context.Context, runID, by string) (Run, error)
+	// SetWorkspace records where the run's workspace now lives (workspace_created), under the lease.
+	SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error)
+	// AnnounceHome records (or renews) that process h.Owner sees the THREADFLOW_HOME h.Token until
+	// ttl from now, and forgets announcements that expired.
+	AnnounceHome(ctx context.Context, h Home, ttl time.Duration) error
+	// LiveHomes lists the announcements that have not expired.
+	LiveHomes(ctx context.Context) ([]Home, error)
 	// ResolveGate answers a paused gate, as JudgeGate decides: approve and answer -> queued once
 	// enough distinct people approved (until then the approval is counted and the run stays paused),
 	// reject -> cancelled. Someone the gate does not allow gets a *GateRefusedError, recorded as a

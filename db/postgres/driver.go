@@ -82,8 +82,8 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 // another has locked instead of waiting for it and then finding it taken.
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
 	var id string
-	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+`
-		ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, reachArgs(reach, now)...).Scan(&id)
+	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+` AND `+workspaceFilter(5)+`
+		ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, append(reachArgs(reach, now), workspaceArgs(reach, now)...)...).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
@@ -264,6 +264,12 @@ func setSQL(p *params, s db.RunSet) string {
 	}
 	if s.Recovered {
 		add("recoveries = recoveries + 1")
+	}
+	if w := s.Workspace; w != nil {
+		add("working_path = " + p.add(w.Path) + ", workspace_home = " + p.add(w.Home) + ", workspace_remote = " + p.add(w.Remote))
+	}
+	if s.ForgetWorkspace {
+		add("workspace_home = '', workspace_remote = ''")
 	}
 	if m := metaSQL(p, s); m != "meta" {
 		add("meta = " + m)

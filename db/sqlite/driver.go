@@ -55,9 +55,10 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
 	filter, args := reachFilter(reach, now)
+	wfilter, wargs := workspaceFilter(reach, now)
 	var id string
-	err := translate(d.tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+
-		` ORDER BY queued_at, id LIMIT 1`, args...).Scan(&id))
+	err := translate(d.tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+wfilter+
+		` ORDER BY queued_at, id LIMIT 1`, append(args, wargs...)...).Scan(&id))
 	if isNotFound(err) {
 		return "", nil
 	}
@@ -197,6 +198,12 @@ func setSQL(s db.RunSet) (string, []any) {
 	}
 	if s.Recovered {
 		l.add("recoveries = recoveries + 1")
+	}
+	if w := s.Workspace; w != nil {
+		l.add("working_path = ?, workspace_home = ?, workspace_remote = ?", w.Path, w.Home, w.Remote)
+	}
+	if s.ForgetWorkspace {
+		l.add("workspace_home = '', workspace_remote = ''")
 	}
 	if expr, margs := metaSQL(s); expr != "meta" {
 		l.add("meta = "+expr, margs...)

@@ -31,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 		{"Records", recordTests()},
 		{"Reach", reachTests()},
 		{"Transcripts", transcriptTests()},
+		{"Workspaces", workspaceTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
