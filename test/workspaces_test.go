@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,6 +82,23 @@ func nodeStarted(t *testing.T, st db.Store, id, node string) {
 	})
 }
 
+// onlyRun waits for the one run of the database and returns its id.
+func onlyRun(t *testing.T, st db.Store) string {
+	t.Helper()
+	var id string
+	testkit.EventuallyWithin(t, e2eDeadline, "the run to be created", func() bool {
+		runs, err := st.ListRuns(context.Background(), db.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 {
+			id = runs[0].ID
+		}
+		return id != ""
+	})
+	return id
+}
+
 // claimers lists the owners of the run's claims, in order.
 func claimers(t *testing.T, st db.Store, id string) []string {
 	t.Helper()
@@ -132,18 +151,31 @@ func workflowCLI(t *testing.T, env map[string]string, args ...string) (string, i
 	return string(out), cmd.ProcessState.ExitCode()
 }
 
-// Acceptance (a) of issue 16: with WORKSPACE_REMOTE, a run started on replica a, a killed with
-// SIGKILL, is continued by replica b (another THREADFLOW_HOME) in a workspace recreated from the
-// remote, holding the file a's first node wrote.
+// Acceptance (a) of issue 16: with WORKSPACE_REMOTE, a run Alice starts in replica a's web chat, a
+// killed with SIGKILL, is continued by replica b (another THREADFLOW_HOME) in a workspace recreated
+// from the remote, holding the file a's first node wrote; b's chat page shows the whole
+// conversation, what a posted included.
 func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	t.Parallel()
 	envA, envB := twoReplicas(t)
 	remote := bareRepo(t)
-	envA["WORKSPACE_REMOTE"], envB["WORKSPACE_REMOTE"] = remote, remote
+	workflows := t.TempDir()
+	if err := os.WriteFile(filepath.Join(workflows, "handover.yaml"), []byte(remoteWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []map[string]string{envA, envB} {
+		env["WORKSPACE_REMOTE"], env["WORKFLOWS_DIR"] = remote, workflows
+	}
 	st := openStore(t, envA)
 	a := startBot(t, envA)
-	id := queueRuns(t, st, remoteWorkflow, 1)[0]
+	chatA := chatClient{t, a.URL(), "alice"}
+	chatA.say("/workflow run handover")
+	id := onlyRun(t, st)
 	nodeStarted(t, st, id, "read") // write completed on a, and its files were pushed
+	startedOnA := chatA.page()
+	if !strings.Contains(startedOnA, id) {
+		t.Fatalf("a's chat page does not name run %s:\n%s", id, startedOnA)
+	}
 	b := startBot(t, envB)
 	if got := b.LogEvents("serve.home_not_shared"); len(got) != 0 {
 		t.Errorf("b warned about separate homes although WORKSPACE_REMOTE is set: %v", got)
@@ -173,6 +205,12 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	}
 	if len(recreated) != 1 || recreated[0].Remote != remote || recreated[0].Branch != "threadflow/"+id {
 		t.Errorf("workspace_created events of the recreation: %+v", recreated)
+	}
+	page := chatClient{t, b.URL(), "alice"}.page()
+	for _, want := range []string{"/workflow run handover", "▶ <code>handover</code> - run <code>" + id, "<strong>completed</strong>", "written by a"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("b's chat page lacks %q (a posted the start, b the end):\n%s", want, page)
+		}
 	}
 	if out, err := exec.Command("git", "-C", remote, "log", "--format=%s", "threadflow/"+id).CombinedOutput(); err != nil ||
 		!strings.Contains(string(out), "node write (attempt 1) completed") || !strings.Contains(string(out), "node read") {
