@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"threadflow/db/dbtest"
 	"threadflow/testkit"
@@ -92,25 +91,6 @@ func (c chatClient) live() <-chan string {
 	return out
 }
 
-// waitUpdate waits for a live update containing want.
-func waitUpdate(t *testing.T, updates <-chan string, want string) {
-	t.Helper()
-	deadline := time.After(e2eDeadline)
-	for {
-		select {
-		case u, ok := <-updates:
-			if !ok {
-				t.Fatalf("the live view ended without an update containing %q", want)
-			}
-			if strings.Contains(u, want) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no live update containing %q within %s", want, e2eDeadline)
-		}
-	}
-}
-
 // TestWebChatFollowsTheUserAcrossReplicas: two `bot serve` processes on one PostgreSQL database.
 // Alice's chat page on B, open before she types on A, receives live what A's side posted, and
 // B's page shows the whole conversation, whichever replica ran the run.
@@ -125,10 +105,10 @@ func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 	a, b := start(), start()
 	onA, onB := chatClient{t, a.URL(), "alice"}, chatClient{t, b.URL(), "alice"}
 	updates := onB.live()
-	waitUpdate(t, updates, "No messages yet")
+	testkit.ReceiveContaining(t, updates, e2eDeadline, "No messages yet")
 
 	onA.say("/workflow run hello world")
-	waitUpdate(t, updates, "of <code>hello</code> completed.")
+	testkit.ReceiveContaining(t, updates, e2eDeadline, "of <code>hello</code> completed.")
 	page := onB.page()
 	for _, want := range []string{"/workflow run hello world", "<strong>completed</strong>", "Hello, world!"} {
 		if !strings.Contains(page, want) {

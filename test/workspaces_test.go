@@ -206,7 +206,12 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	if len(recreated) != 1 || recreated[0].Remote != remote || recreated[0].Branch != "threadflow/"+id {
 		t.Errorf("workspace_created events of the recreation: %+v", recreated)
 	}
-	page := chatClient{t, b.URL(), "alice"}.page()
+	// The run is completed in the database before b posts the end of it in the chat.
+	onB := chatClient{t, b.URL(), "alice"}
+	testkit.EventuallyWithin(t, e2eDeadline, "the completion on b's chat page", func() bool {
+		return strings.Contains(onB.page(), "of <code>handover</code> completed.")
+	})
+	page := onB.page()
 	for _, want := range []string{"/workflow run handover", "▶ <code>handover</code> - run <code>" + id, "<strong>completed</strong>", "written by a"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("b's chat page lacks %q (a posted the start, b the end):\n%s", want, page)

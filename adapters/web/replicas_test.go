@@ -54,11 +54,11 @@ func TestChatPageOnAnyReplica(t *testing.T) {
 	a, b := newRig(t, rigOptions{open: open}), newRig(t, rigOptions{open: open})
 	onA, onB := a.browser("alice"), b.browser("alice")
 	events := onB.live("/live/chat")
-	waitEvent(t, events, "No messages yet")
+	testkit.ReceiveContaining(t, events, waitTimeout, "No messages yet")
 
 	onA.say("/workflow run gated v2")
 	run := a.waitRun("gated", db.StatusPaused)
-	waitEvent(t, events, "Ship it?")
+	testkit.ReceiveContaining(t, events, waitTimeout, "Ship it?")
 
 	_, page := onB.get("/chat")
 	for _, want := range []string{"/workflow run gated v2", "Status of run <code>" + run.ID + "</code>", "Ship it?"} {
@@ -71,7 +71,7 @@ func TestChatPageOnAnyReplica(t *testing.T) {
 		t.Fatalf("approve from server B's page = %d: %s", code, body)
 	}
 	b.waitRun("gated", db.StatusCompleted)
-	waitEvent(t, events, "of <code>gated</code> completed.")
+	testkit.ReceiveContaining(t, events, waitTimeout, "of <code>gated</code> completed.")
 
 	for name, br := range map[string]*browser{"A": onA, "B": onB} {
 		testkit.Eventually(t, "server "+name+"'s chat page to show the completed run once", func() bool {
