@@ -36,6 +36,9 @@ type Command struct {
 	RunID    string   // a full run id or a prefix of at least db.MinPrefix characters, lower case
 	Text     string   // approve: the comment; reject: the reason. Kept as typed, trimmed.
 	Reply    int64    // approve, reject: answer with the text of the reply recorded as this run event (--reply N)
+	// FreshWorkspace: resume a run whose workspace is lost from its first node, in a new workspace
+	// (--fresh-workspace).
+	FreshWorkspace bool
 }
 
 // ArgsText is the arguments as the workflow sees them in $ARGUMENTS: joined by single spaces.
@@ -53,6 +56,9 @@ func (c Command) String() string {
 	parts := []string{"/workflow", string(c.Kind)}
 	if c.RunID != "" {
 		parts = append(parts, c.RunID)
+	}
+	if c.FreshWorkspace {
+		parts = append(parts, optFresh)
 	}
 	if c.Reply > 0 {
 		parts = append(parts, optReply, strconv.FormatInt(c.Reply, 10))

@@ -14,6 +14,7 @@ import (
 const (
 	optForce = "--force"
 	optEnd   = "--"
+	optFresh = "--fresh-workspace" // resume only
 )
 
 // maxWorkflowName bounds a workflow name so a hostile message cannot make the bot echo or look up
@@ -86,7 +87,9 @@ func parseWorkflow(sc *scanner, head token) (Command, error) {
 	switch k := Kind(strings.ToLower(sub.val)); k {
 	case KindRun:
 		return parseRun(sc)
-	case KindResume, KindAbandon:
+	case KindResume:
+		return parseResume(sc)
+	case KindAbandon:
 		return parseRequiredID(sc, k, false)
 	case KindApprove, KindReject:
 		return parseRequiredID(sc, k, true)
@@ -169,6 +172,38 @@ func parseRequiredID(sc *scanner, k Kind, text bool) (Command, error) {
 		return parseAnswerText(sc, c)
 	}
 	return c, noMore(sc, k)
+}
+
+// isFresh recognises --fresh-workspace, also with the dashes phones make of a typed "--".
+func isFresh(s string) bool {
+	s = strings.ToLower(s)
+	return s == optFresh || s == "—fresh-workspace" || s == "–fresh-workspace"
+}
+
+// parseResume reads `RUN-ID [--fresh-workspace]`, the option on either side of the id.
+func parseResume(sc *scanner) (Command, error) {
+	c := Command{Kind: KindResume}
+	for {
+		t, ok, err := sc.next()
+		switch {
+		case err != nil:
+			return Command{}, withUsage(err, KindResume)
+		case !ok && c.RunID == "":
+			return Command{}, &ParseError{Msg: "missing run id: say which run to resume", Usage: Usage(KindResume)}
+		case !ok:
+			return c, nil
+		case isFresh(t.val) && !c.FreshWorkspace:
+			c.FreshWorkspace = true
+		case c.RunID == "" && !strings.HasPrefix(t.val, "-"):
+			if c.RunID, err = runID(t, KindResume); err != nil {
+				return Command{}, err
+			}
+		case strings.HasPrefix(t.val, "-"):
+			return Command{}, &ParseError{Msg: fmt.Sprintf("unknown option at column %d: resume takes only %s", t.col, optFresh), Col: t.col, Usage: Usage(KindResume)}
+		default:
+			return Command{}, &ParseError{Msg: fmt.Sprintf("unexpected argument at column %d: remove it", t.col), Col: t.col, Usage: Usage(KindResume)}
+		}
+	}
 }
 
 // optReply makes an approval or rejection carry the text of a reply the bot quoted back (its

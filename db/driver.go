@@ -117,4 +117,8 @@ type RunSet struct {
 	// the run had before this update instead of Meta.ResumedFrom.
 	Meta        Meta
 	ResumedFrom bool
+	// Workspace: working_path, workspace_home and workspace_remote; ForgetWorkspace clears the last
+	// two, so the next worker makes a new workspace.
+	Workspace       *Workspace
+	ForgetWorkspace bool
 }

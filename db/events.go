@@ -33,6 +33,8 @@ type (
 	ResumeRequestedData struct {
 		By   string `json:"by"`
 		From Status `json:"from"` // the status the run was resumed from
+		// FreshWorkspace: the run starts again from its first node in a new workspace.
+		FreshWorkspace bool `json:"fresh_workspace,omitempty"`
 	}
 	// NoData is the data of events that carry none (run_completed, gate_reminder_sent): {}.
 	NoData struct{}
@@ -88,7 +90,8 @@ type (
 	}
 )
 
-// gate_requested and run_paused carry the Pause; run_failed carries the RunError.
+// gate_requested and run_paused carry the Pause; run_failed carries the RunError; workspace_created
+// carries the Workspace.
 
 // EventTypes lists every event type, in the order of their constants.
 var EventTypes = []EventType{
@@ -96,7 +99,7 @@ var EventTypes = []EventType{
 	EventResumeRequested, EventResumeFailed, EventRunCompleted, EventRunFailed, EventRunCancelled,
 	EventNodeStarted, EventNodeCompleted, EventNodeFailed, EventNodeSkipped, EventLoopIteration,
 	EventGateRequested, EventGateResolved, EventSessionReset, EventGateApproval, EventGateRefused,
-	EventGateReply, EventGateReminded,
+	EventGateReply, EventGateReminded, EventWorkspace,
 }
 
 // NewPayload returns a pointer to a zero value of t's payload type, to decode its data into; nil
@@ -133,6 +136,8 @@ func (t EventType) NewPayload() any {
 		return new(GateRefusedData)
 	case EventGateReply:
 		return new(GateReplyData)
+	case EventWorkspace:
+		return new(Workspace)
 	}
 	return nil
 }

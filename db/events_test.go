@@ -22,7 +22,7 @@ func TestEventPayloadJSON(t *testing.T) {
 		EventRunReleased:     {RunReleasedData{Owner: "w1"}, `{"owner":"w1"}`},
 		EventRunRescued:      {RunRescuedData{PrevOwner: "w1", Recoveries: 2}, `{"prev_owner":"w1","recoveries":2}`},
 		EventRunPaused:       {Pause{Kind: PauseRecovery, Node: "build", Error: "disk full", ResumeHint: "free space"}, `{"kind":"recovery","node":"build","error":"disk full","resume_hint":"free space"}`},
-		EventResumeRequested: {ResumeRequestedData{By: "slack:U2", From: StatusFailed}, `{"by":"slack:U2","from":"failed"}`},
+		EventResumeRequested: {ResumeRequestedData{By: "slack:U2", From: StatusFailed, FreshWorkspace: true}, `{"by":"slack:U2","from":"failed","fresh_workspace":true}`},
 		EventResumeFailed:    {NodeData{Error: "no such file", Class: ClassInfra}, `{"error":"no such file","class":"infrastructure"}`},
 		EventRunCompleted:    {NoData{}, `{}`},
 		EventRunFailed:       {RunError{Node: "test", Class: ClassPermanent, Message: "exit 1"}, `{"node":"test","class":"permanent","message":"exit 1"}`},
@@ -39,6 +39,8 @@ func TestEventPayloadJSON(t *testing.T) {
 		EventGateRefused:     {GateRefusedData{By: "slack:U3", Decision: DecisionApprove, Reason: RefusedNotApprover}, `{"by":"slack:U3","decision":"approve","reason":"not_an_approver"}`},
 		EventGateReply:       {GateReplyData{By: "slack:U9", Text: "maybe"}, `{"by":"slack:U9","text":"maybe"}`},
 		EventGateReminded:    {NoData{}, `{}`},
+		EventWorkspace: {Workspace{Home: "h1", Host: "a", Path: "/h/runs/r1/work", Branch: "threadflow/r1", Remote: "file:///srv/ws.git", Recreated: true},
+			`{"home":"h1","host":"a","path":"/h/runs/r1/work","branch":"threadflow/r1","remote":"file:///srv/ws.git","recreated":true}`},
 	}
 	for _, typ := range EventTypes {
 		g, ok := golden[typ]

@@ -197,6 +197,34 @@ func RenewEach(ctx context.Context, tx DriverTx, ls []Lease, expires, now time.T
 	return lost, nil
 }
 
+// opWorkspace names workspace writes in errors; recording a workspace is not a state transition.
+const opWorkspace Op = "record workspace of"
+
+// SetWorkspace records where a running run's workspace lives, under its lease, with its
+// workspace_created event.
+func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error) {
+	if w.Path == "" {
+		return Run{}, fmt.Errorf("record workspace of run %s: need its path", l.RunID)
+	}
+	now := m.Now()
+	u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token, Set: RunSet{Workspace: &w}}
+	var out Run
+	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		r, ok, err := tx.UpdateRun(ctx, u)
+		if err != nil {
+			return fmt.Errorf("record workspace of run %s: %w", l.RunID, err)
+		}
+		if !ok {
+			_, _, err = Refuse(ctx, tx, opWorkspace, l.RunID, l.Token, true)
+			return err
+		}
+		out = r
+		_, err = tx.AppendEvent(ctx, Event{RunID: l.RunID, Type: EventWorkspace, Data: MustJSON(w), At: now})
+		return err
+	})
+	return out, err
+}
+
 // PauseRun moves running -> paused. A gate pause appends gate_requested carrying the pause, so the
 // gate's history says what was asked; a recovery pause appends run_paused and keeps the error and
 // the hint the user sees in meta.
@@ -255,12 +283,22 @@ func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
 // ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
 // never resumed. Leaving paused clears the pause.
 func (m *Machine) ResumeRun(ctx context.Context, runID, by string) (Run, error) {
+	return m.resume(ctx, runID, by, false)
+}
+
+// ResumeFresh is ResumeRun that also forgets the run's workspace (see Store.ResumeFresh).
+func (m *Machine) ResumeFresh(ctx context.Context, runID, by string) (Run, error) {
+	return m.resume(ctx, runID, by, true)
+}
+
+func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool) (Run, error) {
 	now := m.Now()
 	u := update(OpResume, runID, "")
 	u.IfPaused = []PauseKind{PauseRecovery}
 	u.Set.NextAttempt, u.Set.LeavePause, u.Set.QueuedAt, u.Set.Reopen, u.Set.ResumedFrom = true, true, now, true, true
+	u.Set.ForgetWorkspace = fresh
 	r, err := m.move(ctx, OpResume, u, func(r Run) []Event {
-		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom}
+		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom, FreshWorkspace: fresh}
 		return []Event{{RunID: r.ID, Type: EventResumeRequested, Data: MustJSON(data), At: now}}
 	})
 	var te *TransitionError

@@ -14,6 +14,14 @@ type Reach struct {
 	// (no live AttachTerminal). A server passes the terminal's platform, so a run started from a
 	// terminal that is gone still has an executor.
 	Unattended []string
+
+	// Home and Remote say which workspaces the process reaches; they narrow claims only (not gate
+	// timers). A queued run is claimed only when its workspace is not made yet, lives in Home, can
+	// be recreated from Remote (the run's workspace_remote equals it), or lives in a home that no
+	// live process announces any more (the run then learns its workspace is lost). An empty Home
+	// claims regardless of workspaces.
+	Home   string
+	Remote string
 }
 
 // Every reports whether r is the zero Reach: every run.

@@ -67,6 +67,8 @@ type Run struct {
 	UserMessage          string // the arguments as the user typed them
 	Status               Status
 	WorkingPath          string
+	WorkspaceHome        string // token of the THREADFLOW_HOME holding the workspace; "" until it is made
+	WorkspaceRemote      string // WORKSPACE_REMOTE the workspace is pushed to (no credentials); "" for none
 	WorkflowSource       []byte // frozen at creation; resume executes this copy
 	WorkflowDigest       string // sha256 hex of WorkflowSource
 	Meta                 Meta
@@ -109,9 +111,10 @@ type Pause struct {
 	LoopIteration   int       `json:"loop_iteration,omitempty"`
 	SessionID       string    `json:"session_id,omitempty"` // provider session of the gated node
 	CaptureResponse bool      `json:"capture_response,omitempty"`
-	Error           string    `json:"error,omitempty"`       // recovery pauses: what went wrong
-	ResumeHint      string    `json:"resume_hint,omitempty"` // recovery pauses: what to do about it
-	Since           time.Time `json:"since,omitzero"`        // when the run paused: the age of a waiting gate
+	Error           string    `json:"error,omitempty"`          // recovery pauses: what went wrong
+	ResumeHint      string    `json:"resume_hint,omitempty"`    // recovery pauses: what to do about it
+	Since           time.Time `json:"since,omitzero"`           // when the run paused: the age of a waiting gate
+	WorkspaceLost   bool      `json:"workspace_lost,omitempty"` // recovery pauses: no replica can reach the run's files
 
 	// Approval gates only: who may answer, and the gate's timers (see gates.go).
 	Gate      *GatePolicy `json:"gate,omitempty"`       // nil: anyone allowed to use the bot answers alone
@@ -149,6 +152,8 @@ type NewRun struct {
 	UserName             string // display name for messages, already bounded by the caller; never authorization
 	UserMessage          string
 	WorkingPath          string
+	WorkspaceHome        string // token of the THREADFLOW_HOME holding the workspace; "" until it is made
+	WorkspaceRemote      string // WORKSPACE_REMOTE the workspace is pushed to (no credentials); "" for none
 	WorkflowSource       []byte
 	// Conversation, when set, is recorded (if new) in the same transaction: the run's own thread,
 	// opened just before the run was created.
@@ -185,6 +190,7 @@ const (
 	EventGateRefused     EventType = "gate_answer_refused" // someone not allowed tried to answer
 	EventGateReply       EventType = "gate_reply_unclear"  // a reply that was neither a clear yes nor no
 	EventGateReminded    EventType = "gate_reminder_sent"
+	EventWorkspace       EventType = "workspace_created" // a worker made (or recreated) the run's workspace
 )
 
 // Idempotent reports whether recording the same (run, type, node, attempt) twice is a no-op rather

@@ -37,6 +37,17 @@ type Store interface {
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
 	ResumeRun(ctx context.Context, runID, by string) (Run, error)
+	// ResumeFresh is ResumeRun for a run whose workspace is lost: the run forgets its workspace and
+	// its node progress (run_resume_requested with fresh_workspace), so the next worker runs it from
+	// its first node, with the same arguments, in a new workspace.
+	ResumeFresh(ctx context.Context, runID, by string) (Run, error)
+	// SetWorkspace records where the run's workspace now lives (workspace_created), under the lease.
+	SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error)
+	// AnnounceHome records (or renews) that process h.Owner sees the THREADFLOW_HOME h.Token until
+	// ttl from now, and forgets announcements that expired.
+	AnnounceHome(ctx context.Context, h Home, ttl time.Duration) error
+	// LiveHomes lists the announcements that have not expired.
+	LiveHomes(ctx context.Context) ([]Home, error)
 	// ResolveGate answers a paused gate, as JudgeGate decides: approve and answer -> queued once
 	// enough distinct people approved (until then the approval is counted and the run stays paused),
 	// reject -> cancelled. Someone the gate does not allow gets a *GateRefusedError, recorded as a
@@ -91,6 +102,21 @@ type Store interface {
 	SetMessageRef(ctx context.Context, ref MessageRef) error
 	// MessageRefs returns the messages recorded for a run.
 	MessageRefs(ctx context.Context, runID string) ([]MessageRef, error)
+
+	// AppendMessage adds a message to its conversation's transcript (bounded by
+	// TranscriptMessage.Bounded) and returns it with its Seq; the conversation's oldest messages
+	// beyond TranscriptKeep are deleted in the same transaction. A message whose (platform, channel,
+	// message id) is recorded already is edited instead.
+	AppendMessage(ctx context.Context, m TranscriptMessage) (TranscriptMessage, error)
+	// EditMessage replaces the text and body of the recorded message (platform, channel, message
+	// id), marks it edited and gives it a fresh Seq; ErrNotFound if it was never recorded. RunID
+	// and ToUser are kept unless m sets them.
+	EditMessage(ctx context.Context, m TranscriptMessage) (TranscriptMessage, error)
+	// Transcript returns the newest limit messages of a conversation, oldest first.
+	Transcript(ctx context.Context, conversationID string, limit int) ([]TranscriptMessage, error)
+	// TranscriptChanged returns a channel closed when the conversation's transcript may have
+	// changed, written by this process or (PostgreSQL) by any replica on the same database.
+	TranscriptChanged(conversationID string) <-chan struct{}
 
 	// EnsureConversation inserts c when its id is new and returns the stored conversation.
 	EnsureConversation(ctx context.Context, c Conversation) (Conversation, error)

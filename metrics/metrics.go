@@ -30,14 +30,15 @@ var (
 
 // Metrics holds the collectors. It is safe for concurrent use.
 type Metrics struct {
-	reg        *prometheus.Registry
-	runs       *prometheus.CounterVec
-	nodes      *prometheus.HistogramVec
-	dispatch   *prometheus.HistogramVec
-	rescues    prometheus.Counter
-	retries    *prometheus.CounterVec
-	sendFailed *prometheus.CounterVec
-	duplicates *prometheus.CounterVec
+	reg              *prometheus.Registry
+	runs             *prometheus.CounterVec
+	nodes            *prometheus.HistogramVec
+	dispatch         *prometheus.HistogramVec
+	rescues          prometheus.Counter
+	retries          *prometheus.CounterVec
+	sendFailed       *prometheus.CounterVec
+	transcriptFailed *prometheus.CounterVec
+	duplicates       *prometheus.CounterVec
 }
 
 var _ orchestrator.Observer = (*Metrics)(nil)
@@ -65,10 +66,12 @@ func New(st Store, log *zap.Logger, now func() time.Time) *Metrics {
 			Help: "Node attempts retried within their budget, by workflow."}, []string{"workflow"}),
 		sendFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "send_failures_total",
 			Help: "Messages a chat platform did not accept, by platform."}, []string{"platform"}),
+		transcriptFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "transcript_write_failures_total",
+			Help: "Messages posted on a platform but not recorded in the conversation transcript, by platform."}, []string{"platform"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "inbound_duplicates_dropped_total",
 			Help: "Inbound platform events dropped because they were already handled, by platform."}, []string{"platform"}),
 	}
-	m.reg.MustRegister(m.runs, m.nodes, m.dispatch, m.rescues, m.retries, m.sendFailed, m.duplicates,
+	m.reg.MustRegister(m.runs, m.nodes, m.dispatch, m.rescues, m.retries, m.sendFailed, m.transcriptFailed, m.duplicates,
 		newStoreCollector(st, log, now),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -106,6 +109,11 @@ func (m *Metrics) Retried(workflow string) { m.retries.WithLabelValues(workflow)
 
 // SendFailed counts a message a platform did not accept.
 func (m *Metrics) SendFailed(platform string) { m.sendFailed.WithLabelValues(platform).Inc() }
+
+// TranscriptWriteFailed counts a message posted on a platform that its transcript misses.
+func (m *Metrics) TranscriptWriteFailed(platform string) {
+	m.transcriptFailed.WithLabelValues(platform).Inc()
+}
 
 // DuplicateDropped counts an inbound event dropped as already handled.
 func (m *Metrics) DuplicateDropped(platform string) { m.duplicates.WithLabelValues(platform).Inc() }

@@ -3,7 +3,6 @@ package orchestrator_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -170,28 +169,6 @@ func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
 		}
 		h.start() // for the cleanup's shutdown
 	})
-}
-
-func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
-	t.Parallel()
-	repo := t.TempDir()
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
-			t.Skipf("git unavailable: %v %s", err, out)
-		}
-	}
-	d := orchestrator.Dirs{Home: t.TempDir(), RepoPath: repo}
-	if err := d.Create(context.Background(), "abc123defg"); err != nil {
-		t.Fatal(err)
-	}
-	work := d.WorkPath("abc123defg")
-	out, err := exec.Command("git", "-C", work, "rev-parse", "--abbrev-ref", "HEAD").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "threadflow/abc123defg" {
-		t.Fatalf("worktree branch = %q (%v), want threadflow/abc123defg", out, err)
-	}
-	if err := d.Create(context.Background(), "abc123defg"); err == nil {
-		t.Fatal("preparing the same run twice succeeded; two runs must never share a directory")
-	}
 }
 
 // A process claims only runs it can report on: a run started on another platform (here Slack, which

@@ -9,6 +9,7 @@ import (
 
 	"threadflow/commands"
 	"threadflow/conversation"
+	"threadflow/db"
 )
 
 // Config is everything the orchestrator needs from the outside.
@@ -76,7 +77,8 @@ func New(c Config) *Engine {
 	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
 	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
-	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended}
+	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
+		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.remoteShown()}}
 	timers.Presence = presence
 	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
 		Disk: c.Disk, Presence: presence}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -53,13 +53,19 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 	h := Fold(events)
 	e.wf, e.graph, e.hist, e.resumed = wf, wf.Graph(), h.nodes, h.Resumed
 	e.stopStrays()
-	if err := e.ensureWorkDir(ctx, events); err != nil {
-		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable"})
-	}
 	for _, n := range wf.Nodes {
 		if e.hist[n.ID] == nil {
 			e.hist[n.ID] = &nodeHistory{state: workflow.StatePending}
 		}
+	}
+	if lost, err := e.ensureWorkspace(ctx, events); err != nil || lost != nil {
+		if lost != nil {
+			return e.pauseLost(ctx, *lost)
+		}
+		if errors.Is(err, db.ErrLeaseLost) || ctx.Err() != nil {
+			return e.interrupted(err)
+		}
+		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable, or WORKSPACE_REMOTE reachable"})
 	}
 	return e.schedule(ctx)
 }
@@ -121,8 +127,9 @@ type execution struct {
 	graph      *workflow.Graph         // wf indexed once, for the scheduler
 	hist       map[string]*nodeHistory // touched only by the scheduling goroutine
 	cancel     context.CancelCauseFunc
-	progressed bool // a node completed during this execution
-	resumed    bool // this execution follows an explicit /workflow resume
+	progressed bool       // a node completed during this execution
+	resumed    bool       // this execution follows an explicit /workflow resume
+	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
 }
 
 // nodeResult is what a node goroutine reports back to the scheduler.
@@ -135,21 +142,6 @@ type nodeResult struct {
 	started  time.Time
 	finished time.Time
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
-}
-
-// ensureWorkDir creates the working directory of a run that never ran a node. Once a node ran,
-// a missing directory is not recreated: the run's files are gone, and the node that needs them
-// says so (an infrastructure error that leaves the run resumable).
-func (e *execution) ensureWorkDir(ctx context.Context, events []db.Event) error {
-	for _, ev := range events {
-		if ev.Type == db.EventNodeStarted {
-			return nil
-		}
-	}
-	if _, err := os.Stat(e.run.WorkingPath); err == nil {
-		return nil
-	}
-	return e.x.Dirs.Create(ctx, e.run.ID)
 }
 
 // artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"strings"
 	"time"
 
 	"threadflow/db"
@@ -111,9 +112,25 @@ func (h *History) applyRunEvent(e db.Event) {
 			}
 		}
 		d := db.Decode[db.ResumeRequestedData](e)
-		h.Log = append(h.Log, LogEntry{At: e.At, What: "resumed", By: d.By, Note: "from " + string(d.From)})
+		what := "resumed"
+		if d.FreshWorkspace {
+			// The workspace is new: every node runs again from the first. Attempts keep counting,
+			// so the new attempts are new records.
+			for _, n := range h.nodes {
+				*n = nodeHistory{state: workflow.StatePending, starts: n.starts, skips: n.skips}
+			}
+			what = "resumed in a fresh workspace"
+		}
+		h.Log = append(h.Log, LogEntry{At: e.At, What: what, By: d.By, Note: "from " + string(d.From)})
 	case db.EventRunRescued:
 		h.Log = append(h.Log, LogEntry{At: e.At, What: "rescued after its worker stopped", Note: db.Decode[db.RunRescuedData](e).PrevOwner})
+	case db.EventWorkspace:
+		w := db.Decode[db.Workspace](e)
+		what := "workspace made"
+		if w.Recreated {
+			what = "workspace recreated from " + w.Remote
+		}
+		h.Log = append(h.Log, LogEntry{At: e.At, What: what, Note: strings.TrimPrefix(w.Host+": ", ": ") + w.Path})
 	case db.EventRunCancelled:
 		d := db.Decode[db.CancelData](e)
 		h.Log = append(h.Log, LogEntry{At: e.At, What: "cancelled", By: d.By, Note: d.Reason})

@@ -26,16 +26,25 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 	}
 	// Hold the run's reports across the resume so its fresh status message is out before any worker
 	// reports on it.
+	if t, refuse := b.freshRefusal(ctx, run, c.FreshWorkspace); refuse {
+		b.replyEphemeralOrReply(ctx, m, t)
+		return
+	}
 	unlock := b.Reporter.Hold(ctx, run)
-	resumed, err := b.Store.ResumeRun(ctx, run.ID, m.UserID)
+	resume, where := b.Store.ResumeRun, " where it stopped"
+	if c.FreshWorkspace {
+		resume, where = b.Store.ResumeFresh, " from its first node in a fresh workspace"
+	}
+	resumed, err := resume(ctx, run.ID, m.UserID)
 	if err != nil {
 		unlock()
 		b.refused(ctx, m, run, "resume", err)
 		return
 	}
-	b.Log.Info("orchestrator.run_resume_requested", zap.String("run_id", run.ID), zap.String("from", string(run.Status)), zap.String("user", MaskUser(m.UserID)))
+	b.Log.Info("orchestrator.run_resume_requested", zap.String("run_id", run.ID), zap.String("from", string(run.Status)), zap.String("user", MaskUser(m.UserID)),
+		zap.Bool("fresh_workspace", c.FreshWorkspace))
 	t := conversation.T(conversation.P("Resuming run "), conversation.C(resumed.ID), conversation.P(" of "), conversation.C(resumed.Workflow),
-		conversation.P(" where it stopped (requested by "), m.Sender().Span(), conversation.P(")."))
+		conversation.P(where+" (requested by "), m.Sender().Span(), conversation.P(")."))
 	b.settle(ctx, m, t)
 	if m.ConversationID() != resumed.ConversationID {
 		b.reply(ctx, m, t) // asked from elsewhere: answer there too, the thread gets the status below
@@ -43,6 +52,51 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 	b.Reporter.Resumed(ctx, resumed, t)
 	unlock()
 	b.Workers.Wake()
+}
+
+// freshRefusal decides --fresh-workspace: it is the only resume of a run whose workspace is lost,
+// and is refused for any other run (it would throw away work a plain resume keeps). refuse is true
+// with the text to answer when the resume must not go ahead.
+func (b *Dispatcher) freshRefusal(ctx context.Context, run db.Run, fresh bool) (t conversation.Text, refuse bool) {
+	lost := b.workspaceLost(ctx, run)
+	id := conversation.C(run.ID)
+	switch {
+	case lost && !fresh:
+		p := run.Meta.Pause
+		return conversation.T(conversation.P("Run "), id, conversation.P(" cannot continue where it stopped: "+p.Error+". "),
+			conversation.C(commands.Command{Kind: commands.KindResume, RunID: run.ID, FreshWorkspace: true}.String()),
+			conversation.P(" runs it again from its first node with the same arguments; "),
+			conversation.C(commands.Command{Kind: commands.KindAbandon, RunID: run.ID}.String()), conversation.P(" discards it.")), true
+	case fresh && !lost:
+		return conversation.T(conversation.P("Run "), id, conversation.P(" still has its workspace, so "),
+			conversation.C("--fresh-workspace"), conversation.P(" is not needed (it would throw its work away): "),
+			conversation.C(commands.Command{Kind: commands.KindResume, RunID: run.ID}.String()),
+			conversation.P(" continues it where it stopped. Nothing else happened.")), true
+	}
+	return nil, false
+}
+
+// workspaceLost reports whether the run paused because its workspace is lost, and it still is: its
+// directory is gone from this process's own home, or no live process sees the home that held it
+// (one that came back makes a plain resume work again).
+func (b *Dispatcher) workspaceLost(ctx context.Context, run db.Run) bool {
+	if p := run.Meta.Pause; run.Status != db.StatusPaused || p == nil || !p.WorkspaceLost {
+		return false
+	}
+	if run.WorkspaceHome == "" || run.WorkspaceHome == b.Dirs.Token {
+		return !exists(run.WorkingPath)
+	}
+	homes, err := b.Store.LiveHomes(ctx)
+	if err != nil {
+		b.Log.Warn("orchestrator.homes_unread", zap.Error(err))
+		return true // a plain resume would only pause again; the person can retry
+	}
+	for _, h := range homes {
+		if run.WorkspaceHome != "" && h.Token == run.WorkspaceHome {
+			return false
+		}
+	}
+	return true
 }
 
 // abandon moves a run to cancelled: failed, paused, queued and running runs alike. A running run's

@@ -33,6 +33,9 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		}
 		v.Attempt = res.attempt
 		output, pause, err := e.runKind(ctx, n, v, &h)
+		if err == nil && pause == nil {
+			err = e.saveWorkspace(ctx, n.ID, res.attempt)
+		}
 		if err == nil {
 			res.output, res.pause = output, pause
 			if pause == nil {

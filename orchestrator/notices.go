@@ -86,6 +86,9 @@ func failedMessage(run db.Run) (conversation.Text, []conversation.Button) {
 }
 
 func recoveryMessage(run db.Run) (conversation.Text, []conversation.Button) {
+	if p := run.Meta.Pause; p != nil && p.WorkspaceLost {
+		return lostMessage(run, p)
+	}
 	t := conversation.T(conversation.P("⏸ Run "), conversation.C(run.ID), conversation.P(" could not continue and is paused; nothing was lost."))
 	if p := run.Meta.Pause; p != nil {
 		t = t.Append(conversation.P("\n"), conversation.O(p.Error))
@@ -94,6 +97,20 @@ func recoveryMessage(run db.Run) (conversation.Text, []conversation.Button) {
 		}
 	}
 	return nextActions(t, run)
+}
+
+// lostMessage is the pause of a run whose workspace is lost: no plain resume can continue it, so
+// the next actions are running it again in a fresh workspace, or discarding it.
+func lostMessage(run db.Run, p *db.Pause) (conversation.Text, []conversation.Button) {
+	fresh := commands.Command{Kind: commands.KindResume, RunID: run.ID, FreshWorkspace: true}.String()
+	abandon := cmd(commands.KindAbandon, run.ID)
+	t := conversation.T(conversation.P("⏸ Run "), conversation.C(run.ID), conversation.P(" cannot continue where it stopped: its workspace is lost.\n"),
+		conversation.O(p.Error), conversation.P("\nNext: "), conversation.C(fresh),
+		conversation.P(" runs it again from its first node with the same arguments; "), conversation.C(abandon), conversation.P(" discards it."))
+	return t, []conversation.Button{
+		{Label: "Run again in a fresh workspace", Command: fresh, Style: conversation.StylePrimary},
+		{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
+	}
 }
 
 func nextActions(t conversation.Text, run db.Run) (conversation.Text, []conversation.Button) {

@@ -21,6 +21,10 @@ type Store interface {
 	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)
 	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
 	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
+	ResumeFresh(ctx context.Context, runID, by string) (db.Run, error)
+	SetWorkspace(ctx context.Context, l db.Lease, w db.Workspace) (db.Run, error)
+	AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error
+	LiveHomes(ctx context.Context) ([]db.Home, error)
 	ResolveGate(ctx context.Context, g db.GateResolution) (db.GateResult, error)
 	RecordGateReply(ctx context.Context, runID, node string, reply db.GateReplyData) (db.Event, error)
 	FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error)

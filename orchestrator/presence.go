@@ -30,6 +30,9 @@ type Presence struct {
 	// Platforms a server is connected to; Unattended: terminal platforms whose unattended runs it
 	// takes. Set before Run.
 	Platforms, Unattended []string
+	// Home is the THREADFLOW_HOME this process announces while it runs (Token "" announces none):
+	// the runs whose workspaces it holds stay with it while it is alive.
+	Home db.Home
 
 	mu    sync.Mutex
 	convs []string
@@ -44,9 +47,39 @@ func (p *Presence) Reach() (r db.Reach, ok bool) {
 	if p.Terminal {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return db.Reach{Conversations: slices.Clone(p.convs)}, len(p.convs) > 0
+		return db.Reach{Conversations: slices.Clone(p.convs), Home: p.Home.Token, Remote: p.Home.Remote}, len(p.convs) > 0
 	}
-	return db.Reach{Platforms: p.Platforms, Unattended: p.Unattended}, true
+	return db.Reach{Platforms: p.Platforms, Unattended: p.Unattended, Home: p.Home.Token, Remote: p.Home.Remote}, true
+}
+
+// homeTTL is how long a home stays alive without renewal: twice the lease, so a replica that
+// restarts keeps its runs, and one that is gone for good hands them over soon after its leases.
+func (p *Presence) homeTTL() time.Duration { return 2 * p.ttl() }
+
+// CheckHome announces this process's home and says what is wrong with the deployment's homes
+// (HomeProblem): "" when every live replica sees the same THREADFLOW_HOME, or workspaces follow
+// their runs through WORKSPACE_REMOTE.
+func (p *Presence) CheckHome(ctx context.Context) (string, error) {
+	if p.Home.Token == "" {
+		return "", nil
+	}
+	if err := p.Store.AnnounceHome(ctx, p.Home, p.homeTTL()); err != nil {
+		return "", err
+	}
+	live, err := p.Store.LiveHomes(ctx)
+	if err != nil {
+		return "", err
+	}
+	return HomeProblem(p.Home, live), nil
+}
+
+func (p *Presence) announce(ctx context.Context) {
+	if p.Home.Token == "" {
+		return
+	}
+	if err := p.Store.AnnounceHome(ctx, p.Home, p.homeTTL()); err != nil && ctx.Err() == nil {
+		p.Log.Warn("orchestrator.home_announce_failed", zap.Error(err))
+	}
 }
 
 // Attach records that this terminal talks in a conversation: from now until it exits, the runs of
@@ -64,17 +97,19 @@ func (p *Presence) Attach(ctx context.Context, conversationID string) error {
 	return nil
 }
 
-// Run renews a terminal's attachments every third of TTL until ctx ends, then ends them, so a
-// server takes over the terminal's runs at once (a killed terminal's expire after TTL instead).
+// Run renews the home and a terminal's attachments every third of TTL until ctx ends, then ends
+// the attachments, so a server takes over the terminal's runs at once (a killed terminal's expire
+// after TTL instead). The home is left to expire: a replica that restarts keeps its workspaces.
 func (p *Presence) Run(ctx context.Context) {
-	if !p.Terminal {
-		return
-	}
+	p.announce(ctx)
 	t := time.NewTicker(p.ttl() / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			if !p.Terminal {
+				return
+			}
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := p.Store.DetachTerminal(dctx, p.Owner); err != nil {
@@ -88,6 +123,7 @@ func (p *Presence) Run(ctx context.Context) {
 }
 
 func (p *Presence) renew(ctx context.Context) {
+	p.announce(ctx)
 	p.mu.Lock()
 	convs := slices.Clone(p.convs)
 	p.mu.Unlock()

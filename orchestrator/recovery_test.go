@@ -185,6 +185,9 @@ func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
 		if err != nil || dead.ID != run.ID {
 			t.Fatalf("claim = %v, %v", dead.ID, err)
 		}
+		if err := os.MkdirAll(dead.WorkingPath, 0o755); err != nil { // the dead worker made the workspace first
+			t.Fatal(err)
+		}
 		for _, e := range []db.Event{
 			{RunID: run.ID, Type: db.EventNodeStarted, NodeID: "plan", Attempt: 1},
 			{RunID: run.ID, Type: db.EventLoopIteration, NodeID: "plan", Attempt: 1, Data: []byte(`{"output":"draft 1","session_id":"s-1"}`)},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"threadflow/conversation"
 	"threadflow/db"
@@ -54,13 +55,24 @@ func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conver
 		r.Log.Debug("orchestrator.notify_skipped", append(fields, zap.String("platform", to.Platform), zap.String("reason", "platform not connected to this process"))...)
 		return conversation.Ref{}, false
 	}
-	ref, err := ob.Post(ctx, to, rep)
+	ref, err := ob.Post(conversation.WithRun(ctx, runIDOf(fields)), to, rep)
 	if err != nil {
 		observerOr(r.Observe).SendFailed(to.Platform)
 		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.Error(err))...)
 		return conversation.Ref{}, false
 	}
 	return ref, true
+}
+
+// runIDOf is the run a report's log fields name, so the transcript records which run a message is
+// about.
+func runIDOf(fields []zap.Field) string {
+	for _, f := range fields {
+		if f.Key == "run_id" && f.Type == zapcore.StringType {
+			return f.String
+		}
+	}
+	return ""
 }
 
 // Edit replaces a posted message.
@@ -84,7 +96,7 @@ func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID,
 	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
 		conversation.P(" by "), by.Span())
 	if ob := r.Outboxes[at.Platform]; ob != nil {
-		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root})
+		thread, _, err := ob.StartThread(conversation.WithRun(ctx, runID), at, conversation.Reply{Text: root})
 		if err != nil {
 			r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", runID), zap.Error(err))
 		} else {

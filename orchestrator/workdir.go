@@ -1,10 +1,8 @@
 package orchestrator
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -16,37 +14,20 @@ import (
 type Dirs struct {
 	Home     string // THREADFLOW_HOME
 	RepoPath string // REPO_PATH: when set, each run works in a fresh git worktree of it
+	Remote   string // WORKSPACE_REMOTE: when set, each completed node's changes are pushed there
+	Token    string // the token of Home's marker file (HomeToken)
+	Host     string // this host's name, recorded with the workspaces made here
 }
 
 // RunDir is the directory that holds a run's work and artifacts directories.
 func (d Dirs) RunDir(runID string) string { return filepath.Join(d.Home, "runs", runID) }
 
 // WorkPath is where a run works: $THREADFLOW_HOME/runs/<id>/work (a git worktree on branch
-// threadflow/<id> when REPO_PATH is set). The dispatcher records it when it creates the run; the
-// directory itself is made by Create when the run first executes, which keeps file system work (and
-// git) off the path between a message and its first reply.
+// threadflow/<id> when REPO_PATH or WORKSPACE_REMOTE is set). The dispatcher records it when it
+// creates the run; the directory itself is made (Make) when the run first executes, which keeps file
+// system work (and git) off the path between a message and its first reply, and the executing
+// worker records where it made it.
 func (d Dirs) WorkPath(runID string) string { return filepath.Join(d.RunDir(runID), "work") }
-
-// Create makes a run's working directory and its artifacts directory. It fails when the working
-// directory exists already: two runs never share one.
-func (d Dirs) Create(ctx context.Context, runID string) error {
-	base := d.RunDir(runID)
-	if err := os.MkdirAll(filepath.Join(base, "artifacts"), 0o755); err != nil {
-		return fmt.Errorf("create run directory: %w", err)
-	}
-	work := d.WorkPath(runID)
-	if d.RepoPath == "" {
-		if err := os.Mkdir(work, 0o755); err != nil {
-			return fmt.Errorf("create working directory: %w", err)
-		}
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "-C", d.RepoPath, "worktree", "add", "-b", "threadflow/"+runID, work)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("create git worktree for run %s: %v: %s", runID, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
 
 // ConversationDir is where the assistant of a conversation works.
 func (d Dirs) ConversationDir(conversationID string) (string, error) {

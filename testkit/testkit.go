@@ -4,6 +4,7 @@
 package testkit
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,5 +33,26 @@ func EventuallyWithin(t testing.TB, limit time.Duration, what string, cond func(
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(pollEvery) // polling interval of a condition wait, not a guess at a duration
+	}
+}
+
+// ReceiveContaining reads updates until one contains want, and fails the test if the channel
+// closes first or none does within limit: the wait of every live-stream test (SSE pages,
+// websocket feeds), whose updates arrive as text.
+func ReceiveContaining(t testing.TB, updates <-chan string, limit time.Duration, want string) {
+	t.Helper()
+	deadline := time.After(limit)
+	for {
+		select {
+		case u, ok := <-updates:
+			if !ok {
+				t.Fatalf("the stream ended without an update containing %q", want)
+			}
+			if strings.Contains(u, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no update containing %q within %s", want, limit)
+		}
 	}
 }

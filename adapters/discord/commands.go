@@ -44,7 +44,9 @@ func workflowCommand() *discordgo.ApplicationCommand {
 				strOpt("arguments", "What to do, passed to the workflow", false, false),
 				&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionBoolean, Name: "force",
 					Description: "Start fresh even if an earlier run of this workflow is paused or failed"}),
-			sub("resume", "Continue a paused or failed run where it stopped", runID(true)),
+			sub("resume", "Continue a paused or failed run where it stopped", runID(true),
+				&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionBoolean, Name: "fresh-workspace",
+					Description: "Run it again from its first node: only for a run whose workspace is lost"}),
 			sub("abandon", "Discard a paused or failed run", runID(true)),
 			sub("approve", "Approve a run waiting at a gate", runID(true), strOpt("comment", "Optional comment", false, false)),
 			sub("reject", "Reject a run waiting at a gate", runID(true), strOpt("reason", "Why", false, false)),
@@ -77,6 +79,9 @@ func commandText(data discordgo.ApplicationCommandInteractionData) (string, erro
 		}
 	case "resume", "abandon", "status", "cancel":
 		parts = appendArgs(parts, quoteNonEmpty(str(opts, "id")))
+		if b, _ := opts["fresh-workspace"].(bool); b {
+			parts = append(parts, "--fresh-workspace") // resume's only option; the parser refuses it elsewhere
+		}
 	case "approve":
 		parts = appendArgs(parts, quote(str(opts, "id")), str(opts, "comment"))
 	case "reject":

@@ -23,6 +23,7 @@ func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
 		{"run", map[string]any{"name": "hello", "arguments": `C:\work`}, `/workflow run hello "C:\\work"`},
 		{"run", map[string]any{"name": "my flow"}, `/workflow run "my flow"`},
 		{"resume", map[string]any{"id": "7k2m9x4q1c"}, "/workflow resume 7k2m9x4q1c"},
+		{"resume", map[string]any{"id": "7k2m9x4q1c", "fresh-workspace": true}, "/workflow resume 7k2m9x4q1c --fresh-workspace"},
 		{"abandon", map[string]any{"id": "7k2m9x4q1c"}, "/workflow abandon 7k2m9x4q1c"},
 		{"approve", map[string]any{"id": "7k2m9x4q1c", "comment": "looks good"}, "/workflow approve 7k2m9x4q1c looks good"},
 		{"reject", map[string]any{"id": "7k2m9x4q1c", "reason": "too risky"}, "/workflow reject 7k2m9x4q1c too risky"},

@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"threadflow/conversation"
 )
@@ -21,8 +24,8 @@ const (
 // namePattern keeps names usable as user ids and conversation keys: no ':' and no spaces.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 
-// refPattern matches the Outbox's message ids.
-var refPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
+// refPattern matches the Outbox's message ids (newMessageID).
+var refPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 func userName(r *http.Request) string {
 	if c, err := r.Cookie(userCookie); err == nil && namePattern.MatchString(c.Value) {
@@ -48,7 +51,11 @@ type chatPageData struct {
 
 func (s *Server) chatPage(w http.ResponseWriter, r *http.Request) {
 	name := userName(r)
-	msgs, _ := s.outbox.Messages(chatAddress(name).ConversationID(), userID(name))
+	msgs, err := s.outbox.Messages(r.Context(), chatAddress(name).ConversationID(), userID(name))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.render(w, "chat.html", chatPageData{Name: name, User: userID(name), Messages: msgs})
 }
 
@@ -74,7 +81,16 @@ func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
 		m.Action = &conversation.Action{Ref: conversation.Ref{Address: m.Address, MessageID: ref}}
 	}
 	if m.Action == nil {
-		s.outbox.Said(m.Address, m.UserID, text)
+		// Sent is sent: a browser that navigates away right after pressing Send cancels the
+		// request, and must not cancel the recording of what it sent.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), conversation.RecordTimeout)
+		err := s.outbox.Said(ctx, m.Address, m.UserID, text)
+		cancel()
+		if err != nil {
+			s.cfg.Log.Warn("web.chat_record_failed", zap.Error(err))
+			http.Error(w, "The chat could not save your message; the database is not accepting writes. Try again in a moment.", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	s.cfg.Handler.Handle(r.Context(), m)
 	if r.Header.Get("X-Requested-With") == "threadflow" { // the page's script: no navigation needed
@@ -96,16 +112,50 @@ func (s *Server) chatName(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/chat", http.StatusSeeOther)
 }
 
-// liveChat streams the user's conversation whenever the Outbox changes.
+// liveChat streams the user's conversation whenever its transcript changes, on any replica.
+//
+// This is the one place that decides how a page catches up: at every wake-up (a notification, or
+// every reader woken after the PostgreSQL listener reconnected) the page's whole log is read from
+// the database again and sent when its rendering differs from what the page shows. The wait is
+// registered before the read, so a change committed during the read wakes the next turn; and as
+// the page always gets the full log, a message is neither shown twice nor lost, whatever order
+// replicas commit in.
 func (s *Server) liveChat(w http.ResponseWriter, r *http.Request) {
 	name := userName(r)
 	conv, user := chatAddress(name).ConversationID(), userID(name)
 	now := make(chan struct{})
 	close(now)
 	var changed <-chan struct{} = now // send the current messages at once
-	s.stream(w, r, func() <-chan struct{} { return changed }, func(context.Context) (string, error) {
-		var msgs []ChatMessage
-		msgs, changed = s.outbox.Messages(conv, user)
-		return s.fragment("chat-log", msgs)
+	shown := ""
+	s.stream(w, r, func() <-chan struct{} { return changed }, func(ctx context.Context) (string, error) {
+		changed = s.outbox.Changed(conv)
+		msgs, err := s.outbox.Messages(ctx, conv, user)
+		if err != nil {
+			changed = after(s.cfg.Poll) // try again soon; stream logs the error
+			return "", err
+		}
+		html, err := s.fragment("chat-log", msgs)
+		if err != nil || html == shown {
+			return "", errUnchanged(err)
+		}
+		shown = html
+		return html, nil
 	})
+}
+
+// errNothingNew tells stream that the view is as the page shows it: nothing to send.
+var errNothingNew = errors.New("web: view unchanged")
+
+func errUnchanged(err error) error {
+	if err != nil {
+		return err
+	}
+	return errNothingNew
+}
+
+// after returns a channel closed once d has passed.
+func after(d time.Duration) <-chan struct{} {
+	ch := make(chan struct{})
+	time.AfterFunc(d, func() { close(ch) })
+	return ch
 }

@@ -36,7 +36,20 @@ const countCap = 500
 var runIDPattern = regexp.MustCompile(`^[0-9a-z]{6,32}$`)
 
 // buttonCommands maps a dashboard button to the chat command it sends.
-var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon", "cancel": "cancel"}
+var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon", "cancel": "cancel",
+	actionFresh: "resume"}
+
+// actionFresh is the button of a run whose workspace is lost: /workflow resume ID --fresh-workspace.
+const actionFresh = "fresh-workspace"
+
+// buttonCommand is the chat command of a button of run id; ok is false for an unknown button.
+func buttonCommand(action, id, note string) (string, bool) {
+	cmd, ok := buttonCommands[action]
+	if !ok {
+		return "", false
+	}
+	return commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note, FreshWorkspace: action == actionFresh}.String(), true
+}
 
 // listFilter is the runs list's query: ?state=&workflow=&conversation=.
 type listFilter struct {
@@ -269,13 +282,12 @@ func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 // as typed chat: the orchestrator authorizes it and answers in the user's chat conversation.
 func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	id, action := r.PathValue("id"), r.PathValue("action")
-	cmd, ok := buttonCommands[action]
+	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
+	text, ok := buttonCommand(action, id, note)
 	if !ok || !runIDPattern.MatchString(id) {
-		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume and abandon.", http.StatusNotFound)
+		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume, fresh-workspace and abandon.", http.StatusNotFound)
 		return
 	}
-	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
-	text := commands.Command{Kind: commands.Kind(cmd), RunID: id, Text: note}.String()
 	if err := s.cfg.Limits.Check(text); err != nil { // the same limits as every chat
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"threadflow/db"
 	"threadflow/testkit"
@@ -148,9 +147,9 @@ func TestLiveRunPageStreamsStateChanges(t *testing.T) {
 	}
 	events := make(chan string, 16)
 	go readEvents(resp, events)
-	waitEvent(t, events, `state-paused">paused`)
+	testkit.ReceiveContaining(t, events, waitTimeout, `state-paused">paused`)
 	b.post("/runs/"+run.ID+"/approve", nil)
-	waitEvent(t, events, `state-completed">completed`)
+	testkit.ReceiveContaining(t, events, waitTimeout, `state-completed">completed`)
 }
 
 // readEvents sends the data of each server-sent event on out until the stream ends.
@@ -167,24 +166,6 @@ func readEvents(resp *http.Response, out chan<- string) {
 		case line == "" && data != nil:
 			out <- strings.Join(data, "\n")
 			data = nil
-		}
-	}
-}
-
-func waitEvent(t *testing.T, events <-chan string, want string) {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				t.Fatalf("stream ended without an update containing %q", want)
-			}
-			if strings.Contains(e, want) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no update containing %q within %s", want, waitTimeout)
 		}
 	}
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"strconv"
-	"sync"
 	"time"
 
 	"threadflow/conversation"
+	"threadflow/db"
 )
 
 // Errors returned by the Outbox.
@@ -18,17 +17,25 @@ var (
 	ErrUnknownMessage = errors.New("web: no such message")
 )
 
-// Bounds of what the Outbox keeps in memory: the chat page shows recent messages, not an archive
-// (runs themselves are in the database and on the dashboard).
-const (
-	keepMessages      = 200 // per conversation
-	keepConversations = 256 // least recently used beyond this are forgotten
-)
+// keepMessages is how many of a conversation's newest messages the chat page shows; the store
+// keeps db.TranscriptKeep of them.
+const keepMessages = 200
 
-// ChatMessage is one message the bot posted to a web conversation.
+// messageIDBytes is the length of a web message id: random hex, unique across replicas.
+const messageIDBytes = 16
+
+// Transcripts is where the chat page's conversations live: the database, so any replica renders
+// any user's page and a restart loses nothing. db.Store satisfies it.
+type Transcripts interface {
+	AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+	EditMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+	Transcript(ctx context.Context, conversationID string, limit int) ([]db.TranscriptMessage, error)
+	TranscriptChanged(conversationID string) <-chan struct{}
+}
+
+// ChatMessage is one message of a web conversation, as the chat page shows it.
 type ChatMessage struct {
 	ID      string
-	Thread  string
 	HTML    template.HTML
 	Buttons []conversation.Button
 	From    string // the web user who typed it; empty for the bot's messages
@@ -37,32 +44,19 @@ type ChatMessage struct {
 	Edited  bool
 }
 
-// Outbox keeps the bot's replies to web conversations in memory and wakes the pages showing them.
-// It implements conversation.Outbox and is safe for concurrent use.
+// Outbox posts the bot's replies to web conversations by recording them in the store's
+// transcripts, where every replica's chat page reads them. It implements conversation.Outbox and
+// is safe for concurrent use. On the web the transcript is the platform: a message that cannot be
+// recorded is not posted, and Post returns the error.
 type Outbox struct {
-	now func() time.Time
-
-	mu      sync.Mutex
-	last    int
-	convs   map[string]*chatLog // conversation id -> messages
-	changed chan struct{}       // closed and replaced on every change: a broadcast to waiting pages
-	onPost  func()              // called after every change, outside mu; set once by New
-}
-
-type chatLog struct {
-	msgs []ChatMessage
-	used int // o.last when last touched, for least-recently-used eviction
+	store  Transcripts
+	onPost func() // called after every change; set once by New
 }
 
 var _ conversation.Outbox = (*Outbox)(nil)
 
-// NewOutbox returns an empty Outbox.
-func NewOutbox(now func() time.Time) *Outbox {
-	if now == nil {
-		now = time.Now
-	}
-	return &Outbox{now: now, convs: map[string]*chatLog{}, changed: make(chan struct{})}
-}
+// NewOutbox returns an Outbox over store.
+func NewOutbox(store Transcripts) *Outbox { return &Outbox{store: store} }
 
 // Platform returns "web".
 func (o *Outbox) Platform() string { return Platform }
@@ -77,18 +71,13 @@ func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversati
 	if err := check(ctx, to); err != nil {
 		return conversation.Ref{}, err
 	}
-	o.mu.Lock()
-	o.last++
-	id := strconv.Itoa(o.last)
-	msg := ChatMessage{ID: id, Thread: to.ThreadID, HTML: Render(r.Text), Buttons: r.Buttons, At: o.now()}
-	if r.Ephemeral {
-		msg.ToUser = r.ToUser
+	m := entry(to, newMessageID(), r)
+	m.RunID = conversation.RunOf(ctx)
+	if _, err := o.store.AppendMessage(ctx, m); err != nil {
+		return conversation.Ref{}, fmt.Errorf("web: record message: %w", err)
 	}
-	o.append(to.Channel().ConversationID(), msg)
-	o.bump()
-	o.mu.Unlock()
 	o.kick()
-	return conversation.Ref{Address: to, MessageID: id}, nil
+	return conversation.Ref{Address: to, MessageID: m.MessageID}, nil
 }
 
 // Edit replaces a posted message's content and buttons.
@@ -96,26 +85,15 @@ func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 	if err := check(ctx, ref.Address); err != nil {
 		return err
 	}
-	if !o.replace(ref, r) {
+	_, err := o.store.EditMessage(ctx, entry(ref.Address, ref.MessageID, r))
+	switch {
+	case errors.Is(err, db.ErrNotFound):
 		return fmt.Errorf("%w: edit of message %q", ErrUnknownMessage, ref.MessageID)
+	case err != nil:
+		return fmt.Errorf("web: edit message %q: %w", ref.MessageID, err)
 	}
 	o.kick()
 	return nil
-}
-
-// replace swaps a message's content, reporting whether it was found.
-func (o *Outbox) replace(ref conversation.Ref, r conversation.Reply) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	l := o.convs[ref.Channel().ConversationID()]
-	for i := range logMessages(l) {
-		if m := &l.msgs[i]; m.ID == ref.MessageID {
-			m.HTML, m.Buttons, m.Edited = Render(r.Text), r.Buttons, true
-			o.bump()
-			return true
-		}
-	}
-	return false
 }
 
 // StartThread posts r and returns in itself: the chat page has no threads, so a run reports in the
@@ -128,70 +106,48 @@ func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r con
 	return in, ref, nil
 }
 
-// Said shows what a web user typed in their conversation, so the chat page reads like a chat. It
-// is not a reply and goes to no platform.
-func (o *Outbox) Said(to conversation.Address, user, text string) {
-	o.mu.Lock()
-	o.last++
-	o.append(to.Channel().ConversationID(), ChatMessage{ID: strconv.Itoa(o.last), From: user, HTML: Render(conversation.T(conversation.U(text))), At: o.now()})
-	o.bump()
-	o.mu.Unlock()
+// Said records what a web user typed in their conversation, so the chat page reads like a chat.
+// It is not a reply and goes to no platform.
+func (o *Outbox) Said(ctx context.Context, to conversation.Address, user, text string) error {
+	m := entry(to, newMessageID(), conversation.Reply{Text: conversation.T(conversation.U(text))})
+	m.From = user
+	if _, err := o.store.AppendMessage(ctx, m); err != nil {
+		return fmt.Errorf("web: record what %s typed: %w", user, err)
+	}
+	return nil
 }
 
-// Messages returns a copy of the messages of a conversation that user may see, oldest first, and
-// a channel closed at the next change.
-func (o *Outbox) Messages(conversationID, user string) ([]ChatMessage, <-chan struct{}) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []ChatMessage
-	for _, m := range logMessages(o.convs[conversationID]) {
-		if m.ToUser == "" || m.ToUser == user {
-			out = append(out, m)
+// Messages returns the newest messages of a conversation that user may see, oldest first.
+func (o *Outbox) Messages(ctx context.Context, conversationID, user string) ([]ChatMessage, error) {
+	rows, err := o.store.Transcript(ctx, conversationID, keepMessages)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ChatMessage, 0, len(rows))
+	for _, m := range rows {
+		if m.ToUser != "" && m.ToUser != user {
+			continue
 		}
+		body := conversation.DecodeBody(m)
+		out = append(out, ChatMessage{ID: m.MessageID, HTML: Render(body.Text), Buttons: body.Buttons, From: m.From, ToUser: m.ToUser,
+			At: m.PostedAt, Edited: m.Edited()})
 	}
-	return out, o.changed
+	return out, nil
 }
 
-func logMessages(l *chatLog) []ChatMessage {
-	if l == nil {
-		return nil
-	}
-	return l.msgs
+// Changed returns a channel closed when the conversation may have changed, on any replica.
+func (o *Outbox) Changed(conversationID string) <-chan struct{} {
+	return o.store.TranscriptChanged(conversationID)
 }
 
-// append adds msg to a conversation, trimming it and evicting the least recently used
-// conversation when there are too many; the caller holds mu.
-func (o *Outbox) append(conv string, msg ChatMessage) {
-	l := o.convs[conv]
-	if l == nil {
-		if len(o.convs) >= keepConversations {
-			o.evictOldest()
-		}
-		l = &chatLog{}
-		o.convs[conv] = l
-	}
-	l.msgs = append(l.msgs, msg)
-	if len(l.msgs) > keepMessages {
-		l.msgs = append([]ChatMessage(nil), l.msgs[len(l.msgs)-keepMessages:]...)
-	}
-	l.used = o.last
+// entry is the transcript row of a web message: a web conversation is the user's channel.
+func entry(to conversation.Address, id string, r conversation.Reply) db.TranscriptMessage {
+	m := conversation.TranscriptEntry(to, id, r)
+	m.ConversationID = to.Channel().ConversationID()
+	return m
 }
 
-func (o *Outbox) evictOldest() {
-	oldest, used := "", -1
-	for id, l := range o.convs {
-		if used < 0 || l.used < used {
-			oldest, used = id, l.used
-		}
-	}
-	delete(o.convs, oldest)
-}
-
-// bump wakes every page waiting on the current change channel; the caller holds mu.
-func (o *Outbox) bump() {
-	close(o.changed)
-	o.changed = make(chan struct{})
-}
+func newMessageID() string { return db.NewToken()[:messageIDBytes] }
 
 // kick tells the live-update poller that something happened, so run pages refresh at once
 // instead of at the next poll. It is set before the Outbox is shared and never changed.

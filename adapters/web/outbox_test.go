@@ -1,15 +1,18 @@
 package web_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"threadflow/adapters/web"
 	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/testkit"
 )
 
 func TestRender(t *testing.T) {
@@ -35,60 +38,67 @@ func TestRender(t *testing.T) {
 }
 
 func TestOutbox(t *testing.T) {
-	ctx := context.Background()
-	o := web.NewOutbox(nil)
-	at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
-	ref, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("gate?")),
-		Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve abc"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("just bob")), Ephemeral: true, ToUser: "web:bob"}); err != nil {
-		t.Fatal(err)
-	}
-	msgs, changed := o.Messages(at.ConversationID(), "web:alice")
-	if len(msgs) != 1 || len(msgs[0].Buttons) != 1 {
-		t.Fatalf("alice sees %+v, want the one message with its button (the ephemeral one is bob's)", msgs)
-	}
-	if err := o.Edit(ctx, ref, conversation.Reply{Text: conversation.T(conversation.P("approved"))}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-changed:
-	default:
-		t.Error("an edit did not wake the pages waiting for changes")
-	}
-	if msgs, _ = o.Messages(at.ConversationID(), "web:alice"); msgs[0].HTML != "approved" || len(msgs[0].Buttons) != 0 || !msgs[0].Edited {
-		t.Errorf("after the edit: %+v, want the new text without buttons", msgs[0])
-	}
-	tests := []struct {
-		name string
-		err  error
-		want error
-	}{
-		{"edit of an unknown message", o.Edit(ctx, conversation.Ref{Address: at, MessageID: "99"}, conversation.Reply{}), web.ErrUnknownMessage},
-		{"post to another platform", func() error {
-			_, err := o.Post(ctx, conversation.Address{Platform: "slack", ChannelID: "C"}, conversation.Reply{})
-			return err
-		}(), web.ErrWrongPlatform},
-	}
-	for _, tt := range tests {
-		if !errors.Is(tt.err, tt.want) {
-			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		ctx := t.Context()
+		o := web.NewOutbox(open(t, db.Options{}))
+		at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
+		ref, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("gate?")),
+			Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve abc"}}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		if _, err := o.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("just bob")), Ephemeral: true, ToUser: "web:bob"}); err != nil {
+			t.Fatal(err)
+		}
+		changed := o.Changed(at.ConversationID())
+		msgs, err := o.Messages(ctx, at.ConversationID(), "web:alice")
+		if err != nil || len(msgs) != 1 || len(msgs[0].Buttons) != 1 || msgs[0].ID != ref.MessageID {
+			t.Fatalf("alice sees %+v (%v), want the one message with its button (the ephemeral one is bob's)", msgs, err)
+		}
+		if err := o.Edit(ctx, ref, conversation.Reply{Text: conversation.T(conversation.P("approved"))}); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, "an edit to wake the pages waiting for changes", func() bool {
+			select {
+			case <-changed:
+				return true
+			default:
+				return false
+			}
+		})
+		if msgs, _ = o.Messages(ctx, at.ConversationID(), "web:alice"); msgs[0].HTML != "approved" || len(msgs[0].Buttons) != 0 || !msgs[0].Edited {
+			t.Errorf("after the edit: %+v, want the new text without buttons", msgs[0])
+		}
+		tests := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"edit of an unknown message", o.Edit(ctx, conversation.Ref{Address: at, MessageID: "99"}, conversation.Reply{}), web.ErrUnknownMessage},
+			{"post to another platform", func() error {
+				_, err := o.Post(ctx, conversation.Address{Platform: "slack", ChannelID: "C"}, conversation.Reply{})
+				return err
+			}(), web.ErrWrongPlatform},
+		}
+		for _, tt := range tests {
+			if !errors.Is(tt.err, tt.want) {
+				t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+			}
+		}
+	})
 }
 
-func TestOutboxKeepsRecentMessagesOnly(t *testing.T) {
-	o := web.NewOutbox(nil)
+// The chat page shows a conversation's newest messages; the store keeps more (db.TranscriptKeep).
+func TestOutboxShowsRecentMessagesOnly(t *testing.T) {
+	o := web.NewOutbox(dbtest.SQLite(t, db.Options{}))
 	at := conversation.Address{Platform: web.Platform, ChannelID: "busy"}
-	for range 250 {
-		if _, err := o.Post(context.Background(), at, conversation.Reply{Text: conversation.T(conversation.P("x"))}); err != nil {
+	for i := range 250 {
+		if _, err := o.Post(t.Context(), at, conversation.Reply{Text: conversation.T(conversation.P(strconv.Itoa(i)))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if msgs, _ := o.Messages(at.ConversationID(), ""); len(msgs) != 200 || msgs[len(msgs)-1].ID != "250" {
-		t.Errorf("kept %d messages (last %s), want the latest 200", len(msgs), msgs[len(msgs)-1].ID)
+	if msgs, _ := o.Messages(t.Context(), at.ConversationID(), ""); len(msgs) != 200 || msgs[len(msgs)-1].HTML != "249" || msgs[0].HTML != "50" {
+		t.Errorf("shows %d messages (first %s, last %s), want the latest 200", len(msgs), msgs[0].HTML, msgs[len(msgs)-1].HTML)
 	}
 }
 

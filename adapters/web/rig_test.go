@@ -78,11 +78,15 @@ type rigOptions struct {
 	token           string
 	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
 	workflows       map[string]string                            // more workflow files, by file name
+	home            string                                       // THREADFLOW_HOME; empty: a new one
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
-	home := t.TempDir()
+	home := o.home
+	if home == "" {
+		home = t.TempDir()
+	}
 	dir := filepath.Join(home, "wf")
 	files := map[string]string{"gated.yaml": gatedWorkflow, "guarded.yaml": guardedWorkflow, "loud.yaml": loudWorkflow}
 	maps.Copy(files, o.workflows)

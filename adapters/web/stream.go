@@ -51,6 +51,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, wait func() <-ch
 			}
 		case <-wait():
 			html, err := render(ctx)
+			if errors.Is(err, errNothingNew) {
+				continue
+			}
 			if err != nil {
 				s.cfg.Log.Warn("web.live_render_failed", zap.Error(err))
 				continue // the next change tries again; the page keeps its last state

@@ -149,6 +149,8 @@ func actions(r db.Run) []string {
 	switch {
 	case r.Status == db.StatusPaused && r.Meta.Pause != nil && r.Meta.Pause.Kind.IsGate():
 		return []string{"approve", "reject", "abandon"}
+	case r.Status == db.StatusPaused && r.Meta.Pause != nil && r.Meta.Pause.WorkspaceLost:
+		return []string{actionFresh, "abandon"} // a plain resume cannot continue it
 	case r.Status == db.StatusPaused || r.Status == db.StatusFailed:
 		return []string{"resume", "abandon"}
 	case r.Status == db.StatusQueued || r.Status == db.StatusRunning:

@@ -45,11 +45,13 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Store is what the dashboard reads; db.Store satisfies it.
+// Store is what the dashboard reads and where the chat page's conversations live; db.Store
+// satisfies it.
 type Store interface {
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
+	Transcripts
 }
 
 // Config configures a Server.
@@ -90,7 +92,7 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: parse templates: %w", err)
 	}
-	s := &Server{cfg: c, outbox: NewOutbox(c.Now), pages: pages, slots: make(chan struct{}, c.Streams), done: make(chan struct{})}
+	s := &Server{cfg: c, outbox: NewOutbox(c.Store), pages: pages, slots: make(chan struct{}, c.Streams), done: make(chan struct{})}
 	s.watch = newWatcher(c.Poll, s.fingerprint, c.Log)
 	s.outbox.onPost = s.watch.kick
 	return s, nil

@@ -44,6 +44,8 @@ func (b *bench) scenario(ctx context.Context, name, engine string) (rows []row, 
 		return b.cli(ctx, d)
 	case "peer":
 		return b.peer(ctx, d)
+	case "transcript":
+		return b.transcript(ctx, d)
 	default:
 		return b.memory(ctx, d)
 	}

@@ -54,7 +54,7 @@ type options struct {
 	bun       string // Bun binary that runs Archon
 }
 
-var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output", "cli"}
+var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output", "cli", "transcript"}
 
 // optionalScenarios run only when named: peer needs another project's checkout.
 var optionalScenarios = []string{"peer"}

@@ -22,7 +22,7 @@ const inboxWorkers = 64
 // returns them as components. Each platform feeds the bot through its own Inbox, so messages of a
 // conversation are handled in order and redelivered events act once.
 func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
-	dups duplicateCounter) ([]component, error) {
+	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) ([]component, error) {
 	var comps []component
 	if cfg.Slack.Enabled() {
 		in := conversation.NewInbox(eng.Dispatcher, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
@@ -31,7 +31,7 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 		if err != nil {
 			return nil, err
 		}
-		outboxes[slack.Platform] = a.Outbox()
+		outboxes[slack.Platform] = record(a.Outbox())
 		comps = append(comps, adapterComponent("slack", a.Run, in))
 	}
 	if cfg.Discord.Enabled() {
@@ -43,7 +43,7 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 		if err != nil {
 			return nil, err
 		}
-		outboxes[discord.Platform] = a.Outbox()
+		outboxes[discord.Platform] = record(a.Outbox())
 		comps = append(comps, adapterComponent("discord", a.Run, in))
 	}
 	return comps, nil
@@ -112,4 +112,20 @@ type claimer struct{ d conversation.Deduper }
 
 func (c claimer) Claim(ctx context.Context, platform, eventID string) (bool, error) {
 	return c.d.MarkInbound(ctx, platform, eventID)
+}
+
+// transcriptFailures counts messages posted but not recorded in their transcript; *metrics.Metrics
+// implements it.
+type transcriptFailures interface {
+	TranscriptWriteFailed(platform string)
+}
+
+// recorder returns the wrapper that records every message an outbox posts in the store's
+// transcripts. A failed record is logged and counted, and the post stands (conversation.Recorded).
+func recorder(st conversation.TranscriptWriter, log *zap.Logger, failures transcriptFailures) func(conversation.Outbox) conversation.Outbox {
+	failed := func(platform string, err error) {
+		log.Warn("conversation.transcript_write_failed", zap.String("platform", platform), zap.Error(err))
+		failures.TranscriptWriteFailed(platform)
+	}
+	return func(ob conversation.Outbox) conversation.Outbox { return conversation.Recorded(ob, st, failed) }
 }

@@ -40,6 +40,9 @@ type Config struct {
 
 	WorkflowsDirs   []string // extra workflow directories, searched in order after the bundled ones
 	RepoPath        string   // optional git repository that runs get worktrees of
+	WorkspaceRemote string   // secret: WORKSPACE_REMOTE, git remote run workspaces are pushed to; may hold credentials
+	HomeToken       string   // the token of THREADFLOW_HOME's marker file, read by prepareHome
+	Host            string   // this host's name, recorded with the workspaces it makes
 	DefaultProvider string   // "", "claude" or "codex"
 	ClaudeBin       string
 	CodexBin        string
@@ -93,7 +96,7 @@ func (c Config) redactedDatabase() string {
 func (c Config) secrets() []string {
 	return []string{
 		c.Slack.BotToken, c.Slack.AppToken, c.Discord.BotToken, c.DashboardToken,
-		urlPassword(c.DatabaseURL),
+		urlPassword(c.DatabaseURL), c.WorkspaceRemote,
 	}
 }
 

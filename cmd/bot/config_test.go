@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
 		MaxArgsBytes: 16_000,
-		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42",
+		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42", Host: "box",
 		Agent: agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -53,6 +54,9 @@ func TestLoadConfigLogFormatFollowsTerminal(t *testing.T) {
 
 func TestLoadConfigValues(t *testing.T) {
 	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil { // REPO_PATH must be a repository
+		t.Fatalf("git init: %v %s", err, out)
+	}
 	env := map[string]string{
 		"DATABASE_URL":       "postgresql://bot:pw@db:5432/tf?sslmode=disable",
 		"THREADFLOW_HOME":    dir,
@@ -68,6 +72,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"MAX_ARGS_BYTES":     "64KiB",
 		"WORKFLOWS_DIR":      dir + "::" + dir,
 		"REPO_PATH":          dir,
+		"WORKSPACE_REMOTE":   "https://bot:tok@git.example.com/ws.git",
 		"DEFAULT_PROVIDER":   "codex",
 		"ALLOWED_USER_IDS":   "slack:U123, discord:4567,console:alice",
 		"ADMIN_USER_IDS":     "web:ops@example.com",
@@ -100,6 +105,8 @@ func TestLoadConfigValues(t *testing.T) {
 		{"Slack enabled", c.Slack.Enabled(), true},
 		{"Discord enabled", c.Discord.Enabled(), true},
 		{"ReplicaID", c.ReplicaID, "replica-a"},
+		{"RepoPath", c.RepoPath, dir},
+		{"WorkspaceRemote", c.WorkspaceRemote, "https://bot:tok@git.example.com/ws.git"},
 		{"redactedDatabase", c.redactedDatabase(), "postgresql://bot:xxxxx@db:5432/tf?sslmode=disable"},
 	}
 	for _, ch := range checks {
@@ -159,6 +166,12 @@ func TestLoadConfigRejects(t *testing.T) {
 			`ADMIN_USER_IDS="slack:U1,alice" is not valid; "alice" is not a platform-qualified user id; use comma-separated ids such as slack:U123,discord:4567,console:alice`},
 		{"missing workflows dir", map[string]string{"WORKFLOWS_DIR": "/does/not/exist"}, nil,
 			`WORKFLOWS_DIR="/does/not/exist" is not valid; "/does/not/exist": use an existing directory`},
+		{"repo path not a repository", map[string]string{"REPO_PATH": "/"}, nil,
+			`REPO_PATH="/" is not valid; use a git repository (git rev-parse says: fatal: not a git repository (or any of the parent directories): .git); run git init there, or leave REPO_PATH empty`},
+		{"workspace remote credentials hidden", map[string]string{"WORKSPACE_REMOTE": "https://bot:s3cret@h/ws.git --upload-pack=x"}, nil,
+			`WORKSPACE_REMOTE="https://h/ws.git%20--upload-pack=x" is not valid; contains white space or control characters: use a git URL or a repository path`},
+		{"workspace remote as an option", map[string]string{"WORKSPACE_REMOTE": "--upload-pack=touch"}, nil,
+			`WORKSPACE_REMOTE="--upload-pack=touch" is not valid; starts with '-': use a git URL or a repository path`},
 		{"slack token kind hidden", map[string]string{"SLACK_BOT_TOKEN": "xoxp-user-secret", "SLACK_APP_TOKEN": "xapp-1"}, nil,
 			`SLACK_BOT_TOKEN (value hidden) is not valid; use a Slack bot token, which starts with xoxb-`},
 		{"slack half configured", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, nil,

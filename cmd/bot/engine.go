@@ -39,7 +39,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		DefaultProvider: cfg.DefaultProvider,
 		Outboxes:        outboxes,
 		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
-		Dirs:            orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath},
+		Dirs:            dirs(cfg),
 		Disk:            diskGuard(cfg),
 		Log:             log,
 		Limits:          cfg.limits(),
@@ -55,6 +55,11 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		ClaimReportableOnly: true,
 		Observer:            obs,
 	})
+}
+
+// dirs is where runs work, and the workspace contract of this process (docs/deploy.md).
+func dirs(cfg Config) orchestrator.Dirs {
+	return orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath, Remote: cfg.WorkspaceRemote, Token: cfg.HomeToken, Host: cfg.Host}
 }
 
 // diskGuard watches MIN_FREE_DISK on THREADFLOW_HOME, for the workers and for /readyz.

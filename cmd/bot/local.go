@@ -19,7 +19,7 @@ func openLocal(ctx context.Context, inv invocation, cmd string, args []string) (
 	if err != nil {
 		return Config{}, nil, nil, err
 	}
-	if err := prepareHome(cfg); err != nil {
+	if err := prepareHome(&cfg); err != nil {
 		return Config{}, nil, nil, err
 	}
 	st, err := openStore(ctx, cfg, log)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -133,6 +136,38 @@ func parseDirs(v string) ([]string, error) {
 		dirs = append(dirs, d)
 	}
 	return dirs, nil
+}
+
+// checkRepo accepts an existing git repository: REPO_PATH's worktrees are made with git, and a
+// directory git does not know would fail every run instead of the start.
+func checkRepo(v string) error {
+	if err := checkDir(v); err != nil || v == "" {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", v, "rev-parse", "--git-dir").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("use a git repository (git rev-parse says: %s); run git init there, or leave REPO_PATH empty",
+			strings.TrimSpace(cmp.Or(string(out), err.Error())))
+	}
+	return nil
+}
+
+// checkRemoteSyntax accepts what git takes as a remote: a URL, scp-like user@host:path, or a path.
+// Whether it answers is checked when a server starts (orchestrator.Dirs.CheckRemote).
+func checkRemoteSyntax(v string) error {
+	switch {
+	case v == "":
+		return nil
+	case len(v) > 2048:
+		return errors.New("is longer than 2048 bytes: use a shorter URL or path")
+	case strings.ContainsAny(v, " \t\n\r\x00"):
+		return errors.New("contains white space or control characters: use a git URL or a repository path")
+	case strings.HasPrefix(v, "-"):
+		return errors.New("starts with '-': use a git URL or a repository path")
+	}
+	return nil
 }
 
 func checkDir(v string) error {

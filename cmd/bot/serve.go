@@ -18,6 +18,7 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator"
 )
 
 // httpShutdownTimeout bounds waiting for in-flight HTTP requests at shutdown; with the store's
@@ -89,7 +90,7 @@ func hideSecretsFromChildren() {
 // rescuer and the chat adapters are constructed here and appended to a.components; the HTTP server
 // gets their handlers through httpDeps.
 func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
-	if err := prepareHome(cfg); err != nil {
+	if err := prepareHome(&cfg); err != nil {
 		return nil, err
 	}
 	var lock *serverLock
@@ -113,10 +114,13 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	outboxes := map[string]conversation.Outbox{}
 	m := newMetrics(log, st) // issue 8: /metrics observes the orchestrator
 	eng := newEngine(cfg, log, st, outboxes, nil, m)
+	if err := checkWorkspaces(ctx, eng, log); err != nil {
+		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
+	}
 	a.catalogs, _ = eng.Dispatcher.Catalogs.(*catalogs)
 	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
 	dedup := conversation.NewBatchDeduper(st)
-	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m)
+	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
@@ -132,6 +136,24 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	)
 	a.components = append(a.components, chats...)
 	return a, nil
+}
+
+// checkWorkspaces makes a server prove at start that it keeps the workspace contract
+// (docs/deploy.md, "Workspaces"): WORKSPACE_REMOTE answers, and without one, every live replica
+// sees the same THREADFLOW_HOME. A replica that does not still runs (its own runs are safe, and it
+// leaves the others' alone), but says so clearly in its log.
+func checkWorkspaces(ctx context.Context, eng *orchestrator.Engine, log *zap.Logger) error {
+	if err := eng.Executor.Dirs.CheckRemote(ctx); err != nil {
+		return err
+	}
+	problem, err := eng.Presence.CheckHome(ctx)
+	if err != nil {
+		return fmt.Errorf("announce THREADFLOW_HOME to the database: %w", err)
+	}
+	if problem != "" {
+		log.Warn("serve.home_not_shared", zap.String("problem", problem))
+	}
+	return nil
 }
 
 // run starts every component, announces the bot, and on cancellation (or a component's failure)

@@ -49,7 +49,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, h hostInf
 	if err := parseFlags(cmd, args, raw); err != nil {
 		return Config{}, err
 	}
-	var c Config
+	c := Config{Host: h.hostname}
 	for _, s := range settings {
 		if err := applySetting(&c, s, raw[s.env], h); err != nil {
 			return Config{}, err

@@ -13,6 +13,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/postgres"
 	"threadflow/db/sqlite"
+	"threadflow/orchestrator"
 )
 
 // storeOpenTimeout bounds connecting and migrating at start-up, so an unreachable database host
@@ -21,8 +22,9 @@ import (
 const storeOpenTimeout = 2 * time.Minute
 
 // prepareHome creates THREADFLOW_HOME, private to the bot's user: it holds the database and
-// worktrees.
-func prepareHome(c Config) error {
+// worktrees. It reads (or writes) the home's marker, whose token tells replicas that share the
+// home from those that do not (docs/deploy.md, "Workspaces").
+func prepareHome(c *Config) error {
 	if err := os.MkdirAll(c.Home, 0o700); err != nil {
 		return homeError("cannot be created", c.Home, err)
 	}
@@ -33,7 +35,15 @@ func prepareHome(c Config) error {
 		return homeError("is not writable", c.Home, err)
 	}
 	name := f.Name()
-	return errors.Join(f.Close(), os.Remove(name))
+	if err := errors.Join(f.Close(), os.Remove(name)); err != nil {
+		return err
+	}
+	token, err := orchestrator.HomeToken(c.Home)
+	if err != nil {
+		return homeError("has no usable marker", c.Home, err)
+	}
+	c.HomeToken = token
+	return nil
 }
 
 // homeError names THREADFLOW_HOME, what the file system said and what to do about it.

@@ -27,7 +27,13 @@ const adminTimeout = 30 * time.Second
 // test ends. Without TEST_DATABASE_URL the test is skipped, or fails when CI=true.
 func Postgres(t testing.TB, opts db.Options) db.Store {
 	t.Helper()
-	dbURL := PostgresDatabase(t)
+	return PostgresOn(t, PostgresDatabase(t), opts)
+}
+
+// PostgresOn returns a store on the database at dbURL (from PostgresDatabase), closed when the test
+// ends: several of them on one database are replicas sharing it.
+func PostgresOn(t testing.TB, dbURL string, opts db.Options) db.Store {
+	t.Helper()
 	s, err := postgres.Open(t.Context(), dbURL, opts, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("open postgres store: %v", err)

@@ -17,7 +17,14 @@ import (
 // the test ends. Pass opts.Now to control lease expiry.
 func SQLite(t testing.TB, opts db.Options) db.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "threadflow.db"), opts, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	return SQLiteAt(t, filepath.Join(t.TempDir(), "threadflow.db"), opts)
+}
+
+// SQLiteAt opens a store on the database file at path, creating it when new, and closes it when
+// the test ends: opening the same path again is a restart.
+func SQLiteAt(t testing.TB, path string, opts db.Options) db.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path, opts, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
 		t.Fatalf("dbtest: open sqlite store: %v", err)
 	}

@@ -81,8 +81,8 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 // NextQueued skips rows other claimers hold (SKIP LOCKED): concurrent claimers pass over a run
 // another has locked instead of waiting for it and then finding it taken.
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
-	args := append(reachArgs(reach, now), n)
-	rows, err := d.tx.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+`
+	args := append(append(reachArgs(reach, now), workspaceArgs(reach, now)...), n)
+	rows, err := d.tx.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+` AND `+workspaceFilter(5)+`
 		ORDER BY queued_at, id LIMIT $`+fmt.Sprint(len(args))+` FOR UPDATE SKIP LOCKED`, args...)
 	if err != nil {
 		return nil, err
@@ -295,6 +295,12 @@ func setSQL(p *params, s db.RunSet) string {
 	}
 	if s.Recovered {
 		add("recoveries = recoveries + 1")
+	}
+	if w := s.Workspace; w != nil {
+		add("working_path = " + p.add(w.Path) + ", workspace_home = " + p.add(w.Home) + ", workspace_remote = " + p.add(w.Remote))
+	}
+	if s.ForgetWorkspace {
+		add("workspace_home = '', workspace_remote = ''")
 	}
 	if m := metaSQL(p, s); m != "meta" {
 		add("meta = " + m)

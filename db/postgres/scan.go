@@ -13,7 +13,7 @@ import (
 // runColumns is the column list every run query selects or returns, in scanRun's order.
 const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
 	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
-	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at`
+	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at, workspace_home, workspace_remote`
 
 // eventColumns is the column list of run_events in scanEvent's order.
 const eventColumns = `run_id, seq, type, node_id, attempt, data, at`
@@ -31,7 +31,7 @@ func scanRunAnd(row pgx.Row, extra ...any) (db.Run, error) {
 	dest := []any{&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserName,
 		&r.UserMessage, &r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta,
 		&r.Attempt, &r.Recoveries, &r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat,
-		&r.CreatedAt, &r.QueuedAt, &started, &finished}
+		&r.CreatedAt, &r.QueuedAt, &started, &finished, &r.WorkspaceHome, &r.WorkspaceRemote}
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return db.Run{}, err

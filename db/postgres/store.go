@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -30,6 +32,14 @@ type Store struct {
 	migrator *goose.Provider
 	clock    func() time.Time
 	log      *zap.Logger
+	connCfg  *pgx.ConnConfig // for the transcript listener's own connection
+
+	changes    db.TranscriptChanges // wakes this process's transcript readers (see listen.go)
+	listenOnce sync.Once
+	listenMu   sync.Mutex
+	closed     bool
+	stopListen context.CancelFunc
+	listenDone chan struct{}
 }
 
 var _ db.Store = (*Store)(nil)
@@ -59,7 +69,7 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create pool: %w", err)
 	}
-	s := &Store{pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log}
+	s := &Store{pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
 	s.Machine = &db.Machine{Driver: driver{s}, Now: s.now, Moved: func(op db.Op, r db.Run) {
 		log.Debug("postgres.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}
@@ -110,6 +120,7 @@ func (s *Store) ProbeWrite(ctx context.Context, replica string) error {
 
 // Close releases the pool. It is safe to call once.
 func (s *Store) Close() error {
+	s.stopListener()
 	var err error
 	if s.migrator != nil {
 		err = s.migrator.Close() // closes sqlDB

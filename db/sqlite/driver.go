@@ -65,8 +65,9 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
 	filter, args := reachFilter(reach, now)
-	rows, err := d.tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+
-		` ORDER BY queued_at, id LIMIT ?`, append(args, n)...)
+	wfilter, wargs := workspaceFilter(reach, now)
+	rows, err := d.tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+wfilter+
+		` ORDER BY queued_at, id LIMIT ?`, append(append(args, wargs...), n)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -215,6 +216,12 @@ func setSQL(s db.RunSet) (string, []any) {
 	}
 	if s.Recovered {
 		l.add("recoveries = recoveries + 1")
+	}
+	if w := s.Workspace; w != nil {
+		l.add("working_path = ?, workspace_home = ?, workspace_remote = ?", w.Path, w.Home, w.Remote)
+	}
+	if s.ForgetWorkspace {
+		l.add("workspace_home = '', workspace_remote = ''")
 	}
 	if expr, margs := metaSQL(s); expr != "meta" {
 		l.add("meta = "+expr, margs...)

@@ -46,6 +46,7 @@ type Store struct {
 	migrator *goose.Provider
 	now      func() time.Time
 	log      *zap.Logger
+	changes  db.TranscriptChanges // wakes this process's transcript readers after its own writes
 }
 
 // Open opens (creating if needed) the database file at path, applies pending migrations and returns

@@ -30,6 +30,8 @@ func Run(t *testing.T, open Opener) {
 		{"Queries", queryTests()},
 		{"Records", recordTests()},
 		{"Reach", reachTests()},
+		{"Transcripts", transcriptTests()},
+		{"Workspaces", workspaceTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,120 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/testkit"
+)
+
+// live opens a live view of the browser's server and returns the data of its update events.
+func (b *browser) live(path string) <-chan string {
+	b.r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.r.t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.r.srv.URL+path, nil)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.r.t.Fatal(err)
+	}
+	b.r.t.Cleanup(func() { _ = resp.Body.Close() })
+	if resp.StatusCode != 200 {
+		b.r.t.Fatalf("GET %s = %d", path, resp.StatusCode)
+	}
+	events := make(chan string, 64)
+	go readEvents(resp, events)
+	return events
+}
+
+// approveButton finds the Approve button of run on a chat page: the message id it refers to.
+func approveButton(t *testing.T, page, runID string) string {
+	t.Helper()
+	re := regexp.MustCompile(`value="/workflow approve ` + runID + `"><input type="hidden" name="ref" value="([0-9a-f]+)"`)
+	m := re.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no Approve button of %s on the chat page:\n%s", runID, page)
+	}
+	return m[1]
+}
+
+// TestChatPageOnAnyReplica: two servers, each with its own orchestrator, on one PostgreSQL
+// database. Alice starts a gated run on server A; her chat page on server B, opened before, is
+// updated live with what A's side posted; she approves with B's button; and both servers' pages
+// show the whole conversation, the status message edited in place, whichever replica ran the run.
+func TestChatPageOnAnyReplica(t *testing.T) {
+	dbURL := dbtest.PostgresDatabase(t)
+	open := func(t testing.TB, opts db.Options) db.Store { return dbtest.PostgresOn(t, dbURL, opts) }
+	a, b := newRig(t, rigOptions{open: open}), newRig(t, rigOptions{open: open})
+	onA, onB := a.browser("alice"), b.browser("alice")
+	events := onB.live("/live/chat")
+	testkit.ReceiveContaining(t, events, waitTimeout, "No messages yet")
+
+	onA.say("/workflow run gated v2")
+	run := a.waitRun("gated", db.StatusPaused)
+	testkit.ReceiveContaining(t, events, waitTimeout, "Ship it?")
+
+	_, page := onB.get("/chat")
+	for _, want := range []string{"/workflow run gated v2", "Status of run <code>" + run.ID + "</code>", "Ship it?"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("server B's chat page lacks %q:\n%s", want, page)
+		}
+	}
+	ref := approveButton(t, page, run.ID)
+	if code, body := onB.post("/chat", url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}}); code != 200 {
+		t.Fatalf("approve from server B's page = %d: %s", code, body)
+	}
+	b.waitRun("gated", db.StatusCompleted)
+	testkit.ReceiveContaining(t, events, waitTimeout, "of <code>gated</code> completed.")
+
+	for name, br := range map[string]*browser{"A": onA, "B": onB} {
+		testkit.Eventually(t, "server "+name+"'s chat page to show the completed run once", func() bool {
+			_, page := br.get("/chat")
+			return strings.Contains(page, "<strong>completed</strong>") && strings.Count(page, "of <code>gated</code> completed.") == 1 &&
+				strings.Count(page, "/workflow run gated v2") == 1
+		})
+	}
+}
+
+// TestChatTranscriptSurvivesRestart: a server restarted on the same SQLite file shows the chat as
+// it was, with the gate still waiting and its button working. Each server lives in a subtest, whose
+// end stops it and closes its store.
+func TestChatTranscriptSurvivesRestart(t *testing.T) {
+	home := t.TempDir() // outlives both servers, as a host's disk does
+	path := filepath.Join(home, "threadflow.db")
+	open := func(t testing.TB, opts db.Options) db.Store { return dbtest.SQLiteAt(t, path, opts) }
+	var run db.Run
+	t.Run("before the restart", func(t *testing.T) {
+		first := newRig(t, rigOptions{open: open, home: home})
+		alice := first.browser("alice")
+		alice.say("/workflow run gated v3")
+		run = first.waitRun("gated", db.StatusPaused)
+		testkit.Eventually(t, "the gate prompt on the chat page", func() bool {
+			_, page := alice.get("/chat")
+			return strings.Contains(page, `value="/workflow approve `+run.ID+`"`)
+		})
+	})
+	t.Run("after the restart", func(t *testing.T) {
+		second := newRig(t, rigOptions{open: open, home: home})
+		alice := second.browser("alice")
+		_, page := alice.get("/chat")
+		for _, want := range []string{"/workflow run gated v3", "Ship it?"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("chat page after the restart lacks %q:\n%s", want, page)
+			}
+		}
+		ref := approveButton(t, page, run.ID)
+		alice.post("/chat", url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}})
+		second.waitRun("gated", db.StatusCompleted)
+		testkit.Eventually(t, "the completion on the restarted server's chat page", func() bool {
+			_, page := alice.get("/chat")
+			return strings.Contains(page, "of <code>gated</code> completed.") && strings.Contains(page, "/workflow run gated v3")
+		})
+	})
+}

@@ -1,0 +1,146 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"threadflow/db"
+)
+
+// RecordTimeout bounds one transcript write after a message was posted, so a slow database delays
+// a report by at most this much (a write normally takes a millisecond or two).
+const RecordTimeout = 2 * time.Second
+
+// TranscriptWriter records messages in conversation transcripts; db.Store satisfies it.
+type TranscriptWriter interface {
+	AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+	EditMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+}
+
+// Recorded returns ob recording in w every message it posts and every edit it makes, with the
+// platform's message id. Recording never fails nor undoes a post: the message is on the platform
+// already, so a failed write (an unwritable database, RecordTimeout passed) is reported to failed
+// and the post succeeds. failed may be nil.
+func Recorded(ob Outbox, w TranscriptWriter, failed func(platform string, err error)) Outbox {
+	if failed == nil {
+		failed = func(string, error) {}
+	}
+	return recorded{ob: ob, w: w, failed: failed}
+}
+
+type recorded struct {
+	ob     Outbox
+	w      TranscriptWriter
+	failed func(platform string, err error)
+}
+
+func (r recorded) Platform() string { return r.ob.Platform() }
+
+// Capabilities are the wrapped Outbox's: recording changes nothing people can do.
+func (r recorded) Capabilities() Capabilities { return CapabilitiesOf(r.ob) }
+
+func (r recorded) Post(ctx context.Context, to Address, rep Reply) (Ref, error) {
+	ref, err := r.ob.Post(ctx, to, rep)
+	if err == nil {
+		r.record(ctx, to, ref, rep, false)
+	}
+	return ref, err
+}
+
+func (r recorded) Edit(ctx context.Context, ref Ref, rep Reply) error {
+	err := r.ob.Edit(ctx, ref, rep)
+	if err == nil {
+		r.record(ctx, ref.Address, ref, rep, true)
+	}
+	return err
+}
+
+// StartThread records the root message in the thread it opens: it heads that transcript.
+func (r recorded) StartThread(ctx context.Context, in Address, rep Reply) (Address, Ref, error) {
+	thread, ref, err := r.ob.StartThread(ctx, in, rep)
+	if err == nil {
+		r.record(ctx, thread, ref, rep, false)
+	}
+	return thread, ref, err
+}
+
+// record writes one message under its own deadline, detached from the caller's cancellation: the
+// message was posted, so its record should be kept even when the command that posted it ends.
+func (r recorded) record(ctx context.Context, in Address, ref Ref, rep Reply, edit bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	defer cancel()
+	m := TranscriptEntry(in, ref.MessageID, rep)
+	m.RunID = RunOf(ctx)
+	if m.MessageID == "" { // an ephemeral reply the platform gives no id for
+		m.MessageID = "local-" + db.NewToken()[:16]
+	}
+	var err error
+	if edit {
+		_, err = r.w.EditMessage(ctx, m)
+		if errors.Is(err, db.ErrNotFound) { // posted before it could be recorded: keep its latest state
+			_, err = r.w.AppendMessage(ctx, m)
+		}
+	} else {
+		_, err = r.w.AppendMessage(ctx, m)
+	}
+	if err != nil {
+		r.failed(r.ob.Platform(), err)
+	}
+}
+
+// TranscriptEntry is the transcript row of a reply posted in a conversation as messageID. Web
+// chat has no threads, so a conversation is a channel there; elsewhere a thread is its own
+// conversation.
+func TranscriptEntry(in Address, messageID string, rep Reply) db.TranscriptMessage {
+	conv := in.ConversationID()
+	m := db.TranscriptMessage{ConversationID: conv, Platform: in.Platform, ChannelID: in.ChannelID, ThreadID: in.ThreadID,
+		MessageID: messageID, Text: rep.Text.String(), Body: EncodeBody(rep)}
+	if rep.Ephemeral {
+		m.ToUser = rep.ToUser
+	}
+	return m
+}
+
+// Body is what a transcript keeps of a Reply to render it again: its spans, kinds kept, so a
+// renderer escapes untrusted text exactly as for the original post, and its buttons.
+type Body struct {
+	Text    Text     `json:"text"`
+	Buttons []Button `json:"buttons,omitempty"`
+}
+
+// EncodeBody returns the transcript body of rep.
+func EncodeBody(rep Reply) []byte {
+	b, err := json.Marshal(Body{Text: rep.Text, Buttons: rep.Buttons})
+	if err != nil {
+		panic("conversation: encode a reply body: " + err.Error()) // spans and buttons are strings and ints
+	}
+	return b
+}
+
+// DecodeBody reads a transcript body; a message without one (or with a body cut by the transcript's
+// bounds) renders as its plain text, untrusted.
+func DecodeBody(m db.TranscriptMessage) Body {
+	var b Body
+	if len(m.Body) == 0 || json.Unmarshal(m.Body, &b) != nil {
+		return Body{Text: T(U(m.Text))}
+	}
+	return b
+}
+
+type runKey struct{}
+
+// WithRun marks ctx as reporting on runID, so the transcript records which run a message is about.
+func WithRun(ctx context.Context, runID string) context.Context {
+	if runID == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, runKey{}, runID)
+}
+
+// RunOf is the run ctx reports on, or "".
+func RunOf(ctx context.Context) string {
+	id, _ := ctx.Value(runKey{}).(string)
+	return id
+}

@@ -1,0 +1,118 @@
+package conversation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/db/dbtest"
+)
+
+// platform is a stand-in chat platform: it numbers the messages it accepts, or refuses them all.
+type platform struct {
+	mu     sync.Mutex
+	n      int
+	refuse bool
+}
+
+func (p *platform) Platform() string { return "slack" }
+
+func (p *platform) Capabilities() conversation.Capabilities {
+	return conversation.Capabilities{Threads: true}
+}
+
+func (p *platform) Post(_ context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.refuse {
+		return conversation.Ref{}, errors.New("platform down")
+	}
+	p.n++
+	id := fmt.Sprintf("1.%d", p.n)
+	if r.Ephemeral {
+		id = "" // Slack gives ephemeral messages no id
+	}
+	return conversation.Ref{Address: to, MessageID: id}, nil
+}
+
+func (p *platform) Edit(context.Context, conversation.Ref, conversation.Reply) error { return nil }
+
+func (p *platform) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
+	ref, err := p.Post(ctx, in, r)
+	in.ThreadID = ref.MessageID
+	return in, ref, err
+}
+
+func text(s string) conversation.Reply {
+	return conversation.Reply{Text: conversation.T(conversation.P(s))}
+}
+
+// TestRecorded: what a platform accepted is recorded with its message id and run; an edit
+// rewrites the row; what the platform refused is not recorded; the platform's capabilities show.
+func TestRecorded(t *testing.T) {
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		st := open(t, db.Options{})
+		p := &platform{}
+		var failures []string
+		ob := conversation.Recorded(p, st, func(platform string, err error) { failures = append(failures, platform+": "+err.Error()) })
+		if c := conversation.CapabilitiesOf(ob); c != p.Capabilities() {
+			t.Errorf("capabilities = %+v, want the platform's %+v", c, p.Capabilities())
+		}
+		ctx := conversation.WithRun(t.Context(), "run0000001")
+		thread, root, err := ob.StartThread(ctx, conversation.Address{Platform: "slack", ChannelID: "C1"}, text("▶ hello"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, err := ob.Post(ctx, thread, text("queued"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ob.Post(ctx, thread, conversation.Reply{Text: conversation.T(conversation.P("psst")), Ephemeral: true, ToUser: "slack:U1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.Edit(t.Context(), status, text("completed")); err != nil {
+			t.Fatal(err)
+		}
+		p.refuse = true
+		if _, err := ob.Post(ctx, thread, text("lost")); err == nil {
+			t.Fatal("a refused post succeeded")
+		}
+		rows, err := st.Transcript(t.Context(), thread.ConversationID(), 10)
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("transcript = %+v, %v; want root, status, ephemeral", rows, err)
+		}
+		if rows[0].MessageID != root.MessageID || rows[1].MessageID != status.MessageID || rows[1].Text != "completed" || !rows[1].Edited() ||
+			rows[2].ToUser != "slack:U1" || rows[2].MessageID == "" {
+			t.Errorf("transcript = %+v; want the root, the status message edited to completed, the ephemeral reply with a local id", rows)
+		}
+		for _, r := range rows {
+			if r.RunID != "run0000001" {
+				t.Errorf("message %s recorded for run %q, want run0000001", r.MessageID, r.RunID)
+			}
+		}
+		if len(failures) != 0 {
+			t.Errorf("recording failures: %v", failures)
+		}
+	})
+}
+
+// TestRecordedPostSurvivesAnUnwritableStore: the message is posted and the failure reported.
+func TestRecordedPostSurvivesAnUnwritableStore(t *testing.T) {
+	st := dbtest.SQLite(t, db.Options{})
+	if err := st.Close(); err != nil { // a store that answers every write with an error
+		t.Fatal(err)
+	}
+	var failures []string
+	ob := conversation.Recorded(&platform{}, st, func(platform string, err error) { failures = append(failures, platform) })
+	ref, err := ob.Post(t.Context(), conversation.Address{Platform: "slack", ChannelID: "C1"}, text("hello"))
+	if err != nil || ref.MessageID == "" {
+		t.Fatalf("Post = %+v, %v; want the message posted", ref, err)
+	}
+	if len(failures) != 1 || failures[0] != "slack" {
+		t.Errorf("failures reported: %v, want one for slack", failures)
+	}
+}

@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"threadflow/db"
+)
+
+// workspaceFilter is the condition that keeps the queued runs whose workspace the claimer reaches
+// (db.Reach's Home and Remote), given by workspaceArgs as the three parameters from $first on.
+func workspaceFilter(first int) string {
+	home, remote, now := fmt.Sprintf("$%d", first), fmt.Sprintf("$%d", first+1), fmt.Sprintf("$%d", first+2)
+	return `(` + home + ` = '' OR runs.workspace_home = '' OR runs.workspace_home = ` + home + `
+		OR (runs.workspace_remote <> '' AND runs.workspace_remote = ` + remote + `)
+		OR NOT EXISTS (SELECT 1 FROM workspace_homes h WHERE h.home_token = runs.workspace_home AND h.expires_at > ` + now + `::timestamptz))`
+}
+
+// workspaceArgs are the parameters of workspaceFilter.
+func workspaceArgs(r db.Reach, now time.Time) []any { return []any{r.Home, r.Remote, now} }
+
+// AnnounceHome records (or renews) a process's home until ttl from now, and forgets expired ones.
+func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error {
+	now := s.now()
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM workspace_homes WHERE expires_at < $1`, now); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO workspace_homes (home_token, owner, host, remote, expires_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (home_token, owner) DO UPDATE SET host = excluded.host, remote = excluded.remote, expires_at = excluded.expires_at`,
+			h.Token, h.Owner, h.Host, h.Remote, now.Add(ttl))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("announce home of %s: %w", h.Owner, translate(err))
+	}
+	return nil
+}
+
+// LiveHomes lists the announcements that have not expired, oldest owner first.
+func (s *Store) LiveHomes(ctx context.Context) ([]db.Home, error) {
+	rows, err := s.pool.Query(ctx, `SELECT home_token, owner, host, remote, expires_at FROM workspace_homes
+		WHERE expires_at > $1 ORDER BY owner, home_token`, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("list homes: %w", translate(err))
+	}
+	homes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Home, error) {
+		var h db.Home
+		err := row.Scan(&h.Token, &h.Owner, &h.Host, &h.Remote, &h.ExpiresAt)
+		h.ExpiresAt = h.ExpiresAt.UTC()
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list homes: %w", translate(err))
+	}
+	return homes, nil
+}

@@ -1,0 +1,146 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"threadflow/db/dbtest"
+	"threadflow/testkit"
+)
+
+// chatClient talks to one bot's web chat page as a named user (the threadflow_user cookie).
+type chatClient struct {
+	t    *testing.T
+	base string
+	user string
+}
+
+func (c chatClient) request(ctx context.Context, method, path string, form url.Values) *http.Response {
+	c.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: c.user})
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Requested-With", "threadflow")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// say types text on the chat page.
+func (c chatClient) say(text string) {
+	c.t.Helper()
+	resp := c.request(context.Background(), "POST", "/chat", url.Values{"text": {text}})
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		c.t.Fatalf("chat send %q = %d: %s", text, resp.StatusCode, b)
+	}
+}
+
+// page returns the chat page's HTML.
+func (c chatClient) page() string {
+	c.t.Helper()
+	resp := c.request(context.Background(), "GET", "/chat", nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// live opens the chat page's live view and returns the HTML of each update it sends.
+func (c chatClient) live() <-chan string {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	resp := c.request(ctx, "GET", "/live/chat", nil)
+	if resp.StatusCode != http.StatusOK {
+		c.t.Fatalf("GET /live/chat = %d", resp.StatusCode)
+	}
+	out := make(chan string, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		var data []string
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			case line == "" && data != nil:
+				out <- strings.Join(data, "\n")
+				data = nil
+			}
+		}
+	}()
+	return out
+}
+
+// TestWebChatFollowsTheUserAcrossReplicas: two `bot serve` processes on one PostgreSQL database.
+// Alice's chat page on B, open before she types on A, receives live what A's side posted, and
+// B's page shows the whole conversation, whichever replica ran the run.
+func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.PostgresDatabase(t)
+	start := func() *botProcess {
+		env := botEnv(t)
+		env["DATABASE_URL"], env["WORKFLOWS_DIR"] = dbURL, writeWorkflows(t)
+		return startBot(t, env)
+	}
+	a, b := start(), start()
+	onA, onB := chatClient{t, a.URL(), "alice"}, chatClient{t, b.URL(), "alice"}
+	updates := onB.live()
+	testkit.ReceiveContaining(t, updates, e2eDeadline, "No messages yet")
+
+	onA.say("/workflow run hello world")
+	testkit.ReceiveContaining(t, updates, e2eDeadline, "of <code>hello</code> completed.")
+	page := onB.page()
+	for _, want := range []string{"/workflow run hello world", "<strong>completed</strong>", "Hello, world!"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("server B's chat page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(chatClient{t, b.URL(), "bob"}.page(), `user-text">/workflow run hello world`) {
+		t.Error("bob's chat page on B shows alice's conversation")
+	}
+}
+
+// TestWebChatSurvivesRestart: a single server on SQLite, restarted while a run waits at its gate,
+// shows the chat as it was; the gate is answered from the restarted server's page.
+func TestWebChatSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	env := botEnv(t)
+	env["WORKFLOWS_DIR"] = writeWorkflows(t)
+	bot := startBot(t, env)
+	alice := chatClient{t, bot.URL(), "alice"}
+	alice.say("/workflow run gated v4")
+	testkit.Eventually(t, "the gate question on the chat page", func() bool { return strings.Contains(alice.page(), "Ship v4?") })
+
+	bot.Stop()
+	bot.Restart()
+	alice = chatClient{t, bot.URL(), "alice"}
+	page := alice.page()
+	for _, want := range []string{"/workflow run gated v4", "Ship v4?", "/workflow approve "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("chat page after the restart lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "No messages yet") {
+		t.Errorf("chat page after the restart is empty:\n%s", page)
+	}
+}

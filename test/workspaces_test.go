@@ -1,0 +1,278 @@
+package test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
+	"threadflow/testkit"
+)
+
+// handoverWorkflow writes a file in its first node, asks a person, and reads the file in its last
+// node. On replica a (WHO=a) the last node hangs, so the test can kill a while it holds the run.
+const handoverWorkflow = `
+name: handover
+nodes:
+  - id: write
+    bash: 'echo "written by $WHO" > notes.txt'
+  - id: gate
+    depends_on: [write]
+    approval: {message: "go on?"}
+  - id: read
+    depends_on: [gate]
+    bash: 'if [ "$WHO" = a ]; then sleep 600; fi; cat notes.txt'
+`
+
+// remoteWorkflow writes a file in its first node and reads it in its second, which hangs on
+// replica a (WHO=a).
+const remoteWorkflow = `
+name: handover
+nodes:
+  - id: write
+    bash: 'echo "written by $WHO" > notes.txt'
+  - id: read
+    depends_on: [write]
+    bash: 'if [ "$WHO" = a ]; then sleep 600; fi; cat notes.txt'
+`
+
+// twoReplicas are the environments of replicas a and b: one PostgreSQL database, a THREADFLOW_HOME
+// each (separate hosts), short leases so a killed replica's runs are rescued within the test.
+func twoReplicas(t *testing.T) (a, b map[string]string) {
+	t.Helper()
+	dbURL := dbtest.PostgresDatabase(t)
+	a, b = botEnv(t), botEnv(t)
+	for who, env := range map[string]map[string]string{"a": a, "b": b} {
+		env["DATABASE_URL"], env["LEASE_TTL"], env["REPLICA_ID"], env["WHO"] = dbURL, "1s", who, who
+	}
+	return a, b
+}
+
+// bareRepo is a local bare git repository, the WORKSPACE_REMOTE of the tests.
+func bareRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
+		t.Skipf("git is not usable: %v %s", err, out)
+	}
+	return dir
+}
+
+// nodeStarted waits until node of the run has started.
+func nodeStarted(t *testing.T, st db.Store, id, node string) {
+	t.Helper()
+	testkit.EventuallyWithin(t, e2eDeadline, "node "+node+" of run "+id+" to start", func() bool {
+		events, err := st.Events(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			if e.Type == db.EventNodeStarted && e.NodeID == node {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// onlyRun waits for the one run of the database and returns its id.
+func onlyRun(t *testing.T, st db.Store) string {
+	t.Helper()
+	var id string
+	testkit.EventuallyWithin(t, e2eDeadline, "the run to be created", func() bool {
+		runs, err := st.ListRuns(context.Background(), db.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 {
+			id = runs[0].ID
+		}
+		return id != ""
+	})
+	return id
+}
+
+// claimers lists the owners of the run's claims, in order.
+func claimers(t *testing.T, st db.Store, id string) []string {
+	t.Helper()
+	events, err := st.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owners []string
+	for _, e := range events {
+		if e.Type == db.EventRunClaimed {
+			owners = append(owners, db.Decode[db.RunClaimedData](e).Owner)
+		}
+	}
+	return owners
+}
+
+// approveOn answers the run's gate with Approve on a bot's dashboard, as the web user bob.
+func approveOn(t *testing.T, base, id string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {"go"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: "bob"})
+	c := http.Client{Timeout: e2eDeadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve on the dashboard answered %d", resp.StatusCode)
+	}
+}
+
+// workflowCLI runs `bot workflow ARGS...` as a person on replica b's host would, and returns what
+// it printed and its exit status.
+func workflowCLI(t *testing.T, env map[string]string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*e2eDeadline)
+	defer cancel()
+	cli := copyEnv(env)
+	cli["REPLICA_ID"] = "cli-" + env["WHO"]
+	cmd := exec.CommandContext(ctx, bot.binary(t), append([]string{"workflow"}, args...)...)
+	cmd.Env, cmd.Dir = envList(cli), cli["HOME"]
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("bot workflow %v: %v", args, err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+// Acceptance (a) of issue 16: with WORKSPACE_REMOTE, a run Alice starts in replica a's web chat, a
+// killed with SIGKILL, is continued by replica b (another THREADFLOW_HOME) in a workspace recreated
+// from the remote, holding the file a's first node wrote; b's chat page shows the whole
+// conversation, what a posted included.
+func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
+	t.Parallel()
+	envA, envB := twoReplicas(t)
+	remote := bareRepo(t)
+	workflows := t.TempDir()
+	if err := os.WriteFile(filepath.Join(workflows, "handover.yaml"), []byte(remoteWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []map[string]string{envA, envB} {
+		env["WORKSPACE_REMOTE"], env["WORKFLOWS_DIR"] = remote, workflows
+	}
+	st := openStore(t, envA)
+	a := startBot(t, envA)
+	chatA := chatClient{t, a.URL(), "alice"}
+	chatA.say("/workflow run handover")
+	id := onlyRun(t, st)
+	nodeStarted(t, st, id, "read") // write completed on a, and its files were pushed
+	startedOnA := chatA.page()
+	if !strings.Contains(startedOnA, id) {
+		t.Fatalf("a's chat page does not name run %s:\n%s", id, startedOnA)
+	}
+	b := startBot(t, envB)
+	if got := b.LogEvents("serve.home_not_shared"); len(got) != 0 {
+		t.Errorf("b warned about separate homes although WORKSPACE_REMOTE is set: %v", got)
+	}
+	if owners := claimers(t, st, id); strings.Join(owners, ",") != "a" {
+		t.Fatalf("claims before the kill: %v, want a's only", owners)
+	}
+	a.Kill()
+
+	waitAll(t, st, []string{id}, db.StatusCompleted)
+	run, err := st.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(run.Meta.Output) != "written by a" {
+		t.Fatalf("the read node on b printed %q, want the file a's first node wrote", run.Meta.Output)
+	}
+	if !strings.HasPrefix(run.WorkingPath, envB["THREADFLOW_HOME"]) {
+		t.Errorf("the run's workspace is %s, want one in b's THREADFLOW_HOME %s", run.WorkingPath, envB["THREADFLOW_HOME"])
+	}
+	events, _ := st.Events(context.Background(), id)
+	var recreated []db.Workspace
+	for _, e := range events {
+		if w := db.Decode[db.Workspace](e); e.Type == db.EventWorkspace && w.Recreated {
+			recreated = append(recreated, w)
+		}
+	}
+	if len(recreated) != 1 || recreated[0].Remote != remote || recreated[0].Branch != "threadflow/"+id {
+		t.Errorf("workspace_created events of the recreation: %+v", recreated)
+	}
+	// The run is completed in the database before b posts the end of it in the chat.
+	onB := chatClient{t, b.URL(), "alice"}
+	testkit.EventuallyWithin(t, e2eDeadline, "the completion on b's chat page", func() bool {
+		return strings.Contains(onB.page(), "of <code>handover</code> completed.")
+	})
+	page := onB.page()
+	for _, want := range []string{"/workflow run handover", "▶ <code>handover</code> - run <code>" + id, "<strong>completed</strong>", "written by a"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("b's chat page lacks %q (a posted the start, b the end):\n%s", want, page)
+		}
+	}
+	if out, err := exec.Command("git", "-C", remote, "log", "--format=%s", "threadflow/"+id).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "node write (attempt 1) completed") || !strings.Contains(string(out), "node read") {
+		t.Errorf("the remote's branch of the run: %v\n%s", err, out)
+	}
+}
+
+// Acceptance (b) of issue 16: without a remote, b leaves a's run alone while a is alive (a run
+// queued while both are up goes to a), says at start that it does not share a's home, and once a
+// is gone for good the resume says the workspace is lost; --fresh-workspace completes the run.
+func TestLostWorkspaceWithoutRemoteResumesFresh(t *testing.T) {
+	t.Parallel()
+	envA, envB := twoReplicas(t)
+	st := openStore(t, envA)
+	a := startBot(t, envA)
+	id := queueRuns(t, st, handoverWorkflow, 1)[0]
+	waitAll(t, st, []string{id}, db.StatusPaused)
+	b := startBot(t, envB)
+	b.WaitLog("serve.home_not_shared", nil)
+	if p := b.LogEvents("serve.home_not_shared")[0]["problem"]; !strings.Contains(p.(string), "does not see the same THREADFLOW_HOME as a on") {
+		t.Errorf("b's warning: %v", p)
+	}
+
+	approveOn(t, b.URL(), id) // queued while both replicas are up: the run must go to a
+	nodeStarted(t, st, id, "read")
+	if owners := claimers(t, st, id); strings.Join(owners, ",") != "a,a" {
+		t.Fatalf("claims while a is alive: %v, want a's only", owners)
+	}
+
+	a.Kill() // for good
+	testkit.EventuallyWithin(t, 3*e2eDeadline, "b to find the workspace lost", func() bool {
+		run, err := st.GetRun(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.Status == db.StatusPaused && run.Meta.Pause != nil && run.Meta.Pause.WorkspaceLost
+	})
+
+	out, code := workflowCLI(t, envB, "resume", id)
+	for _, want := range []string{"cannot continue where it stopped", "the workspace of run " + id + " is lost", "/workflow resume " + id + " --fresh-workspace"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plain resume (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	out, code = workflowCLI(t, envB, "resume", id, "--fresh-workspace")
+	if code != 3 || !strings.Contains(out, "from its first node in a fresh workspace") {
+		t.Fatalf("resume --fresh-workspace = exit %d, want 3 (paused at the gate again):\n%s", code, out)
+	}
+	out, code = workflowCLI(t, envB, "approve", id)
+	if code != 0 {
+		t.Fatalf("approve after the fresh resume = exit %d, want 0 (completed):\n%s\nb's log:\n%s", code, out, b.Stderr())
+	}
+	run, err := st.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(run.Meta.Output) != "written by b" {
+		t.Errorf("the fresh run's output is %q, want the file b's first node wrote", run.Meta.Output)
+	}
+}
