@@ -19,6 +19,10 @@ type Driver interface {
 	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
 	// transaction (Refuse, or a replay).
 	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
+	// RenewLeases sets lease_expires_at = expires and heartbeat_at = now, in one transaction, on
+	// every run of ls that is running under that lease, and returns the leases of ls it did not
+	// renew, in their order in ls.
+	RenewLeases(ctx context.Context, ls []Lease, expires, now time.Time) (lost []Lease, err error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
 	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
 }
@@ -32,9 +36,9 @@ type DriverTx interface {
 	LockRun(ctx context.Context, runID string) (Run, error)
 	// AppendEvent gives e the run's next seq and inserts it.
 	AppendEvent(ctx context.Context, e Event) (Event, error)
-	// NextQueued is the id of the oldest (queued_at, id) queued run in reach at now that no other
-	// transaction holds, or "" when there is none.
-	NextQueued(ctx context.Context, reach Reach, now time.Time) (string, error)
+	// NextQueued are the ids of the n oldest (queued_at, id) queued runs in reach at now that no
+	// other transaction holds, held until the transaction ends; empty when there is none.
+	NextQueued(ctx context.Context, reach Reach, now time.Time, n int) ([]string, error)
 	// Expired lists the running runs whose lease expired before now, oldest expiry first, skipping
 	// rows another transaction holds.
 	Expired(ctx context.Context, now time.Time) ([]Expired, error)

@@ -88,29 +88,56 @@ func one(typ EventType, node string, at time.Time, data any) func(Run) []Event {
 
 // ClaimRun moves the oldest queued run in reach to running under a fresh lease for owner.
 func (m *Machine) ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error) {
-	if owner == "" || ttl <= 0 {
-		return Run{}, fmt.Errorf("claim run: need a worker name and a positive lease duration (got %q, %s)", owner, ttl)
+	runs, err := m.ClaimRuns(ctx, owner, ttl, reach, 1)
+	if err != nil {
+		return Run{}, err
+	}
+	return runs[0], nil
+}
+
+// maxClaimBatch bounds one ClaimRuns transaction, so the rows it holds are held briefly.
+const maxClaimBatch = 64
+
+// ClaimRuns moves up to n of the oldest queued runs in reach to running, each under a fresh lease
+// for owner, in one transaction: a replica with many free slots (a restart taking over a thousand
+// runs) pays one commit for a batch instead of one per run. Each run gets its own token and its own
+// run_claimed event, exactly as ClaimRun gives them.
+func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach Reach, n int) ([]Run, error) {
+	if owner == "" || ttl <= 0 || n <= 0 || n > maxClaimBatch {
+		return nil, fmt.Errorf("claim runs: need a worker name, a positive lease duration and 1-%d runs (got %q, %s, %d)", maxClaimBatch, owner, ttl, n)
 	}
 	now := m.Now()
-	var out Run
+	var out []Run
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
-		id, err := tx.NextQueued(ctx, reach, now)
+		out = out[:0] // InTx may run fn again after a serialization failure
+		ids, err := tx.NextQueued(ctx, reach, now, n)
 		if err != nil {
 			return fmt.Errorf("claim run: %w", err)
 		}
-		if id == "" {
+		for _, id := range ids {
+			u := update(OpClaim, id, "")
+			u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
+			u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
+			r, err := m.transit(ctx, tx, OpClaim, u, one(EventRunClaimed, "", now, RunClaimedData{Owner: owner}))
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		if len(out) == 0 {
 			return ErrNoQueuedRun
 		}
-		u := update(OpClaim, id, "")
-		u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
-		u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
-		out, err = m.transit(ctx, tx, OpClaim, u, one(EventRunClaimed, "", now, RunClaimedData{Owner: owner}))
-		return err
+		return nil
 	})
-	if err == nil && m.Moved != nil {
-		m.Moved(OpClaim, out)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if m.Moved != nil {
+		for _, r := range out {
+			m.Moved(OpClaim, r)
+		}
+	}
+	return out, nil
 }
 
 // Heartbeat extends a held lease by ttl from now.
@@ -129,6 +156,45 @@ func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) err
 		_, _, err = Refuse(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
 		return err
 	})
+}
+
+// maxRenewBatch bounds one RenewLeases transaction, which holds the rows it renewed until it commits.
+const maxRenewBatch = 256
+
+// RenewLeases extends every lease in ls by ttl from now in one transaction: one commit per tick for
+// all the runs a replica holds, where Heartbeat costs one each. lost are the leases it could not
+// extend (the run left running, or another lease replaced it); they were not written.
+func (m *Machine) RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error) {
+	if ttl <= 0 || len(ls) > maxRenewBatch {
+		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", maxRenewBatch, ttl, len(ls))
+	}
+	if len(ls) == 0 {
+		return nil, nil
+	}
+	now := m.Now()
+	lost, err = m.Driver.RenewLeases(ctx, ls, now.Add(ttl), now)
+	if err != nil {
+		return nil, fmt.Errorf("renew %d leases: %w", len(ls), err)
+	}
+	return lost, nil
+}
+
+// RenewEach is RenewLeases as one compare-and-set per lease in tx, for an engine where a statement
+// costs no round trip.
+func RenewEach(ctx context.Context, tx DriverTx, ls []Lease, expires, now time.Time) ([]Lease, error) {
+	var lost []Lease
+	for _, l := range ls {
+		u := RunUpdate{RunID: l.RunID, From: []Status{StatusRunning}, Leased: true, Token: l.Token,
+			Set: RunSet{ExpiresAt: expires, HeartbeatAt: now}}
+		_, ok, err := tx.UpdateRun(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			lost = append(lost, l)
+		}
+	}
+	return lost, nil
 }
 
 // opWorkspace names workspace writes in errors; recording a workspace is not a state transition.

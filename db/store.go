@@ -16,8 +16,14 @@ type Store interface {
 	// for ttl: a worker claims the runs it can report on. It returns ErrNoQueuedRun when nothing it
 	// may take is queued.
 	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error)
+	// ClaimRuns is ClaimRun for up to n runs (at most 64) in one transaction, oldest first; it
+	// returns ErrNoQueuedRun when it claimed none.
+	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach Reach, n int) ([]Run, error)
 	// Heartbeat extends a held lease by ttl from now.
 	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error
+	// RenewLeases is Heartbeat for up to 256 leases in one transaction; lost are those it could
+	// not extend because the run left running or holds another lease.
+	RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error)
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
 	// run_paused for recovery pauses).
 	PauseRun(ctx context.Context, l Lease, p Pause) (Run, error)

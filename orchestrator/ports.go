@@ -13,8 +13,9 @@ import (
 // state machine it enforces is documented in docs/state-machine.md.
 type Store interface {
 	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
-	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach db.Reach) (db.Run, error)
+	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
+	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)
 	PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, error)
 	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
 	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)

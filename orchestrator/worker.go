@@ -11,9 +11,10 @@ import (
 	"threadflow/db"
 )
 
-// Workers claims queued runs and executes them, at most Slots at once. Each run is held by a lease
-// renewed every third of LeaseTTL; when renewal says the lease is lost, the run's processes are
-// stopped at once. Workers never decide that a run crashed: the Rescuer does, from expired leases.
+// Workers claims queued runs and executes them, at most Slots at once. Each run is held by a lease;
+// every third of LeaseTTL one renewal extends the leases of all the runs this replica executes
+// (RenewLeases, in batches), and when it says a lease is lost, that run's processes are stopped at
+// once. Workers never decide that a run crashed: the Rescuer does, from expired leases.
 type Workers struct {
 	Store    Store
 	Exec     *Executor
@@ -85,6 +86,11 @@ func (w *Workers) Run(ctx context.Context) {
 	w.init()
 	runCtx, stopRuns := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopRuns(nil)
+	// Leases are renewed until the last execution ended, through the shutdown's grace.
+	renewCtx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); w.renewLoop(renewCtx) }()
+	defer func() { stopRenew(); <-renewed }()
 	sem := make(chan struct{}, w.Slots)
 	for ctx.Err() == nil {
 		select {
@@ -97,13 +103,18 @@ func (w *Workers) Run(ctx context.Context) {
 			w.idle(ctx, db.ErrNoQueuedRun)
 			continue
 		}
-		run, err := w.claim(ctx)
-		if err != nil {
+		slots := 1 + takeFree(sem, maxClaimBatch-1)
+		runs, err := w.claim(ctx, slots)
+		for range slots - len(runs) {
 			<-sem
+		}
+		if err != nil {
 			w.idle(ctx, err)
 			continue
 		}
-		w.start(runCtx, run, sem)
+		for _, run := range runs {
+			w.start(runCtx, run, sem)
+		}
 	}
 	w.drain(stopRuns)
 }
@@ -132,13 +143,29 @@ func (w *Workers) diskAllowsClaims() bool {
 	return err == nil
 }
 
-// claim takes the oldest queued run in this process's reach.
-func (w *Workers) claim(ctx context.Context) (db.Run, error) {
+// maxClaimBatch is how many runs one claim may take at most: a replica with many free slots (a
+// restart taking over the runs of a dead one) claims them in few transactions, not one each.
+const maxClaimBatch = 32
+
+// takeFree takes up to n more slots that are free right now, without waiting, and says how many.
+func takeFree(sem chan struct{}, n int) int {
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		default:
+			return i
+		}
+	}
+	return n
+}
+
+// claim takes up to n of the oldest queued runs in this process's reach.
+func (w *Workers) claim(ctx context.Context, n int) ([]db.Run, error) {
 	reach, ok := w.Presence.Reach()
 	if !ok {
-		return db.Run{}, db.ErrNoQueuedRun
+		return nil, db.ErrNoQueuedRun
 	}
-	return w.Store.ClaimRun(ctx, w.Owner, w.LeaseTTL, reach)
+	return w.Store.ClaimRuns(ctx, w.Owner, w.LeaseTTL, reach, n)
 }
 
 // idle waits for a wake-up or the next poll after finding nothing to claim.
@@ -160,11 +187,13 @@ func (w *Workers) idle(ctx context.Context, err error) {
 // by identity, never by run id alone.
 type localRun struct {
 	cancel context.CancelCauseFunc
+	lease  db.Lease
+	lastOK time.Time // when the lease was last known extended; guarded by Workers.mu
 }
 
 func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	x := &localRun{cancel: cancel}
+	x := &localRun{cancel: cancel, lease: run.Lease(), lastOK: time.Now()}
 	w.mu.Lock()
 	w.active[run.ID] = x
 	w.mu.Unlock()
@@ -203,11 +232,8 @@ func (w *Workers) Ended() <-chan struct{} {
 func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, run db.Run) {
 	log := w.Log.With(zap.String("run_id", run.ID), zap.String("workflow", run.Workflow))
 	log.Info("orchestrator.run_claimed", zap.Int("recoveries", run.Recoveries))
-	beat := make(chan struct{})
-	go func() { defer close(beat); w.heartbeat(ctx, cancel, run.Lease(), log) }()
 	err := w.Exec.Execute(ctx, run)
 	cancel(nil)
-	<-beat
 	switch cause := context.Cause(ctx); {
 	case err == nil:
 		log.Info("orchestrator.run_stopped")
@@ -224,30 +250,72 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	}
 }
 
-// heartbeat renews the lease every third of its TTL. A lost lease stops the run's processes at
-// once; a database error is retried until the lease would have expired, then treated as lost.
-func (w *Workers) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, l db.Lease, log *zap.Logger) {
+// renewBatch is how many leases one RenewLeases transaction extends: large enough that a replica
+// holding a thousand runs commits a handful of times per tick, small enough that the rows are held
+// briefly (a node's event waits for its run's row).
+const renewBatch = 128
+
+// renewLoop extends the leases of every local execution every third of LeaseTTL until ctx ends.
+func (w *Workers) renewLoop(ctx context.Context) {
 	t := time.NewTicker(w.LeaseTTL / 3)
 	defer t.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		err := w.Store.Heartbeat(ctx, l, w.LeaseTTL)
-		switch {
-		case err == nil:
-			lastOK = time.Now()
-		case errors.Is(err, db.ErrLeaseLost):
-			cancel(db.ErrLeaseLost)
-			return
-		case time.Since(lastOK) >= w.LeaseTTL:
-			log.Warn("orchestrator.heartbeat_failed", zap.Error(err))
-			cancel(db.ErrLeaseLost)
-			return
+		held := w.held()
+		for len(held) > 0 && ctx.Err() == nil {
+			n := min(len(held), renewBatch)
+			w.renew(ctx, held[:n])
+			held = held[n:]
 		}
+	}
+}
+
+// held lists the executions whose leases this replica renews.
+func (w *Workers) held() []*localRun {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*localRun, 0, len(w.active))
+	for _, x := range w.active {
+		out = append(out, x)
+	}
+	return out
+}
+
+// renew extends the leases of xs in one transaction. A lost lease stops its run's processes at
+// once; a database error is retried at the next tick until a lease would have expired, then that
+// lease is treated as lost.
+func (w *Workers) renew(ctx context.Context, xs []*localRun) {
+	ls := make([]db.Lease, len(xs))
+	for i, x := range xs {
+		ls[i] = x.lease
+	}
+	start := time.Now()
+	lost, err := w.Store.RenewLeases(ctx, ls, w.LeaseTTL)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		for _, x := range xs {
+			if time.Since(x.lastOK) >= w.LeaseTTL {
+				w.Log.Warn("orchestrator.heartbeat_failed", zap.String("run_id", x.lease.RunID), zap.Error(err))
+				x.cancel(db.ErrLeaseLost)
+			}
+		}
+		return
+	}
+	gone := make(map[string]bool, len(lost))
+	for _, l := range lost {
+		gone[l.Token] = true
+	}
+	for _, x := range xs {
+		if gone[x.lease.Token] {
+			x.cancel(db.ErrLeaseLost)
+			continue
+		}
+		x.lastOK = start
 	}
 }
 

@@ -80,14 +80,45 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 
 // NextQueued skips rows other claimers hold (SKIP LOCKED): concurrent claimers pass over a run
 // another has locked instead of waiting for it and then finding it taken.
-func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
-	var id string
-	err := d.tx.QueryRow(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+` AND `+workspaceFilter(5)+`
-		ORDER BY queued_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`, append(reachArgs(reach, now), workspaceArgs(reach, now)...)...).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
+	args := append(append(reachArgs(reach, now), workspaceArgs(reach, now)...), n)
+	rows, err := d.tx.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+` AND `+workspaceFilter(5)+`
+		ORDER BY queued_at, id LIMIT $`+fmt.Sprint(len(args))+` FOR UPDATE SKIP LOCKED`, args...)
+	if err != nil {
+		return nil, err
 	}
-	return id, err
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// RenewLeases is one statement: a round trip and a commit for every lease a replica holds, where
+// a statement per lease would cost a round trip each to a server sharing the machine.
+func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) ([]db.Lease, error) {
+	ids, tokens := make([]string, len(ls)), make([]string, len(ls))
+	for i, l := range ls {
+		ids[i], tokens[i] = l.RunID, l.Token
+	}
+	rows, err := d.s.pool.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
+		FROM unnest($1::text[], $2::text[]) AS l(id, token)
+		WHERE runs.id = l.id AND runs.lease_token = l.token AND runs.lease_token <> '' AND runs.status = 'running'
+		RETURNING runs.lease_token`, ids, tokens, expires, now)
+	if err != nil {
+		return nil, translate(err)
+	}
+	renewed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, translate(err)
+	}
+	held := make(map[string]bool, len(renewed))
+	for _, t := range renewed {
+		held[t] = true
+	}
+	var lost []db.Lease
+	for _, l := range ls {
+		if !held[l.Token] {
+			lost = append(lost, l)
+		}
+	}
+	return lost, nil
 }
 
 // Expired locks the expired runs. SKIP LOCKED leaves runs alone that a worker is heartbeating right

@@ -89,15 +89,41 @@ func (s *Sim) queued() int {
 
 func (s *Sim) owner() string { s.owners++; return fmt.Sprintf("w%d", s.owners) }
 
-// claimOne claims once; done is true when the store rightly said nothing is queued.
+// claimOne claims once, a single run or (one time in three) a batch of up to 3 as a replica with
+// free slots does; done is true when the store rightly said nothing is queued.
 func (s *Sim) claimOne() (done bool, err error) {
 	owner := s.owner()
+	if n := 1 + s.rng.IntN(3); n > 1 && s.rng.IntN(3) == 0 {
+		return s.claimBatch(owner, n)
+	}
 	s.note("claim by %s (%d queued)", owner, s.queued())
 	got, err := s.store.ClaimRun(s.ctx, owner, ttl, db.Reach{})
 	if err := s.claimed(got, err); err != nil {
 		return false, err
 	}
 	return errors.Is(err, db.ErrNoQueuedRun), nil
+}
+
+// claimBatch claims up to n runs in one ClaimRuns: it must take min(n, queued) of them, oldest first.
+func (s *Sim) claimBatch(owner string, n int) (done bool, err error) {
+	queued := s.queued()
+	s.note("claim of %d by %s (%d queued)", n, owner, queued)
+	got, err := s.store.ClaimRuns(s.ctx, owner, ttl, db.Reach{}, n)
+	if errors.Is(err, db.ErrNoQueuedRun) {
+		return true, s.claimed(db.Run{}, err)
+	}
+	if err != nil {
+		return false, err
+	}
+	if len(got) != min(n, queued) {
+		return false, fmt.Errorf("a claim of %d runs took %d; %d were queued", n, len(got), queued)
+	}
+	for _, r := range got {
+		if err := s.claimed(r, nil); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // claimed checks one claim's answer against the model and applies it.

@@ -23,6 +23,16 @@ func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset 
 	return appendLeased(ctx, d.s, l, e, reset)
 }
 
+// RenewLeases is one UPDATE per lease in one write transaction: on the single writer connection a
+// statement is a function call, and the commit is what costs.
+func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) (lost []db.Lease, err error) {
+	err = d.InTx(ctx, func(tx db.DriverTx) error {
+		lost, err = db.RenewEach(ctx, tx, ls, expires, now)
+		return err
+	})
+	return lost, err
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	filter, fargs := reachFilter(reach, now)
 	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
@@ -53,16 +63,24 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 	return appendEvent(ctx, d.tx, e.RunID, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
 }
 
-func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time) (string, error) {
+func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
 	filter, args := reachFilter(reach, now)
 	wfilter, wargs := workspaceFilter(reach, now)
-	var id string
-	err := translate(d.tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+wfilter+
-		` ORDER BY queued_at, id LIMIT 1`, append(args, wargs...)...).Scan(&id))
-	if isNotFound(err) {
-		return "", nil
+	rows, err := d.tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+wfilter+
+		` ORDER BY queued_at, id LIMIT ?`, append(append(args, wargs...), n)...)
+	if err != nil {
+		return nil, translate(err)
 	}
-	return id, err
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, translate(rows.Err())
 }
 
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {

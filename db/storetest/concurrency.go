@@ -15,6 +15,7 @@ func concurrencyTests() []test {
 	return []test{
 		{"ResumeRace", testResumeRace},
 		{"ClaimRace", testClaimRace},
+		{"BatchClaimRace", testBatchClaimRace},
 		{"CancelVersusComplete", testCancelVersusComplete},
 	}
 }
@@ -99,6 +100,54 @@ func testClaimRace(t *testing.T, e *env) {
 		if n := e.countEvents(t, id, db.EventRunClaimed); n != 1 {
 			t.Fatalf("run %s has %d run_claimed events", id, n)
 		}
+	}
+}
+
+// testBatchClaimRace: replicas claiming batches at once (ClaimRuns, as a restarted replica with
+// free slots does) take every queued run exactly once, each under its own lease token.
+func testBatchClaimRace(t *testing.T, e *env) {
+	const runs = racers * 2
+	want := map[string]bool{}
+	for range runs {
+		want[e.create(t, nil).ID] = true
+	}
+	claimed := make([][]db.Run, racers)
+	errs := race(func(i int) error {
+		var err error
+		claimed[i], err = e.s.ClaimRuns(e.ctx, worker, leaseTTL, db.Reach{}, 1+i%5)
+		return err
+	})
+	got, tokens := map[string]bool{}, map[string]bool{}
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, db.ErrNoQueuedRun) {
+			t.Fatalf("claimer %d: %v", i, err)
+		}
+		if len(claimed[i]) > 1+i%5 {
+			t.Fatalf("claimer %d asked for %d runs and took %d", i, 1+i%5, len(claimed[i]))
+		}
+		for _, r := range claimed[i] {
+			switch {
+			case got[r.ID]:
+				t.Fatalf("run %s claimed twice", r.ID)
+			case !want[r.ID]:
+				t.Fatalf("claimed unknown run %q", r.ID)
+			case r.Status != db.StatusRunning || r.LeaseToken == "" || tokens[r.LeaseToken]:
+				t.Fatalf("run %s claimed as %s with token %q (empty or given twice)", r.ID, r.Status, r.LeaseToken)
+			}
+			got[r.ID], tokens[r.LeaseToken] = true, true
+		}
+	}
+	// 32 claimers asking for 1-5 runs each ask for 96 in all: every one of the 64 queued is taken.
+	if len(got) != runs {
+		t.Fatalf("claimed %d runs, want all %d", len(got), runs)
+	}
+	for id := range want {
+		if n := e.countEvents(t, id, db.EventRunClaimed); n != 1 {
+			t.Fatalf("run %s has %d run_claimed events", id, n)
+		}
+	}
+	if _, err := e.s.ClaimRuns(e.ctx, worker, leaseTTL, db.Reach{}, 65); err == nil || errors.Is(err, db.ErrNoQueuedRun) {
+		t.Fatalf("a claim of 65 runs gave %v, want an error naming the 1-64 bound", err)
 	}
 }
 

@@ -14,6 +14,7 @@ func leaseTests() []test {
 	return []test{
 		{"HeartbeatExtends", testHeartbeatExtends},
 		{"HeartbeatWrongToken", testHeartbeatWrongToken},
+		{"RenewLeasesBatch", testRenewLeasesBatch},
 		{"StaleTokenAfterRescue", testStaleTokenAfterRescue},
 		{"RescueOnlyExpired", testRescueOnlyExpired},
 		{"RescueBudgetExhausted", testRescueBudget},
@@ -58,6 +59,41 @@ func testHeartbeatWrongToken(t *testing.T, e *env) {
 	wantTransitionError(t, err, l.RunID, db.StatusRunning, true)
 	if err := e.s.Heartbeat(e.ctx, db.Lease{RunID: "zzzzzzzzzz", Token: l.Token}, leaseTTL); !errors.Is(err, db.ErrLeaseLost) && !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("Heartbeat of unknown run: %v, want ErrLeaseLost or ErrNotFound", err)
+	}
+}
+
+// testRenewLeasesBatch: one renewal extends every held lease and names, without writing, the ones
+// that are gone: a stale token, a run that paused, a run that does not exist.
+func testRenewLeasesBatch(t *testing.T, e *env) {
+	a, la := e.runIn(t, fxRunning, nil)
+	b, lb := e.runIn(t, fxRunning, nil)
+	_, stale := e.runIn(t, fxRunning, nil)
+	stale.Token = db.NewToken()
+	paused, lp := e.runIn(t, fxApproval, nil)
+	before := e.get(t, paused.ID)
+	missing := db.Lease{RunID: "zzzzzzzzzz", Token: db.NewToken()}
+	e.clock.Advance(leaseTTL - time.Second)
+	lost, err := e.s.RenewLeases(e.ctx, []db.Lease{la, stale, lb, lp, missing}, leaseTTL)
+	if err != nil {
+		t.Fatalf("RenewLeases: %v", err)
+	}
+	if len(lost) != 3 || lost[0] != stale || lost[1] != lp || lost[2] != missing {
+		t.Fatalf("lost %+v, want the stale, paused and missing leases in the order given", lost)
+	}
+	for _, id := range []string{a.ID, b.ID} {
+		if got := e.get(t, id); !got.LeaseExpiresAt.Equal(e.clock.Now().Add(leaseTTL)) || !got.HeartbeatAt.Equal(e.clock.Now()) {
+			t.Fatalf("run %s after renewal: expires %v heartbeat %v, now %v", id, got.LeaseExpiresAt, got.HeartbeatAt, e.clock.Now())
+		}
+	}
+	if got := e.get(t, paused.ID); got.Status != db.StatusPaused || !got.LeaseExpiresAt.Equal(before.LeaseExpiresAt) {
+		t.Fatalf("a lost lease was written: paused run now %s, expires %v (was %v)", got.Status, got.LeaseExpiresAt, before.LeaseExpiresAt)
+	}
+	e.clock.Advance(2 * time.Second) // past the stale run's unrenewed lease, within the renewed ones
+	if res, err := e.s.RescueExpired(e.ctx, 3); err != nil || len(res) != 1 {
+		t.Fatalf("RescueExpired after renewal: %+v, %v; want only the run whose token was stale", res, err)
+	}
+	if _, err := e.s.RenewLeases(e.ctx, make([]db.Lease, 257), leaseTTL); err == nil {
+		t.Fatal("a renewal of 257 leases was accepted, want an error naming the bound of 256")
 	}
 }
 
