@@ -40,8 +40,7 @@ func (e *execution) recordFailed(ctx context.Context, re *recordError) error {
 	hint := fmt.Sprintf("free disk space or fix the database (/readyz says what is wrong), then /workflow resume %s", e.run.ID)
 	run, err := e.x.Store.PauseRun(wctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: re.node, Error: re.Error(), ResumeHint: hint, Since: e.x.now()})
 	if err == nil {
-		e.x.observer().RunStopped(run.Workflow, run.Status)
-		e.x.Notify.Notify(wctx, Notice{Kind: NoticePaused, Run: run, Node: re.node, Nodes: e.nodeStatuses()})
+		e.settled(wctx, Notice{Kind: NoticePaused, Run: run, Node: re.node, Nodes: e.nodeStatuses()})
 		return nil
 	}
 	if errors.Is(err, db.ErrLeaseLost) {

@@ -69,8 +69,7 @@ func (e *execution) pauseLost(ctx context.Context, w db.Workspace) error {
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.x.observer().RunStopped(run.Workflow, run.Status)
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticePaused, Run: run, Nodes: e.nodeStatuses()})
+	e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Nodes: e.nodeStatuses()})
 	return nil
 }
 

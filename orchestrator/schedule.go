@@ -242,9 +242,18 @@ func (e *execution) complete(ctx context.Context) error {
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.x.observer().RunStopped(run.Workflow, run.Status)
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticeCompleted, Run: run, Nodes: e.nodeStatuses()})
+	e.settled(ctx, Notice{Kind: NoticeCompleted, Run: run, Nodes: e.nodeStatuses()})
 	return nil
+}
+
+// settled tells the run's conversation how the run stopped, once that is written. The lease ended
+// with the write, so the worker's next renewal finds it gone and cancels ctx; the notice is sent on
+// a context free of that, bounded by noticeGrace, or the user would never hear how the run ended.
+func (e *execution) settled(ctx context.Context, n Notice) {
+	e.x.observer().RunStopped(n.Run.Workflow, n.Run.Status)
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	defer cancel()
+	e.x.Notify.Notify(nctx, n)
 }
 
 // stopFailed moves the run to a resumable state after a failure at node ("" when it happened before
@@ -274,8 +283,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 		if err != nil {
 			return e.interrupted(err)
 		}
-		e.x.observer().RunStopped(run.Workflow, run.Status)
-		e.x.Notify.Notify(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
+			e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
 		return nil
 	}
 	return e.fail(ctx, db.RunError{Node: node, Class: ne.class, Message: ne.msg})
@@ -286,8 +294,7 @@ func (e *execution) fail(ctx context.Context, runErr db.RunError) error {
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.x.observer().RunStopped(run.Workflow, run.Status)
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticeFailed, Run: run, Node: runErr.Node, Nodes: e.nodeStatuses()})
+	e.settled(ctx, Notice{Kind: NoticeFailed, Run: run, Node: runErr.Node, Nodes: e.nodeStatuses()})
 	return nil
 }
 
@@ -302,8 +309,7 @@ func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.x.observer().RunStopped(run.Workflow, run.Status)
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: e.nodeStatuses()})
+	e.settled(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: e.nodeStatuses()})
 	return nil
 }
 
