@@ -283,7 +283,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 		if err != nil {
 			return e.interrupted(err)
 		}
-			e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
+		e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
 		return nil
 	}
 	return e.fail(ctx, db.RunError{Node: node, Class: ne.class, Message: ne.msg})
