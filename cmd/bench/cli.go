@@ -91,6 +91,14 @@ func cliChain(n int) string { return fmt.Sprintf("bench-chain-%d", n) }
 
 // cliRun runs `bot workflow run NAME` to completion as a user would, and times the whole process.
 func cliRun(ctx context.Context, bin string, d *database, dir, name string) (time.Duration, error) {
+	_, took, err := runWorkflowCommand(ctx, bin, d, dir, name)
+	return took, err
+}
+
+// runWorkflowCommand runs `bot workflow run NAME` of the real binary to completion on d, with the
+// workflows of dir, and returns the finished process and how long it took: what every real-binary
+// scenario measures.
+func runWorkflowCommand(ctx context.Context, bin string, d *database, dir, name string) (*os.ProcessState, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, bin, "workflow", "run", name)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.home, "THREADFLOW_HOME=" + d.home, "WORKFLOWS_DIR=" + dir, "LOG_LEVEL=error"}
 	if d.url != "" {
@@ -100,9 +108,9 @@ func cliRun(ctx context.Context, bin string, d *database, dir, name string) (tim
 	cmd.Dir, cmd.Stdout, cmd.Stderr = d.home, &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("bot workflow run %s: %w\n%s", name, err, out.String())
+		return nil, 0, fmt.Errorf("bot workflow run %s: %w\n%s", name, err, out.String())
 	}
-	return time.Since(start), nil
+	return cmd.ProcessState, time.Since(start), nil
 }
 
 // cliRows turns the medians into the table: start-up (the 1-node run), then per node for every

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -73,20 +71,11 @@ func (b *bench) output(ctx context.Context, d *database) ([]row, error) {
 
 // peakRSS runs `bot workflow run NAME` to completion and returns its peak resident memory in bytes.
 func peakRSS(ctx context.Context, bin string, d *database, dir, name string) (int64, time.Duration, error) {
-	cmd := exec.CommandContext(ctx, bin, "workflow", "run", name)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.home, "THREADFLOW_HOME=" + d.home, "WORKFLOWS_DIR=" + dir,
-		"LOG_LEVEL=error", "LOG_FORMAT=json"}
-	if d.url != "" {
-		cmd.Env = append(cmd.Env, "DATABASE_URL="+d.url)
+	ps, took, err := runWorkflowCommand(ctx, bin, d, dir, name)
+	if err != nil {
+		return 0, 0, err
 	}
-	var out bytes.Buffer
-	cmd.Dir, cmd.Stdout, cmd.Stderr = d.home, &out, &out
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("bot workflow run %s: %w\n%s", name, err, out.String())
-	}
-	took := time.Since(start)
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return 0, 0, fmt.Errorf("no resource usage for %s on this system", name)
 	}
