@@ -71,16 +71,7 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 	if err != nil {
 		return nil, translate(err)
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, translate(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, translate(rows.Err())
+	return scanIDs(rows)
 }
 
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
