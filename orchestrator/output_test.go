@@ -61,6 +61,41 @@ func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
 	})
 }
 
+// A shell node's environment carries the outputs of the nodes it depends on and of the ancestors its
+// script names, not every ancestor's: the variable names are listed from inside the real process
+// (built with $(...) so the listing does not itself name an ancestor).
+func TestShellNodeGetsTheOutputsItDependsOnOrNames(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("inputs", `
+name: inputs
+nodes:
+  - id: a
+    bash: echo from-a
+  - id: b
+    depends_on: [a]
+    bash: echo from-b
+  - id: list
+    depends_on: [b]
+    bash: env | cut -d= -f1 | grep "^TF_OUT""PUT_" | sort | tr '\n' ' '
+  - id: named
+    depends_on: [b]
+    bash: |
+      # reads TF_OUTPUT_A through a child process
+      sh -c 'printf "%s" "$TF_OUTPUT_A"'
+`)
+		run := h.waitStatus(h.startRun("inputs", "").ID, db.StatusCompleted)
+		evs := h.events(run.ID)
+		if got, want := nodeEvent(t, evs, db.EventNodeCompleted, "list").Output, "TF_OUTPUT_B TF_OUTPUT_B_FILE "; got != want {
+			t.Errorf("node list saw %q; want only its dependency b's variables %q", got, want)
+		}
+		if got := nodeEvent(t, evs, db.EventNodeCompleted, "named").Output; got != "from-a" {
+			t.Errorf("node named saw TF_OUTPUT_A = %q in a child process; want from-a (its script names it)", got)
+		}
+	})
+}
+
 // $node.output loses its trailing newlines, as the shell's $(...) does: `echo ok` gives "ok".
 func TestNodeOutputHasNoTrailingNewline(t *testing.T) {
 	t.Parallel()

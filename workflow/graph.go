@@ -180,6 +180,24 @@ func (w *Workflow) Graph() *Graph {
 // Upstream is every node n depends on, directly or not: the nodes whose outputs n may read.
 func (g *Graph) Upstream(n *Node) map[string]bool { return ancestors(n, g.byID) }
 
+// ShellInputs are the upstream nodes whose outputs a bash node n gets in its environment
+// (TF_OUTPUT_<NODE> and TF_OUTPUT_<NODE>_FILE): its direct dependencies, and any other upstream
+// node whose variable the script names ($x.output is rewritten to ${TF_OUTPUT_X}, so it counts).
+// Not every upstream node: a node at the end of a 1,000-node chain would start its shell with
+// 2,000 variables, and exec and sh pay for each one (per-node cost grew with the chain).
+func (g *Graph) ShellInputs(n *Node) map[string]bool {
+	script := ShellScript(n.Bash)
+	in := make(map[string]bool, len(n.DependsOn))
+	for id := range g.Upstream(n) {
+		// A substring test over-approximates (TF_OUTPUT_A is inside TF_OUTPUT_AB): an extra
+		// variable is harmless, a missing one is not.
+		if slices.Contains(n.DependsOn, id) || strings.Contains(script, OutputEnvName(id)) {
+			in[id] = true
+		}
+	}
+	return in
+}
+
 // Dependents are the nodes that list id in depends_on, in workflow order.
 func (g *Graph) Dependents(id string) []*Node { return g.dependents[id] }
 

@@ -49,3 +49,60 @@ nodes:
 		t.Errorf("Order(c), Order(b) = %d, %d; want 1, 2", g.Order("c"), g.Order("b"))
 	}
 }
+
+// A shell node gets its direct dependencies' outputs and those of ancestors its script names, in
+// any of the three spellings; an ancestor it does not name is left out.
+func TestShellInputs(t *testing.T) {
+	t.Parallel()
+	w, err := Parse("chain.yaml", []byte(`name: chain
+nodes:
+  - id: build-app
+    bash: "true"
+  - id: lint
+    bash: "true"
+  - id: test
+    bash: "true"
+    depends_on: [build-app, lint]
+  - id: pack
+    bash: "true"
+    depends_on: [test]
+  - id: plain
+    bash: "true"
+    depends_on: [pack]
+  - id: by-ref
+    bash: echo "$build-app.output"
+    depends_on: [pack]
+  - id: by-var
+    bash: |
+      # uses TF_OUTPUT_LINT
+      ./deploy.sh
+    depends_on: [pack]
+  - id: by-file
+    bash: wc -c < "$TF_OUTPUT_TEST_FILE"
+    depends_on: [pack]
+  - id: escaped
+    bash: echo '\$build-app.output'
+    depends_on: [pack]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := w.Graph()
+	for node, want := range map[string][]string{
+		"test":    {"build-app", "lint"},
+		"plain":   {"pack"},
+		"by-ref":  {"build-app", "pack"},
+		"by-var":  {"lint", "pack"},
+		"by-file": {"pack", "test"},
+		"escaped": {"pack"},
+	} {
+		var got []string
+		for id := range g.ShellInputs(w.Node(node)) {
+			got = append(got, id)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("ShellInputs(%s) = %v, want %v", node, got, want)
+		}
+	}
+}
