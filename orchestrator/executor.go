@@ -167,10 +167,10 @@ func (e *execution) record(ctx context.Context, typ db.EventType, node string, a
 }
 
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
-// completed nodes upstream of it (the only ones it may read, so what it sees does not depend on
-// which unrelated nodes happened to finish first, before or after a resume).
+// completed nodes among its inputs (workflow.Graph.Inputs: upstream of it, so what it sees does
+// not depend on which unrelated nodes happened to finish first, before or after a resume).
 func (e *execution) vars(n *workflow.Node) workflow.Vars {
-	up := e.graph.Upstream(n)
+	up := e.graph.Inputs(n)
 	outputs, files := make(map[string]string, len(up)), make(map[string]string, len(up))
 	for id := range up {
 		h := e.hist[id]

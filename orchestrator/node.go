@@ -168,7 +168,7 @@ func attemptLabel(attempt int) string { return fmt.Sprintf("attempt-%d", attempt
 
 // runBash runs a shell node with its standard output streamed to the attempt's output file.
 func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Vars) (NodeOutput, error) {
-	env, err := shellEnv(n, v, e.graph.ShellInputs(n))
+	env, err := shellEnv(n, v)
 	if err != nil {
 		return NodeOutput{}, err
 	}
@@ -188,11 +188,10 @@ func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Va
 	return out, nil
 }
 
-// shellEnv is the environment of a shell node: the outputs of its inputs (workflow.ShellInputs),
+// shellEnv is the environment of a shell node (v holds the outputs of its workflow.Graph.Inputs),
 // refused when they exceed envOutputBudget rather than failing to start with "argument list too
 // long".
-func shellEnv(n *workflow.Node, v workflow.Vars, inputs map[string]bool) ([]string, error) {
-	v.Outputs, v.OutputFiles = onlyInputs(v.Outputs, inputs), onlyInputs(v.OutputFiles, inputs)
+func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 	total := 0
 	for id, out := range v.Outputs {
 		total += len(out) + len(v.OutputFiles[id])
@@ -203,16 +202,6 @@ func shellEnv(n *workflow.Node, v workflow.Vars, inputs map[string]bool) ([]stri
 				"depend on or name fewer nodes with large outputs, or have them write their results to files in $ARTIFACTS_DIR and print less", n.ID, total, envOutputBudget)}
 	}
 	return workflow.ShellEnv(v), nil
-}
-
-func onlyInputs(m map[string]string, inputs map[string]bool) map[string]string {
-	kept := make(map[string]string, len(inputs))
-	for id, val := range m {
-		if inputs[id] {
-			kept[id] = val
-		}
-	}
-	return kept
 }
 
 // recordCompleted writes node_completed with the output's inline value and its file.

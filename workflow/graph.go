@@ -24,8 +24,9 @@ func (d *decoder) validateGraph(w *Workflow) {
 		}
 	}
 	d.cycles(w, byID)
+	w.reads = map[string][]string{}
 	for _, n := range w.Nodes {
-		d.checkRefs(n, byID, ids)
+		d.checkRefs(w, n, byID, ids)
 	}
 }
 
@@ -109,26 +110,36 @@ func (d *decoder) reportCycle(byID map[string]*Node, path []string, seen map[str
 }
 
 // checkRefs checks every $node.output a node reads, in its `when` and in its texts.
-func (d *decoder) checkRefs(n *Node, byID map[string]*Node, ids []string) {
+// The nodes it reads are kept (Workflow.reads) so that a run looks up only those outputs.
+func (d *decoder) checkRefs(w *Workflow, n *Node, byID map[string]*Node, ids []string) {
 	m := d.meta[n]
-	up := ancestors(n, byID)
+	var up map[string]bool // computed at the first reference: most nodes have none
+	check := func(target, where string, line, col int) {
+		if up == nil {
+			up = ancestors(n, byID)
+		}
+		if d.checkRef(n, target, where, line, col, up, ids) && !slices.Contains(w.reads[n.ID], target) {
+			w.reads[n.ID] = append(w.reads[n.ID], target)
+		}
+	}
 	if n.When != nil {
 		for _, o := range n.When.refs() {
 			line, col := d.posIn(m.when, o.off)
-			d.checkRef(n, o.text, "`when`", line, col, up, ids)
+			check(o.text, "`when`", line, col)
 		}
 	}
 	for _, t := range m.texts {
 		eachRef(t.val.Value, func(start int, r ref) {
 			if r.node != "" {
 				line, col := d.posIn(t.val, start)
-				d.checkRef(n, r.node, t.field, line, col, up, ids)
+				check(r.node, t.field, line, col)
 			}
 		})
 	}
 }
 
-func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[string]bool, ids []string) {
+// checkRef reports whether node n may read target's output, and says why not when it may not.
+func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[string]bool, ids []string) bool {
 	switch {
 	case !slices.Contains(ids, target):
 		d.errorAt(line, col, "%s of node `%s` reads `$%s.output` but there is no node `%s`; %s", where, n.ID, target, target, suggest(target, ids, "nodes"))
@@ -136,7 +147,10 @@ func (d *decoder) checkRef(n *Node, target, where string, line, col int, up map[
 		d.errorAt(line, col, "%s of node `%s` reads its own output, which does not exist yet; read an upstream node instead", where, n.ID)
 	case !up[target]:
 		d.errorAt(line, col, "%s of node `%s` reads `$%s.output` but `%s` is not upstream of it; add it to depends_on", where, n.ID, target, target)
+	default:
+		return true
 	}
+	return false
 }
 
 // ancestors is every node n depends on, directly or not.
@@ -161,13 +175,17 @@ type Graph struct {
 	byID       map[string]*Node
 	dependents map[string][]*Node
 	order      map[string]int
+	reads      map[string][]string // node id -> the upstream outputs its texts and `when` read
+	byEnvName  map[string]string   // TF_OUTPUT_<NODE> -> node id
 }
 
 // Graph indexes w; build it once per execution, not once per question.
 func (w *Workflow) Graph() *Graph {
-	g := &Graph{byID: make(map[string]*Node, len(w.Nodes)), dependents: map[string][]*Node{}, order: make(map[string]int, len(w.Nodes))}
+	g := &Graph{byID: make(map[string]*Node, len(w.Nodes)), dependents: map[string][]*Node{}, order: make(map[string]int, len(w.Nodes)),
+		reads: w.reads, byEnvName: make(map[string]string, len(w.Nodes))}
 	for i, n := range w.Nodes {
 		g.byID[n.ID], g.order[n.ID] = n, i
+		g.byEnvName[OutputEnvName(n.ID)] = n.ID
 	}
 	for _, n := range w.Nodes {
 		for _, d := range n.DependsOn {
@@ -180,22 +198,57 @@ func (w *Workflow) Graph() *Graph {
 // Upstream is every node n depends on, directly or not: the nodes whose outputs n may read.
 func (g *Graph) Upstream(n *Node) map[string]bool { return ancestors(n, g.byID) }
 
-// ShellInputs are the upstream nodes whose outputs a bash node n gets in its environment
-// (TF_OUTPUT_<NODE> and TF_OUTPUT_<NODE>_FILE): its direct dependencies, and any other upstream
-// node whose variable the script names ($x.output is rewritten to ${TF_OUTPUT_X}, so it counts).
-// Not every upstream node: a node at the end of a 1,000-node chain would start its shell with
-// 2,000 variables, and exec and sh pay for each one (per-node cost grew with the chain).
-func (g *Graph) ShellInputs(n *Node) map[string]bool {
-	script := ShellScript(n.Bash)
-	in := make(map[string]bool, len(n.DependsOn))
-	for id := range g.Upstream(n) {
-		// A substring test over-approximates (TF_OUTPUT_A is inside TF_OUTPUT_AB): an extra
-		// variable is harmless, a missing one is not.
-		if slices.Contains(n.DependsOn, id) || strings.Contains(script, OutputEnvName(id)) {
+// Inputs are the upstream nodes whose outputs node n gets: its direct dependencies, the nodes its
+// texts and `when` read ($x.output), and for a bash node any other upstream node whose variable
+// its script names (TF_OUTPUT_X or TF_OUTPUT_X_FILE, even in a comment). A bash node gets exactly
+// these as TF_OUTPUT_<NODE> variables. Not every upstream node: a node at the end of a 1,000-node
+// chain would start its shell with 2,000 variables, and exec and sh pay for each one. It costs
+// O(dependencies + references + script), not O(ancestors), so a long chain stays flat.
+func (g *Graph) Inputs(n *Node) map[string]bool {
+	in := make(map[string]bool, len(n.DependsOn)+len(g.reads[n.ID]))
+	for _, id := range n.DependsOn {
+		in[id] = true
+	}
+	for _, id := range g.reads[n.ID] {
+		in[id] = true
+	}
+	var up map[string]bool // only when the script names a node that is not a dependency
+	for _, id := range g.namedInScript(n) {
+		if in[id] || id == n.ID {
+			continue
+		}
+		if up == nil {
+			up = g.Upstream(n)
+		}
+		if up[id] { // a node that is not upstream may not have run yet: never passed
 			in[id] = true
 		}
 	}
 	return in
+}
+
+// namedInScript returns the nodes whose TF_OUTPUT_ variable a bash node's script names.
+func (g *Graph) namedInScript(n *Node) []string {
+	const prefix = "TF_OUTPUT_"
+	var ids []string
+	script := n.Bash
+	for {
+		i := strings.Index(script, prefix)
+		if i < 0 {
+			return ids
+		}
+		j := i + len(prefix)
+		for j < len(script) && isUpperChar(script[j]) {
+			j++
+		}
+		name := script[i:j]
+		if id, ok := g.byEnvName[name]; ok {
+			ids = append(ids, id)
+		} else if id, ok := g.byEnvName[strings.TrimSuffix(name, "_FILE")]; ok {
+			ids = append(ids, id)
+		}
+		script = script[j:]
+	}
 }
 
 // Dependents are the nodes that list id in depends_on, in workflow order.

@@ -9,6 +9,8 @@ type Workflow struct {
 	Nodes             []*Node
 	Path              string // the file it was parsed from, as given to Parse
 	Source            []byte // the exact bytes parsed; runs freeze this copy
+
+	reads map[string][]string // node id -> the upstream nodes its texts and `when` read (Graph.Inputs)
 }
 
 // Input documents what a workflow expects in $ARGUMENTS.
