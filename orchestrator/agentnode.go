@@ -74,7 +74,7 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 		}
 		// Each iteration's reply is kept as a file like any output: the loop's output is the file
 		// of the iteration that ended it, whether it ends now or after a resume.
-		if output, err = saveOutput(e.run, n.ID, fmt.Sprintf("iteration-%d", i), res.Text); err != nil {
+		if output, err = e.saveOutput(n.ID, fmt.Sprintf("iteration-%d", i), res.Text); err != nil {
 			return NodeOutput{}, nil, err
 		}
 		session = res.SessionID

@@ -52,6 +52,8 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 	}
 	h := Fold(events)
 	e.wf, e.graph, e.hist, e.resumed = wf, wf.Graph(), h.nodes, h.Resumed
+	e.outputs = newOutputFiles(outputsDir(run), len(wf.Nodes))
+	defer e.outputs.close()
 	e.stopStrays()
 	for _, n := range wf.Nodes {
 		if e.hist[n.ID] == nil {
@@ -130,6 +132,7 @@ type execution struct {
 	progressed bool       // a node completed during this execution
 	resumed    bool       // this execution follows an explicit /workflow resume
 	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
+	outputs    *outputFiles
 }
 
 // nodeResult is what a node goroutine reports back to the scheduler.

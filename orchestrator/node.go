@@ -137,12 +137,12 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 	case workflow.KindPrompt:
 		var text string
 		if text, err = e.runPrompt(ctx, n, v); err == nil {
-			out, err = saveOutput(e.run, n.ID, label, text)
+			out, err = e.saveOutput(n.ID, label, text)
 		}
 	case workflow.KindApproval:
 		var text string
 		if text, pause = e.runApproval(n, v, h); pause == nil {
-			out, err = saveOutput(e.run, n.ID, label, text)
+			out, err = e.saveOutput(n.ID, label, text)
 		}
 	case workflow.KindLoop:
 		out, pause, err = e.runLoop(ctx, n, v, h)
@@ -172,7 +172,7 @@ func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Va
 	if err != nil {
 		return NodeOutput{}, err
 	}
-	f, err := createOutput(e.run, n.ID, attemptLabel(v.Attempt))
+	f, err := e.createOutput(n.ID, attemptLabel(v.Attempt))
 	if err != nil {
 		return NodeOutput{}, err
 	}

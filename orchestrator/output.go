@@ -95,11 +95,8 @@ func outputPath(run db.Run, node, label string) string {
 }
 
 // createOutput creates (or truncates) the output file of a node's attempt.
-func createOutput(run db.Run, node, label string) (*os.File, error) {
-	if err := os.MkdirAll(outputsDir(run), 0o755); err != nil {
-		return nil, outputError(node, err)
-	}
-	f, err := os.OpenFile(outputPath(run, node, label), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+func (e *execution) createOutput(node, label string) (*os.File, error) {
+	f, err := e.outputs.create(outputPath(e.run, node, label))
 	if err != nil {
 		return nil, outputError(node, err)
 	}
@@ -108,8 +105,8 @@ func createOutput(run db.Run, node, label string) (*os.File, error) {
 
 // saveOutput writes a node's output that is already in memory (an agent's reply, a gate's note)
 // to its file, so every node's output is a file read the same way.
-func saveOutput(run db.Run, node, label, text string) (NodeOutput, error) {
-	f, err := createOutput(run, node, label)
+func (e *execution) saveOutput(node, label, text string) (NodeOutput, error) {
+	f, err := e.createOutput(node, label)
 	if err != nil {
 		return NodeOutput{}, err
 	}
