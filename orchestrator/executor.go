@@ -73,21 +73,32 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 }
 
 // stopStrays kills what an earlier worker's nodes left running on this host (see Strays) before
-// any node of the run starts again. Only a node that started and never finished can have left
-// processes, so a run without one costs no scan of /proc.
+// any node of the run starts again. Only a node that started and never finished, or one whose
+// node_started was still committing when its worker died (startAttempt), can have left processes;
+// the second leaves no event but is always in a rescued run. Other runs cost no scan of /proc.
 func (e *execution) stopStrays() {
 	strays := e.x.Strays
 	if strays == nil {
 		strays = &Strays{}
 	}
+	if !e.mayHaveStrays() {
+		return
+	}
+	if n := strays.Kill(e.run.ID, e.x.Log.With(zap.String("run_id", e.run.ID))); n > 0 {
+		e.x.Log.Warn("orchestrator.strays_stopped", zap.String("run_id", e.run.ID), zap.Int("processes", n))
+	}
+}
+
+func (e *execution) mayHaveStrays() bool {
+	if e.run.Recoveries > 0 {
+		return true
+	}
 	for _, h := range e.hist {
 		if h.state == workflow.StateRunning {
-			if n := strays.Kill(e.run.ID, e.x.Log.With(zap.String("run_id", e.run.ID))); n > 0 {
-				e.x.Log.Warn("orchestrator.strays_stopped", zap.String("run_id", e.run.ID), zap.Int("processes", n))
-			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func (x *Executor) maxParallel() int {

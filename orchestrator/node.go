@@ -27,12 +27,12 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	defer func() { res.finished = e.x.now(); out <- res }()
 	failures := h.failures
 	for {
-		if err := e.record(ctx, db.EventNodeStarted, n.ID, res.attempt, db.NodeData{}); err != nil {
-			res.err = err
+		v.Attempt = res.attempt
+		output, pause, err, recErr := e.startAttempt(ctx, n, v, &h)
+		if recErr != nil {
+			res.err = recErr
 			return
 		}
-		v.Attempt = res.attempt
-		output, pause, err := e.runKind(ctx, n, v, &h)
 		if err == nil && pause == nil {
 			err = e.saveWorkspace(ctx, n.ID, res.attempt)
 		}
