@@ -42,6 +42,7 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	e := &execution{x: x, run: run, lease: run.Lease(), cancel: cancel}
+	defer e.stopRecorder()
 	wf, err := workflow.Parse("run "+run.ID, run.WorkflowSource)
 	if err != nil {
 		return e.fail(ctx, db.RunError{Class: db.ClassPermanent, Message: "the workflow frozen into this run no longer parses: " + err.Error()})
@@ -144,6 +145,7 @@ type execution struct {
 	resumed    bool       // this execution follows an explicit /workflow resume
 	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
 	outputs    *outputFiles
+	recorder   recorder
 }
 
 // nodeResult is what a node goroutine reports back to the scheduler.
@@ -156,13 +158,22 @@ type nodeResult struct {
 	started  time.Time
 	finished time.Time
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
+	// recorded, when set, gets the result of the node's node_completed, still being written when
+	// the scheduler hears of the node (deferred completion, overlap.go).
+	recorded <-chan error
+	late     bool // the result of recorded arriving: only err matters
 }
 
 // artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.
 func (e *execution) artifactsDir() string { return ArtifactsDir(e.run) }
 
-// record appends an event under the lease. Losing the lease stops the whole execution at once.
+// record appends an event under the lease, after the events asked for before it (recorder).
+// Losing the lease stops the whole execution at once.
 func (e *execution) record(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
+	return <-e.recordLater(ctx, typ, node, attempt, data)
+}
+
+func (e *execution) recordNow(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", typ, err)

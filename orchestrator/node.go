@@ -40,7 +40,12 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			res.output, res.pause = output, pause
 			if pause == nil {
 				res.duration = measured(e.x.now().Sub(res.started))
-				res.err = e.recordCompleted(ctx, n, res.attempt, output, res.duration)
+				data := completedData(output, res.duration)
+				if n.Kind == workflow.KindBash { // its dependents may start while it commits (overlap.go)
+					res.recorded = e.recordLater(ctx, db.EventNodeCompleted, n.ID, res.attempt, data)
+				} else {
+					res.err = e.record(ctx, db.EventNodeCompleted, n.ID, res.attempt, data)
+				}
 			}
 			return
 		}
@@ -73,6 +78,11 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		}
 		res.attempt++
 	}
+}
+
+// completedData is node_completed's payload: the output's inline value, its size and its file.
+func completedData(out NodeOutput, took time.Duration) db.NodeData {
+	return db.NodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
 }
 
 // retryable decides whether a failure may be retried within the node's budget.
@@ -204,8 +214,3 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 	return workflow.ShellEnv(v), nil
 }
 
-// recordCompleted writes node_completed with the output's inline value and its file.
-func (e *execution) recordCompleted(ctx context.Context, n *workflow.Node, attempt int, out NodeOutput, took time.Duration) error {
-	data := db.NodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
-	return e.record(ctx, db.EventNodeCompleted, n.ID, attempt, data)
-}

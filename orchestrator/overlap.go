@@ -7,20 +7,30 @@ import (
 	"threadflow/workflow"
 )
 
-// A shell node's process starts while its node_started event commits, instead of after: the
-// commit (0.1-0.5 ms) and the fork (about 0.7 ms) then overlap, which is most of what a node costs
-// above its process (BENCHMARKS.md, issue 18). It is safe because of two rules:
+// A shell node's process starts while its node_started event commits, instead of after, and its
+// dependents are scheduled while its node_completed commits: the commits (0.1-0.5 ms each) and the
+// forks (about 0.7 ms) then overlap, which is most of what a node cost above its process
+// (BENCHMARKS.md, issue 18). Events still commit in order (recorder), so a node's node_started
+// never precedes its dependencies' node_completed, and the run's final write waits for them all.
+// It is safe because of three rules:
 //
 //   - Only while the lease is fresh (leaseClock): no other replica can have taken the run over, so
 //     the node never runs beside another worker's copy of it. Otherwise the event commits first.
-//   - The record decides. When it fails (lease lost, database gone, a contradicting record) the
-//     process group is killed at once and the attempt ends with the record's error, exactly as
-//     when the record failed before the process started.
+//   - The record decides. When node_started fails (lease lost, database gone, a contradicting
+//     record) the process group is killed at once and the attempt ends with the record's error,
+//     exactly as when the record failed before the process started. When a deferred
+//     node_completed fails, the scheduler handles it as it handled a failed completion before:
+//     the nodes running stop, and the run pauses for recovery (or stops on a lost lease).
+//   - Only a shell node starts early. Any other node (an approval posting its question, an agent)
+//     records node_started first, so it waits for every earlier event, its dependencies'
+//     node_completed included.
 //
-// What changes is only the case of a bot that dies within that commit: its process dies with it
-// (Pdeathsig), and the run is rescued with no node_started for the attempt, so the node runs again
-// under the same attempt number. Every rescued run is scanned for stray processes (stopStrays),
-// whether or not its events show a node running.
+// What changes is only the case of a bot that dies within those commits: its processes die with
+// it (Pdeathsig), and the rescued run may lack the last node_started or node_completed, so that
+// node runs again (under the same attempt number), as a node whose completion was not yet
+// committed always did. An attempt that is recorded as completed only ever saw recorded upstream
+// outputs, since its events commit after theirs. Every rescued run is scanned for stray processes
+// (stopStrays), whether or not its events show a node running.
 
 type leaseClockKey struct{}
 
@@ -49,9 +59,10 @@ func (e *execution) startAttempt(ctx context.Context, n *workflow.Node, v workfl
 	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	queued := e.recordLater(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{})
 	recorded := make(chan error, 1)
 	go func() {
-		err := e.record(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{})
+		err := <-queued
 		if err != nil {
 			stop(err) // kills the process group
 		}

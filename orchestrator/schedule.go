@@ -22,10 +22,12 @@ type scheduler struct {
 	// workflow's size.
 	ready   map[*workflow.Node]bool
 	results chan nodeResult
-	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
-	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
-	pause   *db.Pause   // first gate that wants a person
-	abort   error       // interruption: lease lost, shutdown
+	// committing counts node_completed events still being written (nodeResult.recorded).
+	committing int
+	failure    *nodeResult // first failure that fails the run (a node without continue_on_error)
+	halt       bool        // nothing more may start: a failure needs a person, or a record was contradicted
+	pause      *db.Pause   // first gate that wants a person
+	abort      error       // interruption: lease lost, shutdown
 }
 
 // schedule starts every node as soon as its dependencies allow (no layer barriers), at most
@@ -49,16 +51,37 @@ func (e *execution) schedule(ctx context.Context) error {
 		if s.unrecorded() != nil {
 			stopNodes(s.abort)
 		}
-		if len(s.running) == 0 {
+		if len(s.running) == 0 && s.committing == 0 {
 			break
 		}
 		r := <-s.results
+		if r.late {
+			s.committing--
+			if r.err != nil { // handled as a completion that failed to record always was
+				e.handleResult(ctx, s, r)
+			}
+			continue
+		}
 		delete(s.running, r.node.ID)
+		if r.recorded != nil {
+			s.awaitRecord(r)
+		}
 		e.handleResult(ctx, s, r)
 		s.reconsider(e.graph.Dependents(r.node.ID))
 		e.notifyProgress(ctx)
 	}
 	return e.finish(ctx, s)
+}
+
+// awaitRecord counts r's node_completed as being written, and reports its result back to the
+// loop as a late result; the run's final write waits until none is left.
+func (s *scheduler) awaitRecord(r nodeResult) {
+	s.committing++
+	go func() {
+		late := r
+		late.err, late.recorded, late.late = <-r.recorded, nil, true
+		s.results <- late
+	}()
 }
 
 // unrecorded returns the failed write that aborted the execution, if that is why it stops.
