@@ -213,4 +213,3 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 	}
 	return workflow.ShellEnv(v), nil
 }
-
