@@ -19,6 +19,10 @@ type Driver interface {
 	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
 	// transaction (Refuse, or a replay).
 	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
+	// AppendLeasedAll is AppendLeased for each of es in order (resets[i] for es[i]) in one
+	// transaction. ok[i] tells which were appended, all committed together; the others appended
+	// nothing, as AppendLeased's ok would say. With an error nothing was appended.
+	AppendLeasedAll(ctx context.Context, l Lease, es []Event, resets []bool) (out []Event, ok []bool, err error)
 	// RenewLeases sets lease_expires_at = expires and heartbeat_at = now, in one transaction, on
 	// every run of ls that is running under that lease, and returns the leases of ls it did not
 	// renew, in their order in ls.

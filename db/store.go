@@ -81,6 +81,9 @@ type Store interface {
 	// stored event, and with different data is an error matching ErrConflict. Recording
 	// node_completed resets the run's recovery counter: the run made progress.
 	RecordEvent(ctx context.Context, l Lease, e Event) (Event, error)
+	// RecordEvents records es in order, each exactly as RecordEvent would, committing them together
+	// when it can; the errors are per event.
+	RecordEvents(ctx context.Context, l Lease, es []Event) ([]Event, []error)
 	// Events returns a run's events in sequence order.
 	Events(ctx context.Context, runID string) ([]Event, error)
 

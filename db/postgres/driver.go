@@ -44,6 +44,44 @@ func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset 
 	return out, true, nil
 }
 
+// AppendLeasedAll sends appendLeasedSQL for every event in one batch: one round trip, run by the
+// server as one implicit transaction, so one commit. A copy refused by the unique index aborts the
+// whole batch; that is "nothing appended", and each event then finds out why on its own.
+func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
+	b := &pgx.Batch{}
+	for i, e := range es {
+		data := e.Data
+		if len(data) == 0 {
+			data = json.RawMessage("{}")
+		}
+		b.Queue(appendLeasedSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At, resets[i], l.Token)
+	}
+	outs, ok := make([]db.Event, len(es)), make([]bool, len(es))
+	results := d.s.pool.SendBatch(ctx, b)
+	var err error
+	for i := range es {
+		if outs[i], err = scanEvent(results.QueryRow()); err != nil {
+			if !errors.Is(err, pgx.ErrNoRows) {
+				break
+			}
+			err = nil // appended nothing: the lease or a recorded copy says why
+			continue
+		}
+		ok[i] = true
+	}
+	if cerr := results.Close(); err == nil {
+		err = cerr
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation:
+		return outs, make([]bool, len(es)), nil // rolled back: none appended
+	case err != nil:
+		return nil, nil, translate(err)
+	}
+	return outs, ok, nil
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	rows, err := d.s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
 		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)

@@ -165,3 +165,35 @@ func connect(t *testing.T, url string) *pgx.Conn {
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	return conn
 }
+
+// A batch of events is one implicit transaction on the server: when its second event fails, the
+// first is not committed either, and both say so (Machine.RecordEvents).
+func TestRecordEventsIsOneTransaction(t *testing.T) {
+	url := dbtest.PostgresDatabase(t)
+	s := dbtest.PostgresOn(t, url, db.Options{})
+	ctx := t.Context()
+	exec(t, url, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON run_events FOR EACH ROW WHEN (NEW.node_id = 'code') EXECUTE FUNCTION refuse()`)
+	if _, err := s.EnsureConversation(ctx, db.Conversation{ID: "slack:C1", Platform: "slack", ChannelID: "C1"}); err != nil {
+		t.Fatalf("EnsureConversation: %v", err)
+	}
+	if _, err := s.CreateRun(ctx, db.NewRun{Workflow: "build", ConversationID: "slack:C1", ParentConversationID: "slack:C1"}); err != nil {
+		t.Fatalf("CreateRun: %v", err)
+	}
+	r, err := s.ClaimRun(ctx, "worker-1", time.Minute, db.Reach{})
+	if err != nil {
+		t.Fatalf("ClaimRun: %v", err)
+	}
+	_, errs := s.RecordEvents(ctx, r.Lease(), []db.Event{
+		{Type: db.EventNodeCompleted, NodeID: "plan", Attempt: 1, Data: json.RawMessage(`{"output":"ok"}`)},
+		{Type: db.EventNodeStarted, NodeID: "code", Attempt: 1},
+	})
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+			t.Errorf("event %d: %v; want the refusal", i, err)
+		}
+	}
+	if n := count(t, url, `SELECT count(*) FROM run_events WHERE node_id = 'plan'`); n != 0 {
+		t.Errorf("plan's node_completed was committed (%d rows) though its batch failed", n)
+	}
+}

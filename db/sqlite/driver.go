@@ -23,6 +23,10 @@ func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset 
 	return appendLeased(ctx, d.s, l, e, reset)
 }
 
+func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
+	return appendLeasedAll(ctx, d.s, l, es, resets)
+}
+
 // RenewLeases is one UPDATE per lease in one write transaction: on the single writer connection a
 // statement is a function call, and the commit is what costs.
 func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) (lost []db.Lease, err error) {

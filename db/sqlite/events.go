@@ -19,24 +19,43 @@ const appendLeasedSQL = `UPDATE runs SET last_seq = last_seq + 1, recoveries = C
 
 // appendLeased is Driver.AppendLeased: two statements in one write transaction.
 func appendLeased(ctx context.Context, s *Store, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
-	var (
-		out db.Event
-		ok  bool
-	)
+	outs, ok, err := appendLeasedAll(ctx, s, l, []db.Event{e}, []bool{reset})
+	if err != nil {
+		return db.Event{}, false, err
+	}
+	return outs[0], ok[0], nil
+}
+
+// appendLeasedAll is Driver.AppendLeasedAll: appendLeased's two statements per event, all in one
+// write transaction.
+func appendLeasedAll(ctx context.Context, s *Store, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
+	outs, ok := make([]db.Event, len(es)), make([]bool, len(es))
 	err := s.write(ctx, func(tx *wtx) error {
-		var seq int64
-		err := translate(tx.QueryRowContext(ctx, appendLeasedSQL, reset, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&seq))
-		if isNotFound(err) {
-			return nil
+		for i, e := range es {
+			var err error
+			if outs[i], ok[i], err = appendLeasedIn(ctx, tx, l, e, resets[i]); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("append %s to run %s: %w", e.Type, l.RunID, err)
-		}
-		out, err = insertEvent(ctx, tx, l.RunID, seq, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
-		ok = err == nil
-		return err
+		return nil
 	})
-	return out, ok, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return outs, ok, nil
+}
+
+func appendLeasedIn(ctx context.Context, tx *wtx, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	var seq int64
+	err := translate(tx.QueryRowContext(ctx, appendLeasedSQL, reset, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&seq))
+	if isNotFound(err) {
+		return db.Event{}, false, nil
+	}
+	if err != nil {
+		return db.Event{}, false, fmt.Errorf("append %s to run %s: %w", e.Type, l.RunID, err)
+	}
+	out, err := insertEvent(ctx, tx, l.RunID, seq, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
+	return out, err == nil, err
 }
 
 // leaseForEventSQL reads the run's lease and the recorded copy of a lifecycle event in one

@@ -16,6 +16,74 @@ func eventTests() []test {
 		{"IdempotentPerAttempt", testIdempotentPerAttempt},
 		{"NonIdempotentAppends", testNonIdempotentAppends},
 		{"InvalidJSONRejected", testInvalidJSON},
+		{"RecordEventsAsOneByOne", testRecordEventsAsOneByOne},
+		{"RecordEventsReplayInside", testRecordEventsReplayInside},
+		{"RecordEventsLostLease", testRecordEventsLostLease},
+	}
+}
+
+// RecordEvents appends in order with consecutive seqs, as RecordEvent would one after the other,
+// and node_completed in a batch resets the rescue counter as it does alone.
+func testRecordEventsAsOneByOne(t *testing.T, e *env) {
+	r, l := e.runIn(t, fxRunning, nil)
+	batch := []db.Event{
+		{Type: db.EventNodeCompleted, NodeID: "plan", Attempt: 1, Data: json.RawMessage(`{"output":"ok"}`)},
+		{Type: db.EventNodeStarted, NodeID: "code", Attempt: 1},
+		{Type: db.EventNodeStarted, NodeID: "test", Attempt: 1},
+	}
+	got, errs := e.s.RecordEvents(e.ctx, l, batch)
+	for i := range batch {
+		if errs[i] != nil || got[i].Seq != int64(i+3) || got[i].Type != batch[i].Type || got[i].RunID != r.ID {
+			t.Fatalf("event %d: %+v, %v; want %s at seq %d", i, got[i], errs[i], batch[i].Type, i+3)
+		}
+	}
+	if evs := e.events(t, r.ID); len(evs) != 5 || evs[2].NodeID != "plan" || evs[3].NodeID != "code" || evs[4].NodeID != "test" {
+		t.Fatalf("events %v; want run_created, run_claimed, then the batch in order", types(evs))
+	}
+}
+
+// A batch holding a copy of a recorded lifecycle event replays it (the stored event, no new row)
+// and appends the rest; a copy with other data is a conflict for that event only.
+func testRecordEventsReplayInside(t *testing.T, e *env) {
+	r, l := e.runIn(t, fxRunning, nil)
+	done := db.Event{Type: db.EventNodeCompleted, NodeID: "plan", Attempt: 1, Data: json.RawMessage(`{"output":"ok"}`)}
+	stored, err := e.s.RecordEvent(e.ctx, l, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := done
+	other.Data = json.RawMessage(`{"output":"different"}`)
+	got, errs := e.s.RecordEvents(e.ctx, l, []db.Event{done, {Type: db.EventNodeStarted, NodeID: "code", Attempt: 1}, other})
+	if errs[0] != nil || got[0].Seq != stored.Seq {
+		t.Errorf("replayed copy: %+v, %v; want the stored event at seq %d", got[0], errs[0], stored.Seq)
+	}
+	if errs[1] != nil || got[1].Seq != stored.Seq+1 {
+		t.Errorf("new event: %+v, %v; want seq %d", got[1], errs[1], stored.Seq+1)
+	}
+	if !errors.Is(errs[2], db.ErrConflict) {
+		t.Errorf("copy with other data: %v; want ErrConflict", errs[2])
+	}
+	if n := len(e.events(t, r.ID)); n != 4 {
+		t.Errorf("%d events; want run_created, run_claimed, plan's node_completed and code's node_started", n)
+	}
+}
+
+// A batch under a lease that is no longer held appends nothing, and every event says so.
+func testRecordEventsLostLease(t *testing.T, e *env) {
+	r, l := e.runIn(t, fxRunning, nil)
+	stale := l
+	stale.Token = "not-the-lease"
+	_, errs := e.s.RecordEvents(e.ctx, stale, []db.Event{
+		{Type: db.EventNodeStarted, NodeID: "plan", Attempt: 1},
+		{Type: db.EventNodeStarted, NodeID: "code", Attempt: 1},
+	})
+	for i, err := range errs {
+		if !errors.Is(err, db.ErrLeaseLost) {
+			t.Errorf("event %d: %v; want ErrLeaseLost", i, err)
+		}
+	}
+	if n := len(e.events(t, r.ID)); n != 2 {
+		t.Errorf("%d events; want only run_created and run_claimed", n)
 	}
 }
 
