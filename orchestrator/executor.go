@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -158,8 +157,9 @@ type nodeResult struct {
 	started  time.Time
 	finished time.Time
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
-	// recorded, when set, gets the result of the node's node_completed, still being written when
-	// the scheduler hears of the node (deferred completion, overlap.go).
+	// complete, when set, is the node's node_completed for the scheduler to record together with
+	// the node_started of the nodes it lets start (overlap.go); recorded then gets its result.
+	complete *db.NodeData
 	recorded <-chan error
 	late     bool // the result of recorded arriving: only err matters
 }
@@ -171,24 +171,6 @@ func (e *execution) artifactsDir() string { return ArtifactsDir(e.run) }
 // Losing the lease stops the whole execution at once.
 func (e *execution) record(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
 	return <-e.recordLater(ctx, typ, node, attempt, data)
-}
-
-func (e *execution) recordNow(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("encode %s event: %w", typ, err)
-	}
-	_, err = e.x.Store.RecordEvent(ctx, e.lease, db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt, Data: raw})
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, db.ErrLeaseLost):
-		e.cancel(err)
-		return err
-	case errors.Is(err, db.ErrConflict), ctx.Err() != nil:
-		return err
-	}
-	return &recordError{typ: typ, node: node, err: err}
 }
 
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the

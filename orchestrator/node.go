@@ -14,7 +14,9 @@ import (
 
 // runNode runs one node to a result, retrying within its budget. The budget is counted from
 // node_failed events in the database (h.failures), so a rescued run does not get a fresh one.
-func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Vars, h nodeHistory, out chan<- nodeResult) {
+//
+// started, when set, is the first attempt's node_started, already asked for by the scheduler.
+func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Vars, h nodeHistory, started <-chan error, out chan<- nodeResult) {
 	res := nodeResult{node: n, attempt: h.starts + 1, started: e.x.now()}
 	if h.justAnswered && h.starts > 0 {
 		// A person answered this node's gate: the attempt that asked continues. Its node_started
@@ -28,7 +30,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	failures := h.failures
 	for {
 		v.Attempt = res.attempt
-		output, pause, err, recErr := e.startAttempt(ctx, n, v, &h)
+		output, pause, err, recErr := e.startAttempt(ctx, n, v, &h, started)
+		started = nil // a retry asks for its own
 		if recErr != nil {
 			res.err = recErr
 			return
@@ -41,8 +44,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			if pause == nil {
 				res.duration = measured(e.x.now().Sub(res.started))
 				data := completedData(output, res.duration)
-				if n.Kind == workflow.KindBash { // its dependents may start while it commits (overlap.go)
-					res.recorded = e.recordLater(ctx, db.EventNodeCompleted, n.ID, res.attempt, data)
+				if n.Kind == workflow.KindBash { // the scheduler records it with what starts next (overlap.go)
+					res.complete = &data
 				} else {
 					res.err = e.record(ctx, db.EventNodeCompleted, n.ID, res.attempt, data)
 				}

@@ -46,20 +46,28 @@ func leaseIsFresh(ctx context.Context) bool {
 	return ok && fresh()
 }
 
+// startsEarly reports whether node n may start before its node_started commits.
+func startsEarly(ctx context.Context, n *workflow.Node) bool {
+	return n.Kind == workflow.KindBash && leaseIsFresh(ctx)
+}
+
 // startAttempt records node_started for v.Attempt and runs the attempt: for a shell node with a
-// fresh lease both at once, otherwise one after the other. recErr is the record's error; when it
-// is set the attempt did not run or was stopped, and its results mean nothing.
-func (e *execution) startAttempt(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (out NodeOutput, pause *db.Pause, err, recErr error) {
-	if n.Kind != workflow.KindBash || !leaseIsFresh(ctx) {
-		if recErr = e.record(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{}); recErr != nil {
-			return NodeOutput{}, nil, nil, recErr
+// fresh lease both at once, otherwise one after the other. queued, when set, is the record already
+// asked for (by the scheduler, with its dependencies' node_completed). recErr is the record's
+// error; when it is set the attempt did not run or was stopped, and its results mean nothing.
+func (e *execution) startAttempt(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory, queued <-chan error) (out NodeOutput, pause *db.Pause, err, recErr error) {
+	if queued == nil {
+		if !startsEarly(ctx, n) {
+			if recErr = e.record(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{}); recErr != nil {
+				return NodeOutput{}, nil, nil, recErr
+			}
+			out, pause, err = e.runKind(ctx, n, v, h)
+			return out, pause, err, nil
 		}
-		out, pause, err = e.runKind(ctx, n, v, h)
-		return out, pause, err, nil
+		queued = e.recordLater(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{})
 	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	queued := e.recordLater(ctx, db.EventNodeStarted, n.ID, v.Attempt, db.NodeData{})
 	recorded := make(chan error, 1)
 	go func() {
 		err := <-queued

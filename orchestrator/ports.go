@@ -34,6 +34,7 @@ type Store interface {
 	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
 	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)
+	RecordEvents(ctx context.Context, l db.Lease, es []db.Event) ([]db.Event, []error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error)

@@ -2,16 +2,21 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"threadflow/db"
 )
 
-// recorder writes an execution's node events one at a time, in the order they were asked for,
-// on a goroutine of its own. Asking returns at once with a channel for the write's result, so a
-// shell node's process can run while its events commit (overlap.go), and every event still
-// commits after the ones asked for before it: a node's node_started never precedes the
-// node_completed of the node it depends on.
+// recorder writes an execution's node events in the order they were asked for, on a goroutine of
+// its own, committing together whatever is waiting when it turns to them (Store.RecordEvents).
+// Asking returns at once with a channel for the write's result, so a shell node's process runs
+// while its events commit (overlap.go), and every event still commits after the ones asked for
+// before it: a node's node_started never precedes its dependencies' node_completed. The scheduler
+// asks for a node's node_completed and its dependents' node_started together, so a chain commits
+// once per node.
 type recorder struct {
 	mu      sync.Mutex
 	queue   chan recordJob
@@ -19,41 +24,111 @@ type recorder struct {
 	done    sync.WaitGroup
 }
 
+// recordBatch bounds how many events one commit carries.
+const recordBatch = 64
+
 type recordJob struct {
-	ctx     context.Context
-	typ     db.EventType
-	node    string
-	attempt int
-	data    any
-	result  chan error
+	ctx    context.Context
+	event  db.Event
+	err    error // the event could not be encoded
+	result chan error
+}
+
+// newRecordJob prepares an event for recordLater or submitRecords.
+func (e *execution) newRecordJob(ctx context.Context, typ db.EventType, node string, attempt int, data any) recordJob {
+	job := recordJob{ctx: ctx, event: db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt}, result: make(chan error, 1)}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		job.err = fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	job.event.Data = raw
+	return job
 }
 
 // recordLater asks for an event to be recorded after those asked for before it; the channel gets
 // the result, as e.record returns it.
 func (e *execution) recordLater(ctx context.Context, typ db.EventType, node string, attempt int, data any) <-chan error {
-	job := recordJob{ctx: ctx, typ: typ, node: node, attempt: attempt, data: data, result: make(chan error, 1)}
-	r := &e.recorder
-	r.mu.Lock()
-	if r.stopped { // only after the execution: write at once, nothing is queued any more
-		r.mu.Unlock()
-		job.result <- e.recordNow(ctx, typ, node, attempt, data)
-		return job.result
-	}
-	if r.queue == nil {
-		r.queue = make(chan recordJob, 64)
-		r.done.Add(1)
-		go e.writeRecords(r.queue)
-	}
-	r.queue <- job
-	r.mu.Unlock()
+	job := e.newRecordJob(ctx, typ, node, attempt, data)
+	e.submitRecords([]recordJob{job})
 	return job.result
 }
 
-func (e *execution) writeRecords(queue <-chan recordJob) {
+// submitRecords queues jobs, in order, to be committed together if nothing is waiting before them.
+func (e *execution) submitRecords(jobs []recordJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	r := &e.recorder
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped { // only after the execution: nothing is queued any more
+		for _, job := range jobs {
+			e.writeRecords([]recordJob{job})
+		}
+		return
+	}
+	if r.queue == nil {
+		r.queue = make(chan recordJob, 4*recordBatch)
+		r.done.Add(1)
+		go e.recordLoop(r.queue)
+	}
+	for _, job := range jobs {
+		r.queue <- job
+	}
+}
+
+// recordLoop writes what is queued, everything waiting at once, until stopRecorder.
+func (e *execution) recordLoop(queue <-chan recordJob) {
 	defer e.recorder.done.Done()
 	for job := range queue {
-		job.result <- e.recordNow(job.ctx, job.typ, job.node, job.attempt, job.data)
+		jobs := []recordJob{job}
+	more:
+		for len(jobs) < recordBatch {
+			select {
+			case next, ok := <-queue:
+				if !ok {
+					break more
+				}
+				jobs = append(jobs, next)
+			default:
+				break more
+			}
+		}
+		e.writeRecords(jobs)
 	}
+}
+
+// writeRecords records jobs in one call and hands each its result.
+func (e *execution) writeRecords(jobs []recordJob) {
+	events := make([]db.Event, 0, len(jobs))
+	for _, job := range jobs {
+		if job.err != nil { // cannot happen with the payload types in db/events.go
+			e.writeRecords(jobs[:len(events)])
+			job.result <- job.err
+			e.writeRecords(jobs[len(events)+1:])
+			return
+		}
+		events = append(events, job.event)
+	}
+	// The first job's context: they all come from this execution, which stops them together.
+	_, errs := e.x.Store.RecordEvents(jobs[0].ctx, e.lease, events)
+	for i, job := range jobs {
+		job.result <- e.recordOutcome(job.ctx, job.event, errs[i])
+	}
+}
+
+// recordOutcome is what a failed write means to the execution: a lost lease stops it at once.
+func (e *execution) recordOutcome(ctx context.Context, ev db.Event, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, db.ErrLeaseLost):
+		e.cancel(err)
+		return err
+	case errors.Is(err, db.ErrConflict), ctx.Err() != nil:
+		return err
+	}
+	return &recordError{typ: ev.Type, node: ev.NodeID, err: err}
 }
 
 // stopRecorder waits for the queued writes and ends the writer; the execution is over.

@@ -24,10 +24,13 @@ type scheduler struct {
 	results chan nodeResult
 	// committing counts node_completed events still being written (nodeResult.recorded).
 	committing int
-	failure    *nodeResult // first failure that fails the run (a node without continue_on_error)
-	halt       bool        // nothing more may start: a failure needs a person, or a record was contradicted
-	pause      *db.Pause   // first gate that wants a person
-	abort      error       // interruption: lease lost, shutdown
+	// records are events to commit together: a node_completed and the node_started of the shell
+	// nodes it lets start, submitted before the scheduler records anything else or waits.
+	records []recordJob
+	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
+	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
+	pause   *db.Pause   // first gate that wants a person
+	abort   error       // interruption: lease lost, shutdown
 }
 
 // schedule starts every node as soon as its dependencies allow (no layer barriers), at most
@@ -48,6 +51,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		if err := e.launchReady(nodeCtx, s); err != nil {
 			s.stop(err)
 		}
+		s.submitRecords(e)
 		if s.unrecorded() != nil {
 			stopNodes(s.abort)
 		}
@@ -63,7 +67,10 @@ func (e *execution) schedule(ctx context.Context) error {
 			continue
 		}
 		delete(s.running, r.node.ID)
-		if r.recorded != nil {
+		if r.complete != nil { // committed with what this completion lets start (launchReady)
+			job := e.newRecordJob(nodeCtx, db.EventNodeCompleted, r.node.ID, r.attempt, *r.complete)
+			s.records = append(s.records, job)
+			r.recorded = job.result
 			s.awaitRecord(r)
 		}
 		e.handleResult(ctx, s, r)
@@ -71,6 +78,13 @@ func (e *execution) schedule(ctx context.Context) error {
 		e.notifyProgress(ctx)
 	}
 	return e.finish(ctx, s)
+}
+
+// submitRecords hands the events gathered since the last call to the recorder, in order, to be
+// committed together.
+func (s *scheduler) submitRecords(e *execution) {
+	e.submitRecords(s.records)
+	s.records = nil
 }
 
 // awaitRecord counts r's node_completed as being written, and reports its result back to the
@@ -132,6 +146,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 			switch verdict {
 			case workflow.Skip:
 				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
+				s.submitRecords(e) // what was asked for before the skip commits before it
 				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, db.NodeData{Reason: reason}); err != nil {
 					s.reconsider(nodes[i+1:])
 					return s.recordFailed(n, 0, err)
@@ -146,7 +161,12 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				}
 				s.running[n.ID] = true
 				h.state = workflow.StateRunning
-				go e.runNode(ctx, n, e.vars(n), *h, s.results)
+				var started <-chan error
+				if startsEarly(ctx, n) && !h.justAnswered { // committed with the completion that let it start
+					job := e.newRecordJob(ctx, db.EventNodeStarted, n.ID, h.starts+1, db.NodeData{})
+					s.records, started = append(s.records, job), job.result
+				}
+				go e.runNode(ctx, n, e.vars(n), *h, started, s.results)
 			}
 			if s.stopping() {
 				s.reconsider(nodes[i+1:])
