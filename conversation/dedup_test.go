@@ -29,11 +29,7 @@ func (g *gatedMarker) MarkInboundMany(ctx context.Context, events []db.InboundEv
 	return g.Store.MarkInboundMany(ctx, events)
 }
 
-func (d *BatchDeduper) queued() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.pending)
-}
+func (d *BatchDeduper) queued() int { return d.batcher.Pending() }
 
 // A burst that arrives while a write is in flight is recorded in one more write, and every
 // redelivered event in it is reported as a duplicate exactly once per id.

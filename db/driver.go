@@ -33,6 +33,9 @@ type Driver interface {
 
 // DriverTx is one transaction of a Driver.
 type DriverTx interface {
+	// Isolated runs fn inside a savepoint: when fn fails, what it wrote is undone and the
+	// transaction goes on (one run of a batch refused does not refuse the others).
+	Isolated(ctx context.Context, fn func() error) error
 	// UpdateRun runs the compare-and-set u: UPDATE runs SET u.Set WHERE u's guard RETURNING the run.
 	// ok is false when no row matched.
 	UpdateRun(ctx context.Context, u RunUpdate) (r Run, ok bool, err error)

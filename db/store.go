@@ -12,6 +12,8 @@ import (
 type Store interface {
 	// CreateRun inserts a queued run and its run_created event.
 	CreateRun(ctx context.Context, n NewRun) (Run, error)
+	// CreateRuns is CreateRun for each of ns with one commit; the errors are per run.
+	CreateRuns(ctx context.Context, ns []NewRun) ([]Run, []error)
 	// ClaimRun moves the oldest queued run in reach to running under a fresh lease for owner, valid
 	// for ttl: a worker claims the runs it can report on. It returns ErrNoQueuedRun when nothing it
 	// may take is queued.

@@ -95,6 +95,10 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 // dtx is one transaction of the driver. Its errors are translated when the transaction ends.
 type dtx struct{ tx pgx.Tx }
 
+func (t dtx) Isolated(ctx context.Context, fn func() error) error {
+	return translate(db.Isolated(func(stmt string) error { _, err := t.tx.Exec(ctx, stmt); return err }, fn))
+}
+
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
 	q, args := updateSQL(u)
 	r, err := scanRun(d.tx.QueryRow(ctx, q, args...))

@@ -50,6 +50,10 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 // dtx is one write transaction of the driver.
 type dtx struct{ tx *wtx }
 
+func (t dtx) Isolated(ctx context.Context, fn func() error) error {
+	return translate(db.Isolated(func(stmt string) error { _, err := t.tx.ExecContext(ctx, stmt); return err }, fn))
+}
+
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
 	q, args := updateSQL(u)
 	r, err := scanRun(d.tx.QueryRowContext(ctx, q, args...))

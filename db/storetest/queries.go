@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ func queryTests() []test {
 		{"CreateRunRoundTrip", testCreateRoundTrip},
 		{"CreateRunDuplicateID", testCreateDuplicate},
 		{"CreateRunNeedsConversation", testCreateNeedsConversation},
+		{"CreateRunsRefusesOnlyTheBadOne", testCreateRunsRefusesOnlyTheBadOne},
 		{"FindResumable", testFindResumable},
 		{"ListRuns", testListRuns},
 		{"FindRunsByPrefix", testFindByPrefix},
@@ -60,6 +62,40 @@ func testCreateNeedsConversation(t *testing.T, e *env) {
 	_, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) { n.ConversationID = "slack:nowhere" }))
 	if !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("CreateRun in an unknown conversation: %v, want ErrNotFound", err)
+	}
+}
+
+// A batch of creations commits together; a run refused inside it (unknown conversation, taken id,
+// no workflow) gets the error it would get alone, and the runs around it are created with their
+// run_created events.
+func testCreateRunsRefusesOnlyTheBadOne(t *testing.T, e *env) {
+	e.create(t, func(n *db.NewRun) { n.ID = "takenidxyz" })
+	batch := []db.NewRun{
+		newRun(func(n *db.NewRun) { n.ID = "firstrunab" }),
+		newRun(func(n *db.NewRun) { n.ConversationID = "slack:nowhere" }),
+		newRun(func(n *db.NewRun) { n.ID = "secondrunb" }),
+		newRun(func(n *db.NewRun) { n.ID = "takenidxyz" }),
+		newRun(func(n *db.NewRun) { n.Workflow = "" }),
+		newRun(func(n *db.NewRun) { n.ID = "thirdrunab" }),
+	}
+	runs, errs := e.s.CreateRuns(e.ctx, batch)
+	for _, i := range []int{0, 2, 5} {
+		if errs[i] != nil || runs[i].ID != batch[i].ID || runs[i].Status != db.StatusQueued {
+			t.Errorf("run %d: %+v, %v; want %s created", i, runs[i], errs[i], batch[i].ID)
+			continue
+		}
+		if evs := e.events(t, runs[i].ID); len(evs) != 1 || evs[0].Type != db.EventRunCreated {
+			t.Errorf("run %s events %v, want [run_created]", runs[i].ID, types(evs))
+		}
+	}
+	if !errors.Is(errs[1], db.ErrNotFound) {
+		t.Errorf("run in an unknown conversation: %v, want ErrNotFound", errs[1])
+	}
+	if !errors.Is(errs[3], db.ErrDuplicate) {
+		t.Errorf("run with a taken id: %v, want ErrDuplicate", errs[3])
+	}
+	if errs[4] == nil || !strings.Contains(errs[4].Error(), "workflow name") {
+		t.Errorf("run without a workflow: %v, want it refused", errs[4])
 	}
 }
 
