@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -11,6 +12,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/groupcommit"
 	"threadflow/workflow"
 )
 
@@ -43,6 +45,9 @@ type Dispatcher struct {
 	Limits    commands.Limits // checked on every message before anything about it is written
 
 	known knownSet // conversations this process recorded
+
+	createOnce sync.Once
+	creator    *groupcommit.Batcher[db.NewRun, created] // see createRun
 }
 
 // Handle handles one message. Messages of one conversation arrive in order (conversation.Inbox).

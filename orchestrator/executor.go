@@ -73,32 +73,21 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 }
 
 // stopStrays kills what an earlier worker's nodes left running on this host (see Strays) before
-// any node of the run starts again. Only a node that started and never finished, or one whose
-// node_started was still committing when its worker died (startAttempt), can have left processes;
-// the second leaves no event but is always in a rescued run. Other runs cost no scan of /proc.
+// any node of the run starts again. Only a node that started and never finished can have left
+// processes, so a run without one costs no scan of /proc.
 func (e *execution) stopStrays() {
 	strays := e.x.Strays
 	if strays == nil {
 		strays = &Strays{}
 	}
-	if !e.mayHaveStrays() {
-		return
-	}
-	if n := strays.Kill(e.run.ID, e.x.Log.With(zap.String("run_id", e.run.ID))); n > 0 {
-		e.x.Log.Warn("orchestrator.strays_stopped", zap.String("run_id", e.run.ID), zap.Int("processes", n))
-	}
-}
-
-func (e *execution) mayHaveStrays() bool {
-	if e.run.Recoveries > 0 {
-		return true
-	}
 	for _, h := range e.hist {
 		if h.state == workflow.StateRunning {
-			return true
+			if n := strays.Kill(e.run.ID, e.x.Log.With(zap.String("run_id", e.run.ID))); n > 0 {
+				e.x.Log.Warn("orchestrator.strays_stopped", zap.String("run_id", e.run.ID), zap.Int("processes", n))
+			}
+			return
 		}
 	}
-	return false
 }
 
 func (x *Executor) maxParallel() int {
@@ -158,7 +147,7 @@ type nodeResult struct {
 	finished time.Time
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
 	// complete, when set, is the node's node_completed for the scheduler to record together with
-	// the node_started of the nodes it lets start (overlap.go); recorded then gets its result.
+	// the node_started of the nodes it lets start (commitGroup); recorded then gets its result.
 	complete *db.NodeData
 	recorded <-chan error
 	late     bool // the result of recorded arriving: only err matters

@@ -15,7 +15,8 @@ import (
 // runNode runs one node to a result, retrying within its budget. The budget is counted from
 // node_failed events in the database (h.failures), so a rescued run does not get a fresh one.
 //
-// started, when set, is the first attempt's node_started, already asked for by the scheduler.
+// started, when set, is the first attempt's node_started, already asked for by the scheduler
+// together with the completions that let the node start (commitGroup).
 func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Vars, h nodeHistory, started <-chan error, out chan<- nodeResult) {
 	res := nodeResult{node: n, attempt: h.starts + 1, started: e.x.now()}
 	if h.justAnswered && h.starts > 0 {
@@ -30,12 +31,17 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	failures := h.failures
 	for {
 		v.Attempt = res.attempt
-		output, pause, err, recErr := e.startAttempt(ctx, n, v, &h, started)
-		started = nil // a retry asks for its own
-		if recErr != nil {
-			res.err = recErr
+		if started == nil { // a retry asks for its own
+			started = e.recordLater(ctx, db.EventNodeStarted, n.ID, res.attempt, db.NodeData{})
+		}
+		// Nothing of the attempt runs before its node_started (and, for the first, the completions
+		// committed with it) is durable: a crash never loses a node that ran.
+		if err := <-started; err != nil {
+			res.err = err
 			return
 		}
+		started = nil
+		output, pause, err := e.runKind(ctx, n, v, &h)
 		if err == nil && pause == nil {
 			err = e.saveWorkspace(ctx, n.ID, res.attempt)
 		}
@@ -44,11 +50,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			if pause == nil {
 				res.duration = measured(e.x.now().Sub(res.started))
 				data := completedData(output, res.duration)
-				if n.Kind == workflow.KindBash { // the scheduler records it with what starts next (overlap.go)
-					res.complete = &data
-				} else {
-					res.err = e.record(ctx, db.EventNodeCompleted, n.ID, res.attempt, data)
-				}
+				res.complete = &data // the scheduler records it with what it lets start (commitGroup)
 			}
 			return
 		}

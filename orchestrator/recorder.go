@@ -12,11 +12,10 @@ import (
 
 // recorder writes an execution's node events in the order they were asked for, on a goroutine of
 // its own, committing together whatever is waiting when it turns to them (Store.RecordEvents).
-// Asking returns at once with a channel for the write's result, so a shell node's process runs
-// while its events commit (overlap.go), and every event still commits after the ones asked for
-// before it: a node's node_started never precedes its dependencies' node_completed. The scheduler
-// asks for a node's node_completed and its dependents' node_started together, so a chain commits
-// once per node.
+// Asking returns at once with a channel for the write's result; every event commits after the ones
+// asked for before it, so a node's node_started never precedes its dependencies' node_completed.
+// The scheduler asks for a node's node_completed and its dependents' node_started together
+// (commitGroup), so a chain commits once per node.
 type recorder struct {
 	mu      sync.Mutex
 	queue   chan recordJob

@@ -24,8 +24,8 @@ type scheduler struct {
 	results chan nodeResult
 	// committing counts node_completed events still being written (nodeResult.recorded).
 	committing int
-	// records are events to commit together: a node_completed and the node_started of the shell
-	// nodes it lets start, submitted before the scheduler records anything else or waits.
+	// records are events to commit together (commitGroup): a node_completed and the node_started of
+	// the nodes it lets start, submitted before the scheduler records anything else or waits.
 	records []recordJob
 	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
 	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
@@ -67,7 +67,7 @@ func (e *execution) schedule(ctx context.Context) error {
 			continue
 		}
 		delete(s.running, r.node.ID)
-		if r.complete != nil { // committed with what this completion lets start (launchReady)
+		if r.complete != nil { // committed with what this completion lets start (commitGroup)
 			job := e.newRecordJob(nodeCtx, db.EventNodeCompleted, r.node.ID, r.attempt, *r.complete)
 			s.records = append(s.records, job)
 			r.recorded = job.result
@@ -82,13 +82,20 @@ func (e *execution) schedule(ctx context.Context) error {
 
 // submitRecords hands the events gathered since the last call to the recorder, in order, to be
 // committed together.
+//
+// commitGroup: a node's node_completed is not written by the node but by the scheduler, in one
+// transaction with the node_started of every node its completion lets start. Those nodes' goroutines
+// start at once but wait for that commit before anything of theirs runs, so durability is what it
+// was (a dependent never runs before its upstream's completion is committed, a process never runs
+// before its node_started is) with one commit per node of a chain instead of two.
 func (s *scheduler) submitRecords(e *execution) {
 	e.submitRecords(s.records)
 	s.records = nil
 }
 
-// awaitRecord counts r's node_completed as being written, and reports its result back to the
-// loop as a late result; the run's final write waits until none is left.
+// awaitRecord counts r's node_completed as being written, and reports its result back to the loop
+// as a late result: a refused completion is handled as it always was (the nodes it let start never
+// ran; they end with the same error), and the run's final write waits until none is left.
 func (s *scheduler) awaitRecord(r nodeResult) {
 	s.committing++
 	go func() {
@@ -162,7 +169,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				s.running[n.ID] = true
 				h.state = workflow.StateRunning
 				var started <-chan error
-				if startsEarly(ctx, n) && !h.justAnswered { // committed with the completion that let it start
+				if !h.justAnswered { // committed with the completion that let it start (commitGroup)
 					job := e.newRecordJob(ctx, db.EventNodeStarted, n.ID, h.starts+1, db.NodeData{})
 					s.records, started = append(s.records, job), job.result
 				}

@@ -194,7 +194,6 @@ type localRun struct {
 func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	x := &localRun{cancel: cancel, lease: run.Lease(), lastOK: time.Now()}
-	ctx = withLeaseClock(ctx, func() bool { return w.leaseFresh(x) })
 	w.mu.Lock()
 	w.active[run.ID] = x
 	w.mu.Unlock()
@@ -318,15 +317,6 @@ func (w *Workers) renew(ctx context.Context, xs []*localRun) {
 		}
 		x.lastOK = start
 	}
-}
-
-// leaseFresh reports whether x's lease was extended less than half a LeaseTTL ago, so no replica
-// can have taken the run over: the database expires a lease LeaseTTL after the renewal that
-// extended it, and lastOK is when that renewal was sent.
-func (w *Workers) leaseFresh(x *localRun) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return time.Since(x.lastOK) < w.LeaseTTL/2
 }
 
 // drain waits Grace for running executions, then stops the rest and lets them hand back.

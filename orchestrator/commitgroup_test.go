@@ -10,18 +10,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"threadflow/agent/agenttest"
 	"threadflow/db"
 	"threadflow/db/dbtest"
 )
 
-// A shell node's process starts while its node_started commits, and its dependents start while its
-// node_completed commits (startAttempt, recordLater). When the database refuses either record, the
-// processes running are killed at once and the run pauses for recovery with the database's error,
-// as when the record failed before anything else started. The refusal is a real trigger in each
-// engine; node b would sleep two minutes if it were left running, and the harness waits far less
-// for the pause.
-func TestRefusedRecordStopsTheProcessesAtOnce(t *testing.T) {
+// A node's node_completed is committed together with the node_started of the nodes it lets start
+// (commitGroup), and none of them runs before that commit. When the database refuses either record,
+// node b never runs at all and the run pauses for recovery with the database's error, as when each
+// record was committed on its own. The refusal is a real trigger in each engine.
+func TestRefusedRecordRunsNothingAfterIt(t *testing.T) {
 	t.Parallel()
 	refuse := map[string]string{
 		"sqlite": `CREATE TRIGGER refuse BEFORE INSERT ON run_events WHEN NEW.node_id = '%[1]s' AND NEW.type = '%[2]s'
@@ -31,8 +28,8 @@ func TestRefusedRecordStopsTheProcessesAtOnce(t *testing.T) {
 			WHEN (NEW.node_id = '%[1]s' AND NEW.type = '%[2]s') EXECUTE FUNCTION refuse()`,
 	}
 	for _, refused := range []struct{ node, event string }{
-		{"b", "node_started"},   // b's own start: b's process is stopped
-		{"a", "node_completed"}, // a's completion, committing while b starts: b's process is stopped
+		{"b", "node_started"},   // b's own start
+		{"a", "node_completed"}, // a's completion, committed with b's start
 	} {
 		for _, engine := range []string{"sqlite", "postgres"} {
 			t.Run(refused.node+"_"+refused.event+"/"+engine, func(t *testing.T) {
@@ -47,17 +44,14 @@ nodes:
     bash: "true"
   - id: b
     depends_on: [a]
-    bash: echo $$ > pid; sleep 120; touch finished
+    bash: echo $$ > pid
 `)
 				run := h.waitStatus(h.startRun("refused", "").ID, db.StatusPaused)
 				if e := run.Meta.LastError; e == nil || !strings.Contains(e.Message, "refused by the test") {
 					t.Fatalf("the run paused with %+v; want the database's refusal of %s %s", run.Meta.LastError, refused.node, refused.event)
 				}
-				if pid := readPid(filepath.Join(run.WorkingPath, "pid")); pid > 0 && agenttest.Alive(pid) {
-					t.Errorf("node b's process %d is still running", pid)
-				}
-				if _, err := os.Stat(filepath.Join(run.WorkingPath, "finished")); err == nil {
-					t.Error("node b ran to its end although a record it follows was refused")
+				if _, err := os.Stat(filepath.Join(run.WorkingPath, "pid")); err == nil {
+					t.Error("node b ran although a record before it was refused")
 				}
 				for _, ev := range h.events(run.ID) {
 					if ev.NodeID == "b" && ev.Type == db.EventNodeCompleted {
