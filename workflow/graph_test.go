@@ -90,11 +90,11 @@ nodes:
 	}
 	g := w.Graph()
 	for node, want := range map[string][]string{
-		"test":    {"build-app", "lint"},
-		"plain":   {"pack"},
-		"by-ref":  {"build-app", "pack"},
-		"by-var":  {"lint", "pack"},
-		"by-file": {"pack", "test"},
+		"test":         {"build-app", "lint"},
+		"plain":        {"pack"},
+		"by-ref":       {"build-app", "pack"},
+		"by-var":       {"lint", "pack"},
+		"by-file":      {"pack", "test"},
 		"not-upstream": {"pack"}, // by-ref is a sibling: it may not have run yet
 	} {
 		var got []string
