@@ -10,10 +10,11 @@ import (
 // a lower layer, so dependencies point inward, to db. Packages of one layer never import each
 // other (adapters never import each other; metrics and the adapters are siblings).
 var layers = map[string]int{
-	"threadflow/db":         0,
-	"threadflow/workflow":   0,
-	"threadflow/migrations": 0,
-	"threadflow/proctag":    0,
+	"threadflow/db":          0,
+	"threadflow/workflow":    0,
+	"threadflow/migrations":  0,
+	"threadflow/proctag":     0,
+	"threadflow/groupcommit": 0,
 
 	"threadflow/db/postgres":      1,
 	"threadflow/db/sqlite":        1,
