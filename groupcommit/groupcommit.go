@@ -5,8 +5,8 @@
 // number of callers, is what grows slowly.
 //
 // It is the one shape behind the inbound-event deduper (conversation.BatchDeduper) and the
-// creation of runs (orchestrator.Dispatcher): a burst of 500 messages then costs a few
-// transactions instead of 500, each of which every later message waited behind.
+// creation of runs on SQLite's single writer (db/sqlite Store.CreateRun): a burst of 500 messages
+// then costs a few transactions instead of 500, each of which every later message waited behind.
 package groupcommit
 
 import "sync"

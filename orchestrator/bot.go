@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,7 +11,6 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/groupcommit"
 	"threadflow/workflow"
 )
 
@@ -45,9 +43,6 @@ type Dispatcher struct {
 	Limits    commands.Limits // checked on every message before anything about it is written
 
 	known knownSet // conversations this process recorded
-
-	createOnce sync.Once
-	creator    *groupcommit.Batcher[db.NewRun, created] // see createRun
 }
 
 // Handle handles one message. Messages of one conversation arrive in order (conversation.Inbox).

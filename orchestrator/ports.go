@@ -13,7 +13,6 @@ import (
 // state machine it enforces is documented in docs/state-machine.md.
 type Store interface {
 	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
-	CreateRuns(ctx context.Context, ns []db.NewRun) ([]db.Run, []error)
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)

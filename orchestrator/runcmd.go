@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/groupcommit"
 	"threadflow/workflow"
 )
 
@@ -85,7 +83,7 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	if thread.ThreadID != "" {
 		conv.ParentID = thread.Channel().ConversationID()
 	}
-	run, err := b.createRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: parent,
+	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: parent,
 		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source, Conversation: conv, Messages: messages})
 	if err != nil {
 		b.Reporter.forget(id)
@@ -94,44 +92,6 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
 	b.Workers.Wake()
 	return run, nil
-}
-
-// createBatch bounds the runs one commit creates; createTimeout bounds that commit, which its
-// callers wait for whatever their own contexts do.
-const (
-	createBatch   = 64
-	createTimeout = 15 * time.Second
-)
-
-type created struct {
-	run db.Run
-	err error
-}
-
-// createRun creates the run together with the creations of other messages waiting at the same time
-// (groupcommit): under a burst of messages each one no longer waits behind one commit per message
-// before it (BENCHMARKS.md, dispatch), and a lone message is written at once.
-func (b *Dispatcher) createRun(ctx context.Context, n db.NewRun) (db.Run, error) {
-	if err := ctx.Err(); err != nil {
-		return db.Run{}, err
-	}
-	b.createOnce.Do(func() {
-		b.creator = &groupcommit.Batcher[db.NewRun, created]{Max: createBatch, Write: b.createAll}
-	})
-	res := b.creator.Do(n)
-	return res.run, res.err
-}
-
-// createAll writes one batch of runs (db.Store.CreateRuns: one commit, each run refused alone).
-func (b *Dispatcher) createAll(ns []db.NewRun) []created {
-	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
-	defer cancel()
-	runs, errs := b.Store.CreateRuns(ctx, ns)
-	out := make([]created, len(ns))
-	for i := range ns {
-		out[i] = created{run: runs[i], err: errs[i]}
-	}
-	return out
 }
 
 // ensureConversation records the conversation (and for a thread, its channel) and returns its id.
