@@ -47,11 +47,16 @@ func (e *execution) schedule(ctx context.Context) error {
 	// since nothing they do could be recorded.
 	nodeCtx, stopNodes := context.WithCancelCause(ctx)
 	defer stopNodes(nil)
+	progressed := false
 	for {
 		if err := e.launchReady(nodeCtx, s); err != nil {
 			s.stop(err)
 		}
 		s.submitRecords(e)
+		if progressed { // while the records commit, and showing what just started
+			e.notifyProgress(ctx)
+			progressed = false
+		}
 		if s.unrecorded() != nil {
 			stopNodes(s.abort)
 		}
@@ -75,7 +80,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		}
 		e.handleResult(ctx, s, r)
 		s.reconsider(e.graph.Dependents(r.node.ID))
-		e.notifyProgress(ctx)
+		progressed = true
 	}
 	return e.finish(ctx, s)
 }
