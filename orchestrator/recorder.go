@@ -17,13 +17,16 @@ import (
 // The scheduler asks for a node's node_completed and its dependents' node_started together
 // (commitGroup), so a chain commits once per node.
 type recorder struct {
-	mu      sync.Mutex
-	queue   chan recordJob
+	mu sync.Mutex
+	// queue holds groups: a group is never split between commits, so a node_started asked for with
+	// the node_completed that lets it start cannot commit when that completion fails.
+	queue   chan []recordJob
 	stopped bool
 	done    sync.WaitGroup
 }
 
-// recordBatch bounds how many events one commit carries.
+// recordBatch is how many events a commit gathers from waiting groups before it stops taking more
+// (a group is never split, so one commit can carry more).
 const recordBatch = 64
 
 type recordJob struct {
@@ -52,7 +55,8 @@ func (e *execution) recordLater(ctx context.Context, typ db.EventType, node stri
 	return job.result
 }
 
-// submitRecords queues jobs, in order, to be committed together if nothing is waiting before them.
+// submitRecords queues jobs as one group, committed in one transaction (with other groups waiting
+// at the same time, if any), after every group queued before it.
 func (e *execution) submitRecords(jobs []recordJob) {
 	if len(jobs) == 0 {
 		return
@@ -61,26 +65,22 @@ func (e *execution) submitRecords(jobs []recordJob) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped { // only after the execution: nothing is queued any more
-		for _, job := range jobs {
-			e.writeRecords([]recordJob{job})
-		}
+		e.writeRecords(jobs)
 		return
 	}
 	if r.queue == nil {
-		r.queue = make(chan recordJob, 4*recordBatch)
+		r.queue = make(chan []recordJob, recordBatch)
 		r.done.Add(1)
 		go e.recordLoop(r.queue)
 	}
-	for _, job := range jobs {
-		r.queue <- job
-	}
+	r.queue <- jobs
 }
 
-// recordLoop writes what is queued, everything waiting at once, until stopRecorder.
-func (e *execution) recordLoop(queue <-chan recordJob) {
+// recordLoop writes what is queued, the groups waiting at once together, until stopRecorder.
+func (e *execution) recordLoop(queue <-chan []recordJob) {
 	defer e.recorder.done.Done()
-	for job := range queue {
-		jobs := []recordJob{job}
+	for group := range queue {
+		jobs := group
 	more:
 		for len(jobs) < recordBatch {
 			select {
@@ -88,7 +88,7 @@ func (e *execution) recordLoop(queue <-chan recordJob) {
 				if !ok {
 					break more
 				}
-				jobs = append(jobs, next)
+				jobs = append(jobs, next...)
 			default:
 				break more
 			}
@@ -99,6 +99,9 @@ func (e *execution) recordLoop(queue <-chan recordJob) {
 
 // writeRecords records jobs in one call and hands each its result.
 func (e *execution) writeRecords(jobs []recordJob) {
+	if len(jobs) == 0 {
+		return
+	}
 	events := make([]db.Event, 0, len(jobs))
 	for _, job := range jobs {
 		if job.err != nil { // cannot happen with the payload types in db/events.go
