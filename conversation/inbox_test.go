@@ -156,12 +156,13 @@ func TestInboxKeepsOrderWhileOtherConversationsProgress(t *testing.T) {
 		submit(t, in, msg(fmt.Sprintf("B%d", i%5), fmt.Sprintf("b%d", i)))
 	}
 	// Conversation A is stuck on its first message; the others must still be handled meanwhile.
-	rec.waitFor(t, "the other conversations", func() bool {
+	// (Waiting for A's first to have started too: on a busy machine its worker may start last.)
+	rec.waitFor(t, "the other conversations, and A's first", func() bool {
 		n := 0
 		for i := range 5 {
 			n += len(rec.seen["test:B"+fmt.Sprint(i)])
 		}
-		return n == 20
+		return n == 20 && len(rec.seen["test:A"]) > 0
 	})
 	if got := rec.texts("test:A"); len(got) != 1 {
 		t.Fatalf("conversation A handled %d messages while its first was still running", len(got))
