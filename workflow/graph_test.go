@@ -53,7 +53,7 @@ nodes:
 // A shell node gets its direct dependencies' outputs and those of ancestors its script names, in
 // any of the three spellings; an ancestor it does not name is left out, and so is a node that is
 // not upstream even when the script names it.
-func TestShellInputs(t *testing.T) {
+func TestInputs(t *testing.T) {
 	t.Parallel()
 	w, err := Parse("chain.yaml", []byte(`name: chain
 nodes:
