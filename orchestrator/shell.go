@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,7 +36,11 @@ func runShell(ctx context.Context, dir, script string, env []string, stdout *os.
 		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
 			hint: "restore the directory, or abandon the run and start it again"}
 	}
-	cmd := exec.Command("sh", "-c", script)
+	sh, err := shellPath()
+	if err != nil {
+		return startError(err)
+	}
+	cmd := exec.Command(sh, "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
@@ -50,18 +55,34 @@ func runShell(ctx context.Context, dir, script string, env []string, stdout *os.
 	if err := cmd.Start(); err != nil {
 		return startError(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return shellResult(stderr.String(), err)
-	case <-ctx.Done():
-		// Kill the process group, not only sh: a script's children must not outlive the run.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	// Wait here, on the locked thread, and let cancellation kill the process group from the
+	// context's own goroutine: waiting in a second goroutine cost a hand-off to this locked thread
+	// after every node. The whole group dies, not only sh: a script's children must not outlive
+	// the run.
+	stop := context.AfterFunc(ctx, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	err = cmd.Wait()
+	if !stop() {
 		return ctx.Err()
 	}
+	return shellResult(stderr.String(), err)
 }
+
+// shellPath finds sh on the bot's PATH and remembers it once found: exec.Command would search PATH
+// again for every node, a stat of each directory before sh's. It is the search exec.Command makes
+// (the bot's own PATH, not the node's environment), so the result is the same. A failed search is
+// not remembered: installing sh mends the next node without a restart.
+func shellPath() (string, error) {
+	if p, ok := foundShell.Load().(string); ok {
+		return p, nil
+	}
+	p, err := exec.LookPath("sh")
+	if err == nil {
+		foundShell.Store(p)
+	}
+	return p, err
+}
+
+var foundShell atomic.Value // string: sh's path, once found
 
 // startError explains a script that could not start. The orchestrator keeps the environment under
 // envOutputBudget, so "argument list too long" means the bot's own environment is too large.
