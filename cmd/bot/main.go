@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -27,7 +28,23 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// After the first signal starts a graceful shutdown, a second one kills the process at once.
 	context.AfterFunc(ctx, stop)
+	if len(os.Args) > 1 && os.Args[1] == "workflow" {
+		oneProcessor()
+	}
 	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)))
+}
+
+// oneProcessor runs a `bot workflow` command's Go code on one processor unless GOMAXPROCS is set.
+// The command drives one run: its own work is a few hundred microseconds of bookkeeping between
+// node processes, which use every core whatever this says. With a processor per core, each
+// hand-off between its goroutines (a node's end, the recorder, the scheduler) woke an idle thread,
+// and threads spinning for work took CPU from the node's own process: one processor measured 5%
+// less per node of a chain (BENCHMARKS.md, "The command path, session 5"). Only the real process
+// does this; tests call run in a process of their own.
+func oneProcessor() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 // invocation is what a command gets from the process: the environment and where to write.
