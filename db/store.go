@@ -149,6 +149,9 @@ type Store interface {
 // Options configure an engine. Now is injected so tests control lease expiry; nil means time.Now.
 type Options struct {
 	Now func() time.Time
+	// Connections bounds the connections a PostgreSQL store keeps open at once; 0 is the engine's
+	// default, and the database URL's pool_max_conns wins over both. SQLite ignores it.
+	Connections int32
 }
 
 // Clock returns o.Now or time.Now.

@@ -12,6 +12,14 @@ import (
 	"threadflow/orchestrator"
 )
 
+// localConnections bounds a local command's PostgreSQL pool. The command drives one conversation's
+// runs, and its loops (worker, rescuer, timers, presence) each start with a query: with the
+// server's pool every one of them opened a connection of its own at start-up, a backend process
+// each (1-3 ms on a quiet machine, 30 ms on this project's shared VM; BENCHMARKS.md, "The command
+// path, session 5"). Two let a lease renewal pass a long query; no code holds one connection while
+// it waits for another (the whole suite passes with one).
+const localConnections = 2
+
 // openLocal is the start of every command that works on the bot's database from this process
 // (migrate, chat, workflow): configuration, logger, THREADFLOW_HOME and the migrated store.
 func openLocal(ctx context.Context, inv invocation, cmd string, args []string) (Config, *zap.Logger, db.Store, error) {
@@ -22,7 +30,7 @@ func openLocal(ctx context.Context, inv invocation, cmd string, args []string) (
 	if err := prepareHome(&cfg); err != nil {
 		return Config{}, nil, nil, err
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, cfg, db.Options{Connections: localConnections}, log)
 	if err != nil {
 		return Config{}, nil, nil, err
 	}

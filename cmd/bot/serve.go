@@ -101,7 +101,7 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 		}
 		lock = l
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, cfg, db.Options{}, log)
 	if err != nil {
 		return nil, errors.Join(err, lock.release())
 	}

@@ -57,7 +57,7 @@ func homeError(what, home string, err error) error {
 
 // openStore opens the configured engine, applying pending migrations. The error names the
 // database (without its password) so the operator knows which one could not be reached.
-func openStore(ctx context.Context, c Config, log *zap.Logger) (db.Store, error) {
+func openStore(ctx context.Context, c Config, opts db.Options, log *zap.Logger) (db.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
 	defer cancel()
 	log = log.With(zap.String("engine", string(c.Engine)), zap.String("database", c.redactedDatabase()))
@@ -68,9 +68,9 @@ func openStore(ctx context.Context, c Config, log *zap.Logger) (db.Store, error)
 	)
 	switch c.Engine {
 	case EnginePostgres:
-		st, err = openPostgres(ctx, c, log)
+		st, err = openPostgres(ctx, c, opts, log)
 	default:
-		st, err = openSQLite(ctx, c, log)
+		st, err = openSQLite(ctx, c, opts, log)
 	}
 	if err != nil {
 		log.Error("db.open_failed", zap.String("error", scrub(err.Error(), c.secrets())))
@@ -82,16 +82,16 @@ func openStore(ctx context.Context, c Config, log *zap.Logger) (db.Store, error)
 
 // openPostgres and openSQLite return the interface only when Open succeeded, so a failed open never
 // yields a non-nil interface holding a nil pointer.
-func openPostgres(ctx context.Context, c Config, log *zap.Logger) (db.Store, error) {
-	st, err := postgres.Open(ctx, c.DatabaseURL, db.Options{}, log)
+func openPostgres(ctx context.Context, c Config, opts db.Options, log *zap.Logger) (db.Store, error) {
+	st, err := postgres.Open(ctx, c.DatabaseURL, opts, log)
 	if err != nil {
 		return nil, err
 	}
 	return st, nil
 }
 
-func openSQLite(ctx context.Context, c Config, log *zap.Logger) (db.Store, error) {
-	st, err := sqlite.Open(ctx, c.SQLitePath(), db.Options{}, log)
+func openSQLite(ctx context.Context, c Config, opts db.Options, log *zap.Logger) (db.Store, error) {
+	st, err := sqlite.Open(ctx, c.SQLitePath(), opts, log)
 	if err != nil {
 		return nil, err
 	}

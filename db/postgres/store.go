@@ -51,7 +51,8 @@ const defaultMaxConns = 24
 // nil. The url is a PostgreSQL connection string, for example
 // postgres://user:password@host:5432/threadflow?sslmode=disable.
 //
-// The pool keeps up to defaultMaxConns connections unless the URL sets pool_max_conns.
+// The pool keeps up to opts.Connections connections (defaultMaxConns when 0) unless the URL sets
+// pool_max_conns.
 func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -64,6 +65,9 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 		// pgxpool's default (4 on this machine) starves a bot: inbox workers, run workers and their
 		// heartbeats all write at once. The URL's pool_max_conns still wins when given.
 		cfg.MaxConns = defaultMaxConns
+		if opts.Connections > 0 {
+			cfg.MaxConns = opts.Connections
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -197,3 +197,30 @@ func TestRecordEventsIsOneTransaction(t *testing.T) {
 		t.Errorf("plan's node_completed was committed (%d rows) though its batch failed", n)
 	}
 }
+
+// TestConnectionsBoundsThePool: a local command asks for a small pool (db.Options.Connections), a
+// server gets the default, and pool_max_conns in the URL wins over both.
+func TestConnectionsBoundsThePool(t *testing.T) {
+	url := dbtest.PostgresDatabase(t)
+	for _, c := range []struct {
+		name        string
+		url         string
+		connections int32
+		want        int32
+	}{
+		{"default", url, 0, 24},
+		{"asked for", url, 2, 2},
+		{"the URL wins", url + "&pool_max_conns=5", 2, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := postgres.Open(t.Context(), c.url, db.Options{Connections: c.connections}, nil)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer s.Close()
+			if got := postgres.MaxConns(s); got != c.want {
+				t.Fatalf("pool opens up to %d connections, want %d", got, c.want)
+			}
+		})
+	}
+}
