@@ -256,6 +256,8 @@ func TestRejectsArgumentsThatCouldBecomeFlags(t *testing.T) {
 		{"model with a space", "sonnet --resume x", "", db.ClassPermanent},
 		{"session that is a flag", "", "--help", db.ClassStaleSession},
 		{"session with a newline", "", "abc\ndef", db.ClassStaleSession},
+		{"model longer than 200 characters", strings.Repeat("m", maxArgLen+1), "", db.ClassPermanent},
+		{"session longer than 200 characters", "", strings.Repeat("s", maxArgLen+1), db.ClassStaleSession},
 	}
 	for _, f := range flavors {
 		for _, tt := range tests {
