@@ -18,6 +18,14 @@ var cliLengths = []int{1, 10, 100, 300, 1000}
 // cliRepeats is how many times each length is run (alternating with its floor); medians are shown.
 const cliRepeats = 5
 
+// Chains of up to shortChain nodes are run shortChainRounds times as often as longer ones. Their
+// per-node figure is the difference of two whole runs made mostly of start-up, divided by a few
+// nodes, so one slow start-up moves it by half the floor; the extra runs cost a second or two.
+const (
+	shortChain       = 10
+	shortChainRounds = 3
+)
+
 // cliStartupTarget bounds `bot workflow run` of a 1-node workflow as a whole process.
 const cliStartupTarget = 60 * time.Millisecond
 
@@ -47,7 +55,8 @@ func (b *bench) cli(ctx context.Context, d *database) ([]row, error) {
 	return cliRows(d.engine, times), nil
 }
 
-// cliTimes runs every length repeats times, A (the bot) B (the floor) A B, and returns medians.
+// cliTimes runs every length repeats times (short chains shortChainRounds times as often), A (the
+// bot) B (the floor) A B, and returns medians.
 func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths []int, repeats int) ([]cliTimes, error) {
 	dirs := map[int]string{}
 	for _, n := range lengths {
@@ -66,8 +75,11 @@ func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths [
 		}
 	}
 	runs, floors := map[int][]time.Duration{}, map[int][]time.Duration{}
-	for i := range repeats {
+	for i := range repeats * shortChainRounds {
 		for _, n := range lengths {
+			if n > shortChain && i%shortChainRounds != 0 {
+				continue
+			}
 			took, err := cliRun(ctx, bin, d, dirs[n], cliChain(n))
 			if err != nil {
 				return nil, err
