@@ -38,7 +38,7 @@ func main() {
 // The command drives one run: its own work is a few hundred microseconds of bookkeeping between
 // node processes, which use every core whatever this says. With a processor per core, each
 // hand-off between its goroutines (a node's end, the recorder, the scheduler) woke an idle thread,
-// and threads spinning for work took CPU from the node's own process: one processor measured 5%
+// and threads spinning for work took CPU from the node's own process: one processor measured 5-10%
 // less per node of a chain (BENCHMARKS.md, "The command path, session 5"). Only the real process
 // does this; tests call run in a process of their own.
 func oneProcessor() {
