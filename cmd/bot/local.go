@@ -14,10 +14,10 @@ import (
 
 // localConnections bounds a local command's PostgreSQL pool. The command drives one conversation's
 // runs, and its loops (worker, rescuer, timers, presence) each start with a query: with the
-// server's pool every one of them opened a connection of its own at start-up, a backend process
-// each (1-3 ms on a quiet machine, 30 ms on this project's shared VM; BENCHMARKS.md, "The command
-// path, session 5"). Two let a lease renewal pass a long query; no code holds one connection while
-// it waits for another (the whole suite passes with one).
+// server's pool every one of them opened a connection of its own at start-up, a backend process the
+// server forks for each (31 ms apiece on the VM of BENCHMARKS.md, "The command path, session 5").
+// Two let a lease renewal pass a long query; no code holds one connection while it waits for
+// another (the db, orchestrator, conversation and cmd/bot tests pass with a pool of one).
 const localConnections = 2
 
 // openLocal is the start of every command that works on the bot's database from this process
