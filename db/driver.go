@@ -27,15 +27,16 @@ type Driver interface {
 	// every run of ls that is running under that lease, and returns the leases of ls it did not
 	// renew, in their order in ls.
 	RenewLeases(ctx context.Context, ls []Lease, expires, now time.Time) (lost []Lease, err error)
+	// InsertRuns writes each of cs in one transaction (its conversation unless that exists, the
+	// queued run, its run_created event, its messages) and returns the runs in order. With an
+	// error nothing was written.
+	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
 	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
 }
 
 // DriverTx is one transaction of a Driver.
 type DriverTx interface {
-	// Isolated runs fn inside a savepoint: when fn fails, what it wrote is undone and the
-	// transaction goes on (one run of a batch refused does not refuse the others).
-	Isolated(ctx context.Context, fn func() error) error
 	// UpdateRun runs the compare-and-set u: UPDATE runs SET u.Set WHERE u's guard RETURNING the run.
 	// ok is false when no row matched.
 	UpdateRun(ctx context.Context, u RunUpdate) (r Run, ok bool, err error)
@@ -64,12 +65,6 @@ type DriverTx interface {
 	LeaseForEvent(ctx context.Context, l Lease, e Event) (EventLease, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
-	// InsertRun inserts n as a queued run created and queued at now.
-	InsertRun(ctx context.Context, n NewRun, digest string, now time.Time) (Run, error)
-	// InsertConversation inserts c unless its id exists.
-	InsertConversation(ctx context.Context, c Conversation, now time.Time) error
-	// SetMessageRef records (or, with an empty MessageID, forgets) a message of a run.
-	SetMessageRef(ctx context.Context, ref MessageRef) error
 }
 
 // EventLease is what LeaseForEvent found.

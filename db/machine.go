@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"threadflow/groupcommit"
 )
 
 // Machine is the transition core: it implements the state-machine methods of Store once, for every
@@ -17,6 +20,9 @@ type Machine struct {
 	Now func() time.Time
 	// Moved, when set, is told about every transition that committed (engines log it).
 	Moved func(op Op, r Run)
+
+	createsOnce sync.Once
+	creates     *groupcommit.Batcher[NewRun, createdRun] // CreateRun's group commit
 }
 
 // opHeartbeat names heartbeat writes in errors; a heartbeat is not a state transition.

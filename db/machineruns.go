@@ -5,63 +5,124 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"threadflow/groupcommit"
 )
+
+// createBatch bounds the runs one commit creates; createTimeout bounds that commit, which its
+// callers wait for whatever their own contexts do (a creation the commit may yet write must not be
+// reported as failed).
+const (
+	createBatch   = 64
+	createTimeout = 15 * time.Second
+)
+
+// RunCreation is everything creating one run writes, decided by the core: the run's conversation
+// when it comes along (inserted unless it exists), the queued run, its run_created event and the
+// messages posted for it before it existed.
+type RunCreation struct {
+	Run          NewRun
+	Digest       string
+	Conversation *Conversation
+	Created      Event
+	Messages     []MessageRef
+	At           time.Time
+}
+
+type createdRun struct {
+	run Run
+	err error
+}
 
 // CreateRun inserts a queued run with its workflow source frozen, and its run_created event, in one
 // transaction with the conversation and messages it brings along. The run's conversation must exist
 // or come with it (an unknown one is ErrNotFound).
+//
+// Creations that arrive while another is being written are written together by the next commit
+// (groupcommit, CreateRuns): under a burst of messages each no longer waits behind one commit per
+// message before it (BENCHMARKS.md, dispatch), and a lone one is written at once.
 func (m *Machine) CreateRun(ctx context.Context, n NewRun) (Run, error) {
-	runs, errs := m.CreateRuns(ctx, []NewRun{n})
-	return runs[0], errs[0]
+	if err := ctx.Err(); err != nil {
+		return Run{}, err
+	}
+	m.createsOnce.Do(func() {
+		m.creates = &groupcommit.Batcher[NewRun, createdRun]{Max: createBatch, Write: m.createAll}
+	})
+	res := m.creates.Do(n)
+	return res.run, res.err
 }
 
-// CreateRuns is CreateRun for each of ns, in one transaction: one commit for a burst of runs
-// (orchestrator.Dispatcher groups concurrent creations). Each run is written in a savepoint of its
-// own, so one refused (an unknown conversation) gets its error and the others are created. When
-// the transaction itself fails, every run gets that error and none is created.
+func (m *Machine) createAll(ns []NewRun) []createdRun {
+	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	defer cancel()
+	runs, errs := m.CreateRuns(ctx, ns)
+	out := make([]createdRun, len(ns))
+	for i := range ns {
+		out[i] = createdRun{run: runs[i], err: errs[i]}
+	}
+	return out
+}
+
+// CreateRuns is CreateRun for each of ns, in one transaction: one commit for a burst of runs. When
+// the database refuses the batch (an unknown conversation, a taken id), each run is written again
+// in a transaction of its own, so the refused one gets the error it would get alone and the others
+// are created. When the database itself fails, every run gets that error and none is created.
 func (m *Machine) CreateRuns(ctx context.Context, ns []NewRun) ([]Run, []error) {
 	runs, errs := make([]Run, len(ns)), make([]error, len(ns))
-	convs, refused := make([]*Conversation, len(ns)), make([]error, len(ns))
-	for i := range ns {
-		convs[i], refused[i] = m.prepareRun(&ns[i])
-	}
+	var (
+		cs  []RunCreation
+		idx []int // cs[k] is ns[idx[k]]
+	)
 	now := m.Now()
-	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
-		for i, n := range ns {
-			if refused[i] != nil {
-				continue
-			}
-			if len(ns) == 1 { // nothing to isolate it from: no savepoint round trips
-				var err error
-				runs[i], err = m.insertRun(ctx, tx, n, convs[i], now)
-				return err // translated by InTx
-			}
-			errs[i] = tx.Isolated(ctx, func() (err error) {
-				runs[i], err = m.insertRun(ctx, tx, n, convs[i], now)
-				return err
-			})
-		}
-		return nil
-	})
-	for i, n := range ns {
-		if refused[i] != nil {
-			errs[i] = fmt.Errorf("create run: %w", refused[i])
+	for i := range ns {
+		c, err := m.creation(ns[i], now)
+		if err != nil {
+			errs[i] = fmt.Errorf("create run: %w", err)
 			continue
 		}
-		if err != nil && errs[i] == nil {
-			errs[i] = err
+		cs, idx = append(cs, c), append(idx, i)
+	}
+	if len(cs) == 0 {
+		return runs, errs
+	}
+	created, err := m.Driver.InsertRuns(ctx, cs)
+	switch {
+	case err == nil:
+		for k, i := range idx {
+			runs[i] = created[k]
 		}
-		if errs[i] != nil {
-			runs[i], errs[i] = Run{}, fmt.Errorf("create run %s in conversation %s: %w", n.ID, n.ConversationID, errs[i])
+	case len(cs) == 1 || !refusedRow(err):
+		for k, i := range idx {
+			errs[i] = createError(cs[k].Run, err)
+		}
+	default:
+		for k, i := range idx {
+			one, err := m.Driver.InsertRuns(ctx, cs[k:k+1])
+			if err != nil {
+				errs[i] = createError(cs[k].Run, err)
+				continue
+			}
+			runs[i] = one[0]
 		}
 	}
 	return runs, errs
 }
 
-// prepareRun checks n and fills what it may leave out, and returns the conversation it brings.
-func (m *Machine) prepareRun(n *NewRun) (*Conversation, error) {
+// refusedRow tells a batch the database refused because of what one of its rows holds from a
+// failure of the database itself, after which writing the runs one by one would only fail again.
+func refusedRow(err error) bool {
+	return !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrUnwritable) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+func createError(n NewRun, err error) error {
+	return fmt.Errorf("create run %s in conversation %s: %w", n.ID, n.ConversationID, err)
+}
+
+// creation checks n, fills what it may leave out and decides what creating it writes at now.
+func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 	if n.Workflow == "" || n.ConversationID == "" {
-		return nil, errors.New("a run needs a workflow name and a conversation")
+		return RunCreation{}, errors.New("a run needs a workflow name and a conversation")
 	}
 	if n.ID == "" {
 		n.ID = NewRunID()
@@ -69,45 +130,15 @@ func (m *Machine) prepareRun(n *NewRun) (*Conversation, error) {
 	if n.WorkflowSource == nil {
 		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
 	}
-	return n.CheckedConversation()
-}
-
-// insertRun writes one run, its conversation, its run_created event and its message references.
-func (m *Machine) insertRun(ctx context.Context, tx DriverTx, n NewRun, conv *Conversation, now time.Time) (Run, error) {
-	if conv != nil {
-		if err := tx.InsertConversation(ctx, *conv, now); err != nil {
-			return Run{}, err
-		}
-	}
-	r, err := tx.InsertRun(ctx, n, Digest(n.WorkflowSource), now)
+	conv, err := n.CheckedConversation()
 	if err != nil {
-		return Run{}, err
+		return RunCreation{}, err
 	}
-	data := MustJSON(RunCreatedData{User: n.UserID, Workflow: n.Workflow})
-	if _, err = tx.AppendEvent(ctx, Event{RunID: r.ID, Type: EventRunCreated, Data: data, At: now}); err != nil {
-		return Run{}, err
+	msgs := make([]MessageRef, len(n.Messages))
+	for i, msg := range n.Messages {
+		msg.RunID = n.ID
+		msgs[i] = msg
 	}
-	for _, msg := range n.Messages {
-		msg.RunID = r.ID
-		if err := tx.SetMessageRef(ctx, msg); err != nil {
-			return Run{}, err
-		}
-	}
-	return r, nil
-}
-
-// Isolated is DriverTx.Isolated for an engine whose SQL has SAVEPOINT (both do), given a way to
-// run one statement: fn runs inside a savepoint that is released when it succeeds and rolled back
-// to when it fails, and fn's error is returned.
-func Isolated(exec func(stmt string) error, fn func() error) error {
-	if err := exec("SAVEPOINT isolated"); err != nil {
-		return err
-	}
-	if err := fn(); err != nil {
-		if rerr := exec("ROLLBACK TO SAVEPOINT isolated"); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		return err
-	}
-	return exec("RELEASE SAVEPOINT isolated")
+	created := Event{RunID: n.ID, Type: EventRunCreated, Data: MustJSON(RunCreatedData{User: n.UserID, Workflow: n.Workflow}), At: now}
+	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversation: conv, Created: created, Messages: msgs, At: now}, nil
 }

@@ -27,11 +27,7 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 // row), and the unique index refuses the second: that is "not appended", and the caller's
 // transaction then finds the first copy.
 func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
-	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("{}")
-	}
-	out, err := scanEvent(d.s.pool.QueryRow(ctx, appendLeasedSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At, reset, l.Token))
+	out, err := scanEvent(d.s.pool.QueryRow(ctx, appendLeasedSQL, append(eventArgs(e), reset, l.Token)...))
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -50,11 +46,7 @@ func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset 
 func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
 	b := &pgx.Batch{}
 	for i, e := range es {
-		data := e.Data
-		if len(data) == 0 {
-			data = json.RawMessage("{}")
-		}
-		b.Queue(appendLeasedSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At, resets[i], l.Token)
+		b.Queue(appendLeasedSQL, append(eventArgs(e), resets[i], l.Token)...)
 	}
 	outs, ok := make([]db.Event, len(es)), make([]bool, len(es))
 	results := d.s.pool.SendBatch(ctx, b)
@@ -82,6 +74,35 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 	return outs, ok, nil
 }
 
+// InsertRuns sends every statement of every creation in one batch: one round trip, run by the
+// server as one implicit transaction, so one commit for a burst of runs, where a transaction of
+// statements sent one by one held a connection for a round trip each (BENCHMARKS.md, dispatch).
+// A statement that fails aborts the whole batch: nothing is written.
+func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, error) {
+	b := &pgx.Batch{}
+	runs := make([]db.Run, len(cs))
+	for i, c := range cs {
+		if v := c.Conversation; v != nil {
+			b.Queue(insertConversationSQL, v.ID, v.Platform, v.ChannelID, v.ThreadID, v.ParentID, c.At)
+		}
+		n := c.Run
+		b.Queue(insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName,
+			n.UserMessage, n.WorkingPath, n.WorkflowSource, c.Digest, c.At).QueryRow(func(row pgx.Row) (err error) {
+			runs[i], err = scanRun(row)
+			return err
+		})
+		b.Queue(appendEventSQL, eventArgs(c.Created)...)
+		for _, ref := range c.Messages {
+			q, args := messageRefSQL(ref)
+			b.Queue(q, args...)
+		}
+	}
+	if err := d.s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, translate(err)
+	}
+	return runs, nil
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	rows, err := d.s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
 		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)
@@ -94,10 +115,6 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 
 // dtx is one transaction of the driver. Its errors are translated when the transaction ends.
 type dtx struct{ tx pgx.Tx }
-
-func (t dtx) Isolated(ctx context.Context, fn func() error) error {
-	return translate(db.Isolated(func(stmt string) error { _, err := t.tx.Exec(ctx, stmt); return err }, fn))
-}
 
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
 	q, args := updateSQL(u)
@@ -236,19 +253,6 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	_, err := d.tx.Exec(ctx, `UPDATE runs SET recoveries = 0 WHERE id = $1`, runID)
 	return err
-}
-
-func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
-	return scanRun(d.tx.QueryRow(ctx, insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID,
-		n.UserID, n.UserName, n.UserMessage, n.WorkingPath, n.WorkflowSource, digest, now))
-}
-
-func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {
-	return insertConversation(ctx, d.tx, c, now)
-}
-
-func (d dtx) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
-	return setMessageRef(ctx, d.tx, ref)
 }
 
 // params numbers query parameters as they are added.

@@ -19,11 +19,16 @@ RETURNING ` + eventColumns
 
 // appendEvent appends e to its run's history and returns it with its seq.
 func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
+	return scanEvent(tx.QueryRow(ctx, appendEventSQL, eventArgs(e)...))
+}
+
+// eventArgs are appendEventSQL's arguments for e.
+func eventArgs(e db.Event) []any {
 	data := e.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	return scanEvent(tx.QueryRow(ctx, appendEventSQL, e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At))
+	return []any{e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At}
 }
 
 // appendLeasedSQL appends an event in one statement, only while the lease is held and, for a

@@ -17,11 +17,12 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
+const insertConversationSQL = `INSERT INTO conversations (id, platform, channel_id, thread_id, parent_id, created_at)
+	VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6) ON CONFLICT (id) DO NOTHING`
+
 // insertConversation records c unless its id is known already.
 func insertConversation(ctx context.Context, x execer, c db.Conversation, now time.Time) error {
-	_, err := x.Exec(ctx, `INSERT INTO conversations (id, platform, channel_id, thread_id, parent_id, created_at)
-		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6) ON CONFLICT (id) DO NOTHING`,
-		c.ID, c.Platform, c.ChannelID, c.ThreadID, c.ParentID, now)
+	_, err := x.Exec(ctx, insertConversationSQL, c.ID, c.Platform, c.ChannelID, c.ThreadID, c.ParentID, now)
 	if err != nil {
 		return fmt.Errorf("ensure conversation %s: %w", c.ID, translate(err))
 	}
@@ -88,15 +89,8 @@ func (s *Store) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
 }
 
 func setMessageRef(ctx context.Context, x execer, ref db.MessageRef) error {
-	var err error
-	if ref.MessageID == "" {
-		_, err = x.Exec(ctx, `DELETE FROM run_messages WHERE run_id = $1 AND kind = $2`, ref.RunID, ref.Kind)
-	} else {
-		_, err = x.Exec(ctx, `INSERT INTO run_messages (run_id, kind, platform, channel_id, thread_id, message_id)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, kind) DO UPDATE SET platform = EXCLUDED.platform,
-			channel_id = EXCLUDED.channel_id, thread_id = EXCLUDED.thread_id, message_id = EXCLUDED.message_id`,
-			ref.RunID, ref.Kind, ref.Platform, ref.ChannelID, ref.ThreadID, ref.MessageID)
-	}
+	q, args := messageRefSQL(ref)
+	_, err := x.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("set %s message of run %s: %w", ref.Kind, ref.RunID, translate(err))
 	}
@@ -120,4 +114,15 @@ func (s *Store) MessageRefs(ctx context.Context, runID string) ([]db.MessageRef,
 		out = append(out, ref)
 	}
 	return out, translate(rows.Err())
+}
+
+// messageRefSQL is the statement recording ref, or forgetting it when its MessageID is empty.
+func messageRefSQL(ref db.MessageRef) (string, []any) {
+	if ref.MessageID == "" {
+		return `DELETE FROM run_messages WHERE run_id = $1 AND kind = $2`, []any{ref.RunID, ref.Kind}
+	}
+	return `INSERT INTO run_messages (run_id, kind, platform, channel_id, thread_id, message_id)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, kind) DO UPDATE SET platform = EXCLUDED.platform,
+		channel_id = EXCLUDED.channel_id, thread_id = EXCLUDED.thread_id, message_id = EXCLUDED.message_id`,
+		[]any{ref.RunID, ref.Kind, ref.Platform, ref.ChannelID, ref.ThreadID, ref.MessageID}
 }

@@ -37,6 +37,53 @@ func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now tim
 	return lost, err
 }
 
+// InsertRuns writes the creations one statement after another in one write transaction: on the
+// single writer connection a statement is a function call, and the commit is what costs.
+func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, error) {
+	runs := make([]db.Run, len(cs))
+	err := d.s.write(ctx, func(tx *wtx) error {
+		for i, c := range cs {
+			var err error
+			if runs[i], err = insertRun(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return runs, nil
+}
+
+// insertRun writes one creation.
+func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
+	if c.Conversation != nil {
+		if err := insertConversation(ctx, tx, *c.Conversation, c.At); err != nil {
+			return db.Run{}, err
+		}
+	}
+	n := c.Run
+	r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
+			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
+		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
+		n.WorkingPath, n.WorkflowSource, c.Digest, micros(c.At), micros(c.At)))
+	if err != nil {
+		return db.Run{}, err
+	}
+	e := c.Created
+	if _, err := appendEvent(ctx, tx, e.RunID, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At); err != nil {
+		return db.Run{}, err
+	}
+	for _, ref := range c.Messages {
+		if err := setMessageRef(ctx, tx, ref); err != nil {
+			return db.Run{}, err
+		}
+	}
+	return r, nil
+}
+
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
 	filter, fargs := reachFilter(reach, now)
 	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
@@ -49,10 +96,6 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 
 // dtx is one write transaction of the driver.
 type dtx struct{ tx *wtx }
-
-func (t dtx) Isolated(ctx context.Context, fn func() error) error {
-	return translate(db.Isolated(func(stmt string) error { _, err := t.tx.ExecContext(ctx, stmt); return err }, fn))
-}
 
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
 	q, args := updateSQL(u)
@@ -131,22 +174,6 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET recoveries = 0 WHERE id = ?`, runID)
 	return translate(err)
-}
-
-func (d dtx) InsertRun(ctx context.Context, n db.NewRun, digest string, now time.Time) (db.Run, error) {
-	return scanRun(d.tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
-		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
-		n.WorkingPath, n.WorkflowSource, digest, micros(now), micros(now)))
-}
-
-func (d dtx) InsertConversation(ctx context.Context, c db.Conversation, now time.Time) error {
-	return insertConversation(ctx, d.tx, c, now)
-}
-
-func (d dtx) SetMessageRef(ctx context.Context, ref db.MessageRef) error {
-	return setMessageRef(ctx, d.tx, ref)
 }
 
 // updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.

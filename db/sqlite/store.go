@@ -23,7 +23,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"threadflow/db"
-	"threadflow/groupcommit"
 	"threadflow/migrations"
 )
 
@@ -48,7 +47,6 @@ type Store struct {
 	now      func() time.Time
 	log      *zap.Logger
 	changes  db.TranscriptChanges // wakes this process's transcript readers after its own writes
-	creates  *groupcommit.Batcher[db.NewRun, createdRun]
 }
 
 // Open opens (creating if needed) the database file at path, applies pending migrations and returns
@@ -67,7 +65,6 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 	}
 	w.SetMaxOpenConns(1)
 	s := &Store{w: w, ws: newStmtCache(w), now: opts.Clock(), log: log}
-	s.creates = &groupcommit.Batcher[db.NewRun, createdRun]{Max: createBatch, Write: s.createAll}
 	s.Machine = &db.Machine{Driver: driver{s}, Now: s.clock, Moved: func(op db.Op, r db.Run) {
 		log.Debug("sqlite.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}

@@ -3,8 +3,10 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ func queryTests() []test {
 		{"CreateRunDuplicateID", testCreateDuplicate},
 		{"CreateRunNeedsConversation", testCreateNeedsConversation},
 		{"CreateRunsRefusesOnlyTheBadOne", testCreateRunsRefusesOnlyTheBadOne},
+		{"ConcurrentCreateRunsKeepTheirOwnOutcome", testConcurrentCreateRuns},
 		{"FindResumable", testFindResumable},
 		{"ListRuns", testListRuns},
 		{"FindRunsByPrefix", testFindByPrefix},
@@ -96,6 +99,56 @@ func testCreateRunsRefusesOnlyTheBadOne(t *testing.T, e *env) {
 	}
 	if errs[4] == nil || !strings.Contains(errs[4].Error(), "workflow name") {
 		t.Errorf("run without a workflow: %v, want it refused", errs[4])
+	}
+}
+
+// Creations arriving together are written together (Machine.CreateRun groups them): each one that
+// is valid is created with its thread, its run_created event and its status message, whatever else
+// its group held, and one in an unknown conversation fails alone with ErrNotFound.
+func testConcurrentCreateRuns(t *testing.T, e *env) {
+	e.conversations(t)
+	const n = 48
+	errs, runs := make([]error, n), make([]db.Run, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			thread := db.Conversation{ID: fmt.Sprintf("%s:T%d", channelConv, i), Platform: "slack", ChannelID: "C1",
+				ThreadID: fmt.Sprintf("T%d", i), ParentID: channelConv}
+			runs[i], errs[i] = e.s.CreateRun(e.ctx, newRun(func(r *db.NewRun) {
+				r.ConversationID, r.Conversation = thread.ID, &thread
+				r.Messages = []db.MessageRef{{Kind: "status", Platform: "slack", ChannelID: "C1", ThreadID: thread.ThreadID, MessageID: fmt.Sprint(i)}}
+				if i%7 == 3 { // a thread under a channel nobody recorded
+					thread.ParentID, thread.ChannelID = "slack:C404", "C404"
+					thread.ID = "slack:C404:" + thread.ThreadID
+					r.ConversationID = thread.ID
+				}
+			}))
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if i%7 == 3 {
+			if !errors.Is(errs[i], db.ErrNotFound) {
+				t.Errorf("creation %d under an unknown channel: %v, want ErrNotFound", i, errs[i])
+			}
+			continue
+		}
+		if errs[i] != nil {
+			t.Errorf("creation %d: %v", i, errs[i])
+			continue
+		}
+		if evs := e.events(t, runs[i].ID); len(evs) != 1 || evs[0].Type != db.EventRunCreated {
+			t.Errorf("run %s events %v, want [run_created]", runs[i].ID, types(evs))
+		}
+		refs, err := e.s.MessageRefs(e.ctx, runs[i].ID)
+		if err != nil || len(refs) != 1 || refs[0].MessageID != fmt.Sprint(i) {
+			t.Errorf("run %s messages %+v, %v; want its status message %d", runs[i].ID, refs, err, i)
+		}
+		if got := e.get(t, runs[i].ID); got.ConversationID != fmt.Sprintf("%s:T%d", channelConv, i) {
+			t.Errorf("run %s is in %s, want its own thread", got.ID, got.ConversationID)
+		}
 	}
 }
 
