@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,5 +132,29 @@ func TestConcurrentOpensOfANewFileAllSucceed(t *testing.T) {
 				t.Fatalf("round %d: a concurrent Open of a new file failed: %v", round, err)
 			}
 		}
+	}
+}
+
+// A burst of reads keeps the read pool's connections open: one closed when it is returned is
+// opened again by the next read, which parses the schema and prepares its statements anew.
+func TestReadBurstKeepsItsConnections(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "t.db"))
+	for range 5 {
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.FindResumable(t.Context(), "build", "slack:C1"); !errors.Is(err, db.ErrNotFound) {
+					t.Errorf("FindResumable: %v, want ErrNotFound", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	st := sqlite.ReadPoolStats(s)
+	if st.MaxIdleClosed > 0 || st.OpenConnections > st.MaxOpenConnections {
+		t.Fatalf("read pool after 5 bursts of 64 reads: %d connections closed as surplus idle, %d open of %d; want none closed",
+			st.MaxIdleClosed, st.OpenConnections, st.MaxOpenConnections)
 	}
 }

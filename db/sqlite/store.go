@@ -78,6 +78,10 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(readConns)
+	// database/sql keeps 2 idle connections by default: under a burst of reads the other two were
+	// closed as soon as they were returned and opened again by the next read, each open parsing the
+	// schema and preparing its statements anew (BENCHMARKS.md, dispatch).
+	r.SetMaxIdleConns(readConns)
 	s.r = newReader(r)
 	return s, nil
 }
