@@ -17,16 +17,16 @@ const (
 	createTimeout = 15 * time.Second
 )
 
-// RunCreation is everything creating one run writes, decided by the core: the run's conversation
-// when it comes along (inserted unless it exists), the queued run, its run_created event and the
-// messages posted for it before it existed.
+// RunCreation is everything creating one run writes, decided by the core: the conversations that
+// come along (each inserted unless it exists, in order), the queued run, its run_created event and
+// the messages posted for it before it existed.
 type RunCreation struct {
-	Run          NewRun
-	Digest       string
-	Conversation *Conversation
-	Created      Event
-	Messages     []MessageRef
-	At           time.Time
+	Run           NewRun
+	Digest        string
+	Conversations []Conversation
+	Created       Event
+	Messages      []MessageRef
+	At            time.Time
 }
 
 type createdRun struct {
@@ -130,7 +130,7 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 	if n.WorkflowSource == nil {
 		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
 	}
-	conv, err := n.CheckedConversation()
+	convs, err := n.CheckedConversations()
 	if err != nil {
 		return RunCreation{}, err
 	}
@@ -140,5 +140,5 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 		msgs[i] = msg
 	}
 	created := Event{RunID: n.ID, Type: EventRunCreated, Data: MustJSON(RunCreatedData{User: n.UserID, Workflow: n.Workflow}), At: now}
-	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversation: conv, Created: created, Messages: msgs, At: now}, nil
+	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversations: convs, Created: created, Messages: msgs, At: now}, nil
 }

@@ -158,6 +158,10 @@ type NewRun struct {
 	// Conversation, when set, is recorded (if new) in the same transaction: the run's own thread,
 	// opened just before the run was created.
 	Conversation *Conversation
+	// Parents are recorded (if new) in the same transaction before Conversation, in order, parents
+	// before their threads: the channel (and thread) the run was asked for in, so the first command
+	// in a conversation costs no write of its own.
+	Parents []Conversation
 	// Messages are chat messages posted for the run before it existed (its live status message),
 	// recorded in the same transaction; their RunID is filled in.
 	Messages []MessageRef
@@ -272,11 +276,20 @@ func (c Conversation) Checked() (Conversation, error) {
 	return c, nil
 }
 
-// CheckedConversation checks the conversation a new run brings along (nil when it brings none): it
-// must be valid and be the run's conversation.
-func (n NewRun) CheckedConversation() (*Conversation, error) {
+// CheckedConversations checks the conversations a new run brings along, in the order they are
+// recorded (its Parents, then its Conversation): each must be valid, and Conversation must be the
+// run's.
+func (n NewRun) CheckedConversations() ([]Conversation, error) {
+	out := make([]Conversation, 0, len(n.Parents)+1)
+	for _, c := range n.Parents {
+		c, err := c.Checked()
+		if err != nil {
+			return nil, fmt.Errorf("create run %s: %w", n.ID, err)
+		}
+		out = append(out, c)
+	}
 	if n.Conversation == nil {
-		return nil, nil
+		return out, nil
 	}
 	c, err := n.Conversation.Checked()
 	if err != nil {
@@ -285,7 +298,7 @@ func (n NewRun) CheckedConversation() (*Conversation, error) {
 	if c.ID != n.ConversationID {
 		return nil, fmt.Errorf("create run %s: the conversation given is %s, not the run's %s", n.ID, c.ID, n.ConversationID)
 	}
-	return &c, nil
+	return append(out, c), nil
 }
 
 // ParseConversationKey splits a key made by ConversationKey. Platform and channel ids never contain

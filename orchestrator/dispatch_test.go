@@ -257,3 +257,24 @@ func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 		}
 	})
 }
+
+// The first command in a thread of a channel the bot never saw records the channel and the thread
+// with the run (one write), and the next command there, with both known, starts its run too.
+func TestFirstCommandInAThreadRecordsItsConversations(t *testing.T) {
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("hello", "name: hello\nnodes:\n  - id: hi\n    bash: \"true\"\n")
+		for i := range 2 {
+			h.say(admin, "T5", fmt.Sprintf("/workflow run hello --force %d", i))
+			if runs := h.runs("hello"); len(runs) != i+1 || runs[0].ParentConversationID != "console:chan:T5" {
+				t.Fatalf("after command %d: runs %+v, want %d, the newest asked for in console:chan:T5\n%s", i, runs, i+1, h.out.Dump())
+			}
+		}
+		// The stored fields win over these (see EnsureConversation): a thread recorded without its
+		// parent, or not at all, would come back with no parent.
+		got, err := h.store.EnsureConversation(context.Background(), db.Conversation{ID: "console:chan:T5", Platform: "console", ChannelID: "x"})
+		if err != nil || got.ParentID != "console:chan" || got.ThreadID != "T5" {
+			t.Fatalf("the thread asked in = %+v, %v; want it recorded under console:chan", got, err)
+		}
+	})
+}

@@ -41,7 +41,6 @@ type Store interface {
 	FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	SetRunConversation(ctx context.Context, runID, conversationID string) error
-	EnsureConversation(ctx context.Context, c db.Conversation) (db.Conversation, error)
 	GetSession(ctx context.Context, conversationID, runID, nodeID string) (db.Session, error)
 	SetSession(ctx context.Context, s db.Session) error
 	SetMessageRef(ctx context.Context, ref db.MessageRef) error

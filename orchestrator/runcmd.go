@@ -70,10 +70,6 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	if err := b.Limits.CheckArgs(args); err != nil {
 		return db.Run{}, err
 	}
-	parent, err := b.ensureConversation(ctx, at)
-	if err != nil {
-		return db.Run{}, err
-	}
 	id := db.NewRunID()
 	by.Name = conversation.DisplayName(by.Name)
 	thread, messages := b.Reporter.Announce(ctx, at, id, wf.Name, by)
@@ -83,37 +79,33 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	if thread.ThreadID != "" {
 		conv.ParentID = thread.Channel().ConversationID()
 	}
-	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: parent,
-		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source, Conversation: conv, Messages: messages})
+	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: at.ConversationID(),
+		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
+		Conversation: conv, Parents: b.unrecorded(at), Messages: messages})
 	if err != nil {
 		b.Reporter.forget(id)
 		return db.Run{}, err
 	}
+	b.known.add(at.ConversationID())
 	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
 	b.Workers.Wake()
 	return run, nil
 }
 
-// ensureConversation records the conversation (and for a thread, its channel) and returns its id.
-// Conversations are never deleted, so one recorded by this process need not be written again.
-func (b *Dispatcher) ensureConversation(ctx context.Context, a conversation.Address) (string, error) {
+// unrecorded is the conversation a run was asked for in, and for a thread its channel first, unless
+// this process recorded them already: the run's creation records them. Conversations are never
+// deleted, so one recorded need not be written again.
+func (b *Dispatcher) unrecorded(a conversation.Address) []db.Conversation {
 	id := a.ConversationID()
 	if b.known.has(id) {
-		return id, nil
+		return nil
 	}
-	parent := ""
-	if a.ThreadID != "" {
-		ch, err := b.Store.EnsureConversation(ctx, db.Conversation{ID: a.Channel().ConversationID(), Platform: a.Platform, ChannelID: a.ChannelID})
-		if err != nil {
-			return "", err
-		}
-		parent = ch.ID
+	if a.ThreadID == "" {
+		return []db.Conversation{{ID: id, Platform: a.Platform, ChannelID: a.ChannelID}}
 	}
-	c, err := b.Store.EnsureConversation(ctx, db.Conversation{ID: id, Platform: a.Platform, ChannelID: a.ChannelID, ThreadID: a.ThreadID, ParentID: parent})
-	if err == nil {
-		b.known.add(id)
-	}
-	return c.ID, err
+	ch := a.Channel().ConversationID()
+	return []db.Conversation{{ID: ch, Platform: a.Platform, ChannelID: a.ChannelID},
+		{ID: id, Platform: a.Platform, ChannelID: a.ChannelID, ThreadID: a.ThreadID, ParentID: ch}}
 }
 
 // knownLimit bounds the conversations remembered as recorded; past it the set starts over, which

@@ -82,7 +82,7 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 	b := &pgx.Batch{}
 	runs := make([]db.Run, len(cs))
 	for i, c := range cs {
-		if v := c.Conversation; v != nil {
+		for _, v := range c.Conversations {
 			b.Queue(insertConversationSQL, v.ID, v.Platform, v.ChannelID, v.ThreadID, v.ParentID, c.At)
 		}
 		n := c.Run

@@ -58,8 +58,8 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 
 // insertRun writes one creation.
 func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
-	if c.Conversation != nil {
-		if err := insertConversation(ctx, tx, *c.Conversation, c.At); err != nil {
+	for _, v := range c.Conversations {
+		if err := insertConversation(ctx, tx, v, c.At); err != nil {
 			return db.Run{}, err
 		}
 	}

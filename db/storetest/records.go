@@ -214,6 +214,21 @@ func testCreateRunRecordsItsThreadAndMessages(t *testing.T, e *env) {
 	if refs, err := e.s.MessageRefs(e.ctx, r.ID); err != nil || len(refs) != 1 || refs[0] != status {
 		t.Fatalf("MessageRefs = %+v, %v; want the status message", refs, err)
 	}
+	// The channel and thread a run was asked for in come along, parents first: a first command in
+	// a new channel records both with the run.
+	asked := []db.Conversation{{Platform: "discord", ChannelID: "D1"}, {Platform: "discord", ChannelID: "D1", ThreadID: "7", ParentID: "discord:D1"}}
+	own := db.Conversation{Platform: "discord", ChannelID: "D1", ThreadID: "8", ParentID: "discord:D1"}
+	if _, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) {
+		n.ConversationID, n.ParentConversationID, n.Conversation, n.Parents = "discord:D1:8", "discord:D1:7", &own, asked
+	})); err != nil {
+		t.Fatalf("CreateRun asked for in a new channel's thread: %v", err)
+	}
+	for _, want := range append(asked, own) {
+		got, err := e.s.EnsureConversation(e.ctx, db.Conversation{Platform: want.Platform, ChannelID: want.ChannelID, ThreadID: want.ThreadID})
+		if err != nil || got.ParentID != want.ParentID || got.CreatedAt.IsZero() {
+			t.Fatalf("conversation %s:%s:%s = %+v, %v; want it recorded with parent %q", want.Platform, want.ChannelID, want.ThreadID, got, err, want.ParentID)
+		}
+	}
 	other := db.Conversation{Platform: "slack", ChannelID: "C1", ThreadID: "8.8"}
 	if _, err := e.s.CreateRun(e.ctx, newRun(func(n *db.NewRun) { n.ConversationID, n.Conversation = "slack:C1:9.9", &other })); err == nil {
 		t.Fatal("CreateRun with a conversation that is not the run's succeeded")
