@@ -28,7 +28,7 @@ type Driver interface {
 	// renew, in their order in ls.
 	RenewLeases(ctx context.Context, ls []Lease, expires, now time.Time) (lost []Lease, err error)
 	// InsertRuns writes each of cs in one transaction (its conversation unless that exists, the
-	// queued run, its run_created event, its messages) and returns the runs in order. With an
+	// queued run, its run_created event at seq 1, its messages) and returns the runs in order. With an
 	// error nothing was written.
 	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.

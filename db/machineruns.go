@@ -18,8 +18,8 @@ const (
 )
 
 // RunCreation is everything creating one run writes, decided by the core: the conversations that
-// come along (each inserted unless it exists, in order), the queued run, its run_created event and
-// the messages posted for it before it existed.
+// come along (each inserted unless it exists, in order), the queued run, its run_created event (its
+// first, seq 1) and the messages posted for it before it existed.
 type RunCreation struct {
 	Run           NewRun
 	Digest        string

@@ -91,7 +91,7 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 			runs[i], err = scanRun(row)
 			return err
 		})
-		b.Queue(appendEventSQL, eventArgs(c.Created)...)
+		b.Queue(insertFirstEventSQL, eventArgs(c.Created)...)
 		for _, ref := range c.Messages {
 			q, args := messageRefSQL(ref)
 			b.Queue(q, args...)

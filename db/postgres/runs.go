@@ -14,10 +14,16 @@ import (
 // defaultLimit caps listings that do not say how many runs they want.
 const defaultLimit = 100
 
+// insertRunSQL inserts a queued run whose first event (seq 1, insertFirstEventSQL) is written with
+// it, so the event takes no UPDATE of the row just inserted.
 const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
-	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $11)
+	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $11, 1)
 RETURNING ` + runColumns
+
+// insertFirstEventSQL is a new run's first event, at the seq insertRunSQL took for it.
+const insertFirstEventSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
+VALUES ($1, 1, $2, $3, $4, $5, $6)`
 
 // GetRun returns one run or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {

@@ -64,16 +64,18 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 		}
 	}
 	n := c.Run
+	// The run is inserted at seq 1, its first event's: the event takes no UPDATE of a row that
+	// holds the whole workflow source.
 	r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING `+runColumns,
+			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, 1) RETURNING `+runColumns,
 		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
 		n.WorkingPath, n.WorkflowSource, c.Digest, micros(c.At), micros(c.At)))
 	if err != nil {
 		return db.Run{}, err
 	}
 	e := c.Created
-	if _, err := appendEvent(ctx, tx, e.RunID, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At); err != nil {
+	if _, err := insertEvent(ctx, tx, e.RunID, 1, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At); err != nil {
 		return db.Run{}, err
 	}
 	for _, ref := range c.Messages {
