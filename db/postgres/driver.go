@@ -150,13 +150,14 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 }
 
 // RenewLeases is one statement: a round trip and a commit for every lease a replica holds, where
-// a statement per lease would cost a round trip each to a server sharing the machine.
+// a statement per lease would cost a round trip each to a server sharing the machine. It runs on
+// the lease pool's own connection (openLeasePool).
 func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) ([]db.Lease, error) {
 	ids, tokens := make([]string, len(ls)), make([]string, len(ls))
 	for i, l := range ls {
 		ids[i], tokens[i] = l.RunID, l.Token
 	}
-	rows, err := d.s.pool.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
+	rows, err := d.s.leases.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
 		FROM unnest($1::text[], $2::text[]) AS l(id, token)
 		WHERE runs.id = l.id AND runs.lease_token = l.token AND runs.lease_token <> '' AND runs.status = 'running'
 		RETURNING runs.lease_token`, ids, tokens, expires, now)

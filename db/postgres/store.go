@@ -28,6 +28,7 @@ type Store struct {
 	*db.Machine // the state-machine methods: the transition core on this engine's driver
 
 	pool     *pgxpool.Pool
+	leases   *pgxpool.Pool // lease renewals only: see openLeasePool
 	sqlDB    *sql.DB // database/sql view of pool, for goose only
 	migrator *goose.Provider
 	clock    func() time.Time
@@ -73,7 +74,12 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create pool: %w", err)
 	}
-	s := &Store{pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
+	leases, err := openLeasePool(ctx, cfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{pool: pool, leases: leases, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
 	s.Machine = &db.Machine{Driver: driver{s}, Now: s.now, Moved: func(op db.Op, r db.Run) {
 		log.Debug("postgres.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}
@@ -81,6 +87,22 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
+}
+
+// openLeasePool opens the one connection lease renewals use, apart from the pool every other
+// statement queues for: behind a replica's own burst of work (a thousand runs taken over at once,
+// each writing its events) a renewal waited for a connection until the replica's leases expired
+// under it and its rescuer took its own runs for crashed (BENCHMARKS.md, recovery). pgxpool has no
+// priorities, hence a pool of its own. It connects on the first renewal, a LEASE_TTL/3 after the
+// first claim, so a short command never opens it.
+func openLeasePool(ctx context.Context, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	lc := cfg.Copy()
+	lc.MaxConns, lc.MinConns = 1, 0
+	p, err := pgxpool.NewWithConfig(ctx, lc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create lease pool: %w", err)
+	}
+	return p, nil
 }
 
 // start checks the database answers and brings its schema up to date.
@@ -132,6 +154,7 @@ func (s *Store) Close() error {
 		err = s.sqlDB.Close()
 	}
 	s.pool.Close()
+	s.leases.Close()
 	return err
 }
 
