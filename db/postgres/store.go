@@ -29,7 +29,7 @@ type Store struct {
 
 	pool     *pgxpool.Pool
 	leases   *pgxpool.Pool // lease renewals only: see openLeasePool
-	sqlDB    *sql.DB // database/sql view of pool, for goose only
+	sqlDB    *sql.DB       // database/sql view of pool, for goose only
 	migrator *goose.Provider
 	clock    func() time.Time
 	log      *zap.Logger
