@@ -92,7 +92,8 @@ func (b *bench) recovery(ctx context.Context, d *database) ([]row, error) {
 		command: reproduce("recovery", d.engine)}}, nil
 }
 
-// waitRunning waits until n runs are running under owner's lease with their node started.
+// waitRunning waits until n runs are running under owner's lease: claimed, whether or not their
+// node has started again yet (for the first bot, waitStarted checks that apart).
 func waitRunning(ctx context.Context, st db.Store, owner string, n int, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
