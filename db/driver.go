@@ -40,6 +40,10 @@ type DriverTx interface {
 	// UpdateRun runs the compare-and-set u: UPDATE runs SET u.Set WHERE u's guard RETURNING the run.
 	// ok is false when no row matched.
 	UpdateRun(ctx context.Context, u RunUpdate) (r Run, ok bool, err error)
+	// TransitAll runs each compare-and-set of ts and, for each one that matched, appends its events
+	// at the run's next seqs, in order. ok[i] tells whether ts[i] matched; runs[i] is then the run
+	// it left. An engine may send them all at once: nothing of one depends on another's result.
+	TransitAll(ctx context.Context, ts []Transit) (runs []Run, ok []bool, err error)
 	// LockRun reads a run and holds its row until the transaction ends; ErrNotFound if none.
 	LockRun(ctx context.Context, runID string) (Run, error)
 	// AppendEvent gives e the run's next seq and inserts it.
@@ -65,6 +69,34 @@ type DriverTx interface {
 	LeaseForEvent(ctx context.Context, l Lease, e Event) (EventLease, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
+}
+
+// Transit is one compare-and-set with the events it appends when it matches (their RunID is the
+// update's run).
+type Transit struct {
+	Update RunUpdate
+	Events []Event
+}
+
+// TransitEach is TransitAll as one statement after another in tx, for an engine where a statement
+// costs no round trip.
+func TransitEach(ctx context.Context, tx DriverTx, ts []Transit) ([]Run, []bool, error) {
+	runs, ok := make([]Run, len(ts)), make([]bool, len(ts))
+	for i, t := range ts {
+		var err error
+		if runs[i], ok[i], err = tx.UpdateRun(ctx, t.Update); err != nil {
+			return nil, nil, err
+		}
+		if !ok[i] {
+			continue
+		}
+		for _, e := range t.Events {
+			if _, err := tx.AppendEvent(ctx, e); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return runs, ok, nil
 }
 
 // EventLease is what LeaseForEvent found.

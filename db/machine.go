@@ -53,6 +53,27 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 	return r, nil
 }
 
+// transitAll is transit for each of ts, whose events do not depend on the updated runs, sent to the
+// engine at once (DriverTx.TransitAll): a claim of 32 runs or the rescue of a thousand is a round
+// trip on PostgreSQL, not two per run.
+func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Transit) ([]Run, error) {
+	runs, ok, err := tx.TransitAll(ctx, ts)
+	if err != nil {
+		return nil, fmt.Errorf("%s %d runs: %w", op, len(ts), err)
+	}
+	for i, t := range ts {
+		if ok[i] {
+			continue
+		}
+		r, replay, err := Refuse(ctx, tx, op, t.Update.RunID, t.Update.Token, Transitions[op].Lease)
+		if !replay {
+			return nil, err
+		}
+		runs[i] = r
+	}
+	return runs, nil
+}
+
 // Refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
 // A lease write whose run already is where the write leads, under the same token, is the worker
 // retrying a write that committed (its reply was lost): that is a replay, returned with no error.
@@ -120,20 +141,18 @@ func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration
 		if err != nil {
 			return fmt.Errorf("claim run: %w", err)
 		}
-		for _, id := range ids {
+		if len(ids) == 0 {
+			return ErrNoQueuedRun
+		}
+		ts := make([]Transit, len(ids))
+		for i, id := range ids {
 			u := update(OpClaim, id, "")
 			u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
 			u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
-			r, err := m.transit(ctx, tx, OpClaim, u, one(EventRunClaimed, "", now, RunClaimedData{Owner: owner}))
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
+			ts[i] = Transit{Update: u, Events: one(EventRunClaimed, "", now, RunClaimedData{Owner: owner})(Run{ID: id})}
 		}
-		if len(out) == 0 {
-			return ErrNoQueuedRun
-		}
-		return nil
+		out, err = m.transitAll(ctx, tx, OpClaim, ts)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -346,12 +365,19 @@ func (m *Machine) RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescu
 			return fmt.Errorf("rescue: %w", err)
 		}
 		out = out[:0]
-		for _, x := range found {
-			r, err := m.rescue(ctx, tx, x, maxRecoveries, now)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
+		if len(found) == 0 {
+			return nil
+		}
+		ts, exhausted := make([]Transit, len(found)), make([]bool, len(found))
+		for i, x := range found {
+			ts[i], exhausted[i] = rescue(x, maxRecoveries, now)
+		}
+		runs, err := m.transitAll(ctx, tx, OpRescue, ts)
+		if err != nil {
+			return err
+		}
+		for i, r := range runs {
+			out = append(out, Rescue{Run: r, PrevOwner: found[i].Owner, Exhausted: exhausted[i]})
 		}
 		return nil
 	})
@@ -366,14 +392,15 @@ func (m *Machine) RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescu
 	return out, nil
 }
 
-// rescue moves one expired run, guarded by the token, expiry and counter it was found with: if its
-// worker heartbeated or finished meanwhile, the compare-and-set fails and the run is left alone.
-// It goes to the back of the queue: a run that keeps killing its worker must not starve the others.
-func (m *Machine) rescue(ctx context.Context, tx DriverTx, x Expired, maxRecoveries int, now time.Time) (Rescue, error) {
+// rescue is the move of one expired run, guarded by the token, expiry and counter it was found
+// with: if its worker heartbeated or finished meanwhile, the compare-and-set fails and the run is
+// left alone. It goes to the back of the queue: a run that keeps killing its worker must not starve
+// the others. exhausted says the move fails the run instead, its recovery budget spent.
+func rescue(x Expired, maxRecoveries int, now time.Time) (t Transit, exhausted bool) {
 	u := update(OpRescue, x.RunID, x.Token)
 	u.Leased, u.ExpiredBefore, u.Recoveries = true, now, x.Recoveries
 	u.Set.Recovered, u.Set.DropLease = true, true
-	exhausted := x.Recoveries+1 > maxRecoveries
+	exhausted = x.Recoveries+1 > maxRecoveries
 	events := one(EventRunRescued, "", now, RunRescuedData{PrevOwner: x.Owner, Recoveries: x.Recoveries + 1})
 	if exhausted {
 		reason := RecoveryBudgetExhausted(x.Recoveries+1, maxRecoveries)
@@ -382,9 +409,5 @@ func (m *Machine) rescue(ctx context.Context, tx DriverTx, x Expired, maxRecover
 	} else {
 		u.Set.QueuedAt = now
 	}
-	r, err := m.transit(ctx, tx, OpRescue, u, events)
-	if err != nil {
-		return Rescue{}, err
-	}
-	return Rescue{Run: r, PrevOwner: x.Owner, Exhausted: exhausted}, nil
+	return Transit{Update: u, Events: events(Run{ID: x.RunID})}, exhausted
 }

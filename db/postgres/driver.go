@@ -125,6 +125,30 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 	return r, err == nil, err
 }
 
+// TransitAll sends one statement per compare-and-set, each appending its events only when its
+// update matched (transitSQL), all in one batch: a claim of 32 runs or the rescue of a thousand is
+// one round trip instead of two per run, which under load is what held the rescue's locks for
+// seconds (BENCHMARKS.md, recovery).
+func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {
+	runs, ok := make([]db.Run, len(ts)), make([]bool, len(ts))
+	b := &pgx.Batch{}
+	for i, t := range ts {
+		q, args := transitSQL(t)
+		b.Queue(q, args...).QueryRow(func(row pgx.Row) error {
+			r, err := scanRun(row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			runs[i], ok[i] = r, err == nil
+			return err
+		})
+	}
+	if err := d.tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, err
+	}
+	return runs, ok, nil
+}
+
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
 	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -267,25 +291,54 @@ func (p *params) add(v any) string {
 // updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
 func updateSQL(u db.RunUpdate) (string, []any) {
 	var p params
-	set := setSQL(&p, u.Set)
-	where := []string{"id = " + p.add(u.RunID), "status = ANY(" + p.add(statuses(u.From)) + ")"}
+	set, where := updateParts(&p, u)
+	return "UPDATE runs SET " + set + " WHERE " + where + " RETURNING " + runColumns, p
+}
+
+// transitSQL renders a compare-and-set and its events as one statement returning the run when the
+// update matched, and nothing otherwise: the update takes the events' seqs from runs.last_seq, and
+// the events are inserted from its result, so they exist only when it matched.
+func transitSQL(t db.Transit) (string, []any) {
+	var p params
+	set, where := updateParts(&p, t.Update)
+	k := len(t.Events)
+	if k == 0 {
+		return "UPDATE runs SET " + set + " WHERE " + where + " RETURNING " + runColumns, p
+	}
+	rows := make([]string, k)
+	for i, e := range t.Events {
+		a := eventArgs(e)
+		rows[i] = "(" + p.add(i+1) + "::bigint, " + p.add(a[1]) + "::text, " + p.add(a[2]) + "::text, " + p.add(a[3]) + "::int, " +
+			p.add(a[4]) + "::jsonb, " + p.add(a[5]) + "::timestamptz)"
+	}
+	n := p.add(k)
+	return "WITH u AS (UPDATE runs SET " + set + ", last_seq = last_seq + " + n + "::bigint WHERE " + where +
+		" RETURNING " + runColumns + ", last_seq), e AS (INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)" +
+		" SELECT u.id, u.last_seq - " + n + "::bigint + v.i, v.type, v.node_id, v.attempt, v.data, v.at FROM u, (VALUES " +
+		strings.Join(rows, ", ") + ") AS v(i, type, node_id, attempt, data, at)) SELECT " + runColumns + " FROM u", p
+}
+
+// updateParts renders u's SET list and WHERE condition, adding their parameters to p.
+func updateParts(p *params, u db.RunUpdate) (set, where string) {
+	set = setSQL(p, u.Set)
+	conds := []string{"id = " + p.add(u.RunID), "status = ANY(" + p.add(statuses(u.From)) + ")"}
 	if u.Leased {
-		where = append(where, "lease_token = "+p.add(u.Token)+" AND lease_token <> ''")
+		conds = append(conds, "lease_token = "+p.add(u.Token)+" AND lease_token <> ''")
 	}
 	if len(u.IfPaused) > 0 {
 		kinds := make([]string, len(u.IfPaused))
 		for i, k := range u.IfPaused {
 			kinds[i] = string(k)
 		}
-		where = append(where, "(status <> 'paused' OR pause_kind = ANY("+p.add(kinds)+"))")
+		conds = append(conds, "(status <> 'paused' OR pause_kind = ANY("+p.add(kinds)+"))")
 	}
 	if u.PauseNode != "" {
-		where = append(where, "pause_node = "+p.add(u.PauseNode))
+		conds = append(conds, "pause_node = "+p.add(u.PauseNode))
 	}
 	if !u.ExpiredBefore.IsZero() {
-		where = append(where, "lease_expires_at < "+p.add(u.ExpiredBefore)+" AND recoveries = "+p.add(u.Recoveries))
+		conds = append(conds, "lease_expires_at < "+p.add(u.ExpiredBefore)+" AND recoveries = "+p.add(u.Recoveries))
 	}
-	return "UPDATE runs SET " + set + " WHERE " + strings.Join(where, " AND ") + " RETURNING " + runColumns, p
+	return set, strings.Join(conds, " AND ")
 }
 
 func statuses(ss []db.Status) []string {

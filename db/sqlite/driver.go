@@ -111,6 +111,12 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 	return r, err == nil, err
 }
 
+// TransitAll runs the compare-and-sets one after another: on the single writer connection a
+// statement is a function call.
+func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {
+	return db.TransitEach(ctx, d, ts)
+}
+
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
 	return getRun(ctx, d.tx, runID) // the write transaction holds the database
 }
