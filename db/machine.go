@@ -135,7 +135,7 @@ func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration
 	}
 	now := m.Now()
 	var out []Run
-	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+	err := m.Driver.InControlTx(ctx, func(tx DriverTx) error {
 		out = out[:0] // InTx may run fn again after a serialization failure
 		ids, err := tx.NextQueued(ctx, reach, now, n)
 		if err != nil {
@@ -359,7 +359,7 @@ func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string) (Run,
 func (m *Machine) RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error) {
 	now := m.Now()
 	var out []Rescue
-	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+	err := m.Driver.InControlTx(ctx, func(tx DriverTx) error {
 		found, err := tx.Expired(ctx, now)
 		if err != nil {
 			return fmt.Errorf("rescue: %w", err)

@@ -10,21 +10,21 @@ import (
 // a lower layer, so dependencies point inward, to db. Packages of one layer never import each
 // other (adapters never import each other; metrics and the adapters are siblings).
 var layers = map[string]int{
-	"threadflow/db":          0,
-	"threadflow/workflow":    0,
-	"threadflow/migrations":  0,
 	"threadflow/proctag":     0,
 	"threadflow/groupcommit": 0,
+	"threadflow/db":          1,
+	"threadflow/workflow":    1,
+	"threadflow/migrations":  1,
 
-	"threadflow/db/postgres":      1,
-	"threadflow/db/sqlite":        1,
-	"threadflow/commands":         1,
-	"threadflow/conversation":     1,
-	"threadflow/agent":            1,
-	"threadflow/orchestrator":     2,
-	"threadflow/metrics":          3,
-	"threadflow/adapters/":        3, // every adapter
-	"threadflow/cmd/":             4, // every command: the only packages that wire engines and adapters
+	"threadflow/db/postgres":      2,
+	"threadflow/db/sqlite":        2,
+	"threadflow/commands":         2,
+	"threadflow/conversation":     2,
+	"threadflow/agent":            2,
+	"threadflow/orchestrator":     3,
+	"threadflow/metrics":          4,
+	"threadflow/adapters/":        4, // every adapter
+	"threadflow/cmd/":             5, // every command: the only packages that wire engines and adapters
 	"threadflow/test":             -1,
 	"threadflow/testkit":          -1,
 	"threadflow/orchestratortest": -1,

@@ -19,6 +19,11 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.write(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
 }
 
+// InControlTx goes ahead of the queued writers (writeUrgent), as lease renewals do.
+func (d driver) InControlTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
+	return d.s.writeUrgent(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
+}
+
 func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
 	return appendLeased(ctx, d.s, l, e, reset)
 }
