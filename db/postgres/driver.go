@@ -22,9 +22,12 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.inTx(ctx, func(tx pgx.Tx) error { return fn(dtx{tx}) })
 }
 
-// InControlTx runs on the control pool (openControlPool).
+// InControlTx is InTx, on the main pool. Claims and rescues on connections of their own were
+// tried: the first bot of the recovery bench then claimed 1,000 runs faster than it could start
+// them, and starved of CPU, its own renewals came late and it lost leases by the hundred
+// (BENCHMARKS.md, recovery). Renewals alone keep a connection of their own (openLeasePool).
 func (d driver) InControlTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
-	return translate(pgx.BeginFunc(ctx, d.s.control, func(tx pgx.Tx) error { return fn(dtx{tx}) }))
+	return d.InTx(ctx, fn)
 }
 
 // AppendLeased is one statement outside any explicit transaction: one round trip and one commit.
@@ -180,13 +183,13 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 
 // RenewLeases is one statement: a round trip and a commit for every lease a replica holds, where
 // a statement per lease would cost a round trip each to a server sharing the machine. It runs on
-// the control pool (openControlPool).
+// the lease pool's own connection (openLeasePool).
 func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) ([]db.Lease, error) {
 	ids, tokens := make([]string, len(ls)), make([]string, len(ls))
 	for i, l := range ls {
 		ids[i], tokens[i] = l.RunID, l.Token
 	}
-	rows, err := d.s.control.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
+	rows, err := d.s.leases.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
 		FROM unnest($1::text[], $2::text[]) AS l(id, token)
 		WHERE runs.id = l.id AND runs.lease_token = l.token AND runs.lease_token <> '' AND runs.status = 'running'
 		RETURNING runs.lease_token`, ids, tokens, expires, now)

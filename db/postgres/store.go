@@ -28,7 +28,7 @@ type Store struct {
 	*db.Machine // the state-machine methods: the transition core on this engine's driver
 
 	pool     *pgxpool.Pool
-	control  *pgxpool.Pool // claims, rescues and lease renewals: see openControlPool
+	leases   *pgxpool.Pool // lease renewals only: see openLeasePool
 	sqlDB    *sql.DB       // database/sql view of pool, for goose only
 	migrator *goose.Provider
 	clock    func() time.Time
@@ -74,12 +74,12 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create pool: %w", err)
 	}
-	control, err := openControlPool(ctx, cfg, pool, opts)
+	leases, err := openLeasePool(ctx, cfg, pool, opts)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, control: control, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
+	s := &Store{pool: pool, leases: leases, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
 	s.Machine = &db.Machine{Driver: driver{s}, Now: s.now, Moved: func(op db.Op, r db.Run) {
 		log.Debug("postgres.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}
@@ -89,25 +89,21 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 	return s, nil
 }
 
-// controlConns is the size of the control pool: a renewal and a claim or rescue at once.
-const controlConns = 2
-
-// openControlPool opens the connections claims, rescues and lease renewals use, apart from the
-// pool every other statement queues for. Behind a replica's own burst of work (a thousand runs
-// taken over at once, each writing its events) a renewal waited for a connection until the
-// replica's leases expired under it and its rescuer took its own runs for crashed, and each claim
-// waited a second (BENCHMARKS.md, recovery). pgxpool has no priorities, hence a pool of its own;
-// it connects on first use. A local command (opts.Connections set) drives one conversation's runs
-// and shares its small pool instead: one more backend would cost its start-up a fork of the server.
-func openControlPool(ctx context.Context, cfg *pgxpool.Config, main *pgxpool.Pool, opts db.Options) (*pgxpool.Pool, error) {
+// openLeasePool opens the one connection lease renewals use, apart from the pool every other
+// statement queues for: behind a replica's own burst of work (a thousand runs taken over at once,
+// each writing its events) a renewal waited for a connection until the replica's leases expired
+// under it and its rescuer took its own runs for crashed (BENCHMARKS.md, recovery). pgxpool has no
+// priorities, hence a pool of its own; it connects on the first renewal. A local command
+// (opts.Connections set) drives one conversation's runs and shares its small pool instead.
+func openLeasePool(ctx context.Context, cfg *pgxpool.Config, main *pgxpool.Pool, opts db.Options) (*pgxpool.Pool, error) {
 	if opts.Connections > 0 {
 		return main, nil
 	}
-	cc := cfg.Copy()
-	cc.MaxConns, cc.MinConns = controlConns, 0
-	p, err := pgxpool.NewWithConfig(ctx, cc)
+	lc := cfg.Copy()
+	lc.MaxConns, lc.MinConns = 1, 0
+	p, err := pgxpool.NewWithConfig(ctx, lc)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: create control pool: %w", err)
+		return nil, fmt.Errorf("postgres: create lease pool: %w", err)
 	}
 	return p, nil
 }
@@ -160,8 +156,8 @@ func (s *Store) Close() error {
 	} else {
 		err = s.sqlDB.Close()
 	}
-	if s.control != s.pool {
-		s.control.Close()
+	if s.leases != s.pool {
+		s.leases.Close()
 	}
 	s.pool.Close()
 	return err
