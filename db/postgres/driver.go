@@ -307,15 +307,15 @@ func updateSQL(u db.RunUpdate) (string, []any) {
 // update matched, and nothing otherwise: the update takes the events' seqs from runs.last_seq, and
 // the events are inserted from its result, so they exist only when it matched.
 func transitSQL(t db.Transit) (string, []any) {
-	var p params
-	set, where := updateParts(&p, t.Update)
 	k := len(t.Events)
 	if k == 0 {
-		return "UPDATE runs SET " + set + " WHERE " + where + " RETURNING " + runColumns, p
+		return updateSQL(t.Update)
 	}
+	var p params
+	set, where := updateParts(&p, t.Update)
 	rows := make([]string, k)
 	for i, e := range t.Events {
-		a := eventArgs(e)
+		a := eventArgs(e) // run id, type, node, attempt, data, at: the run id is the update's
 		rows[i] = "(" + p.add(i+1) + "::bigint, " + p.add(a[1]) + "::text, " + p.add(a[2]) + "::text, " + p.add(a[3]) + "::int, " +
 			p.add(a[4]) + "::jsonb, " + p.add(a[5]) + "::timestamptz)"
 	}

@@ -19,7 +19,7 @@ func (d driver) InTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.write(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
 }
 
-// InControlTx goes ahead of the queued writers (writeUrgent), as lease renewals do.
+// InControlTx goes ahead of the queued writers (writeUrgent): claims, rescues and lease renewals.
 func (d driver) InControlTx(ctx context.Context, fn func(tx db.DriverTx) error) error {
 	return d.s.writeUrgent(ctx, func(tx *wtx) error { return fn(dtx{tx}) })
 }
@@ -34,12 +34,12 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 
 // RenewLeases is one UPDATE per lease in one write transaction: on the single writer connection a
 // statement is a function call, and the commit is what costs. It goes ahead of the queued writers
-// (writeUrgent): behind a replica's own burst of writes (a thousand runs starting at once) a
+// (InControlTx): behind a replica's own burst of writes (a thousand runs starting at once) a
 // renewal came too late, the replica's leases expired under it and its rescuer took its own runs
 // for crashed, until their recovery budget ran out and they failed (BENCHMARKS.md, recovery).
 func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now time.Time) (lost []db.Lease, err error) {
-	err = d.s.writeUrgent(ctx, func(tx *wtx) error {
-		lost, err = db.RenewEach(ctx, dtx{tx}, ls, expires, now)
+	err = d.InControlTx(ctx, func(tx db.DriverTx) error {
+		lost, err = db.RenewEach(ctx, tx, ls, expires, now)
 		return err
 	})
 	return lost, err

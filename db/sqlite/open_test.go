@@ -153,8 +153,7 @@ func TestReadBurstKeepsItsConnections(t *testing.T) {
 		wg.Wait()
 	}
 	st := sqlite.ReadPoolStats(s)
-	if st.MaxIdleClosed > 0 || st.OpenConnections > st.MaxOpenConnections {
-		t.Fatalf("read pool after 5 bursts of 64 reads: %d connections closed as surplus idle, %d open of %d; want none closed",
-			st.MaxIdleClosed, st.OpenConnections, st.MaxOpenConnections)
+	if st.MaxIdleClosed > 0 {
+		t.Fatalf("read pool after 5 bursts of 64 reads: %d connections closed as surplus idle; want none", st.MaxIdleClosed)
 	}
 }
