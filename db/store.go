@@ -77,6 +77,9 @@ type Store interface {
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their
 	// recovery counter; a run that would exceed maxRecoveries moves to failed instead.
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error)
+	// NextLeaseExpiry returns the earliest lease expiry of a running run that is not yet past (at
+	// or after now), so a rescuer can look again just then; ok is false when no lease is pending.
+	NextLeaseExpiry(ctx context.Context) (next time.Time, ok bool, err error)
 
 	// RecordEvent appends an event under a held lease. For node lifecycle types (EventType.Idempotent)
 	// recording the same (type, node, attempt) again with the same data is a no-op returning the

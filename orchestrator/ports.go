@@ -33,6 +33,7 @@ type Store interface {
 	DetachTerminal(ctx context.Context, owner string) error
 	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
+	NextLeaseExpiry(ctx context.Context) (time.Time, bool, error)
 	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)
 	RecordEvents(ctx context.Context, l db.Lease, es []db.Event) ([]db.Event, []error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)

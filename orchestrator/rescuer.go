@@ -16,24 +16,41 @@ type Rescuer struct {
 	Store         Store
 	Notify        Notifier
 	Log           *zap.Logger
-	Interval      time.Duration // how often to look; default a third of the lease TTL
+	Interval      time.Duration // longest wait between looks; sooner when a lease is due to expire
 	MaxRecoveries int
 	Wake          func() // tells local workers there is work
 	Observe       Observer
 }
 
-// Run rescues until ctx ends.
+// Run rescues until ctx ends. After each look it waits until just past the next lease expiry the
+// store knows of, or Interval if that is sooner: a replica that died is taken over as its leases
+// expire, not up to an Interval later (BENCHMARKS.md, recovery). Live replicas renew every third
+// of the TTL, so a healthy cluster still wakes the rescuer about once an Interval.
 func (r *Rescuer) Run(ctx context.Context) {
-	t := time.NewTicker(r.Interval)
-	defer t.Stop()
 	for {
 		r.Once(ctx)
+		t := time.NewTimer(r.sleep(ctx))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// pastExpiry is how long after a lease's expiry the rescuer looks: a lease expires when its time is
+// before now, and the store keeps microseconds.
+const pastExpiry = time.Millisecond
+
+// sleep is how long to wait before the next look: until just past the next lease expiry, at most
+// Interval. A failed read waits Interval, as every look did before.
+func (r *Rescuer) sleep(ctx context.Context) time.Duration {
+	next, ok, err := r.Store.NextLeaseExpiry(ctx)
+	if err != nil || !ok {
+		return r.Interval
+	}
+	return min(max(time.Until(next)+pastExpiry, 0), r.Interval)
 }
 
 // noticeGrace bounds how long a notice of a store write already made may take once shutdown began.

@@ -66,3 +66,39 @@ func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
 		}
 	})
 }
+
+// A replica that died is taken over as soon as its leases expire, not at the rescuer's next
+// periodic look: with an hour between looks, the dead worker's run is rescued once its one-second
+// lease has passed.
+func TestRescuerLooksWhenALeaseExpires(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		st := open(t, db.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		conv := db.ConversationKey(console.Platform, "takeover", "")
+		if _, err := st.EnsureConversation(ctx, db.Conversation{ID: conv, Platform: console.Platform, ChannelID: "takeover"}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := st.CreateRun(ctx, db.NewRun{Workflow: "deploy", ConversationID: conv, ParentConversationID: conv, UserID: "console:local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second, db.Reach{}); err != nil {
+			t.Fatal(err)
+		}
+		rescued := make(chan struct{}, 1)
+		r := &orchestrator.Rescuer{Store: st, Log: zap.NewNop(), Interval: time.Hour, MaxRecoveries: 3,
+			Wake: func() { rescued <- struct{}{} }}
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		select {
+		case <-rescued:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the dead worker's run was not rescued within 30s; the rescuer waits for its hourly look")
+		}
+		if got, err := st.GetRun(ctx, run.ID); err != nil || got.Status != db.StatusQueued || got.Recoveries != 1 {
+			t.Fatalf("run after the rescue: %s, %d recoveries (%v); want queued again, 1 recovery", got.Status, got.Recoveries, err)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,6 +57,18 @@ func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationI
 		return db.Run{}, fmt.Errorf("resumable run of %s in %s: %w", workflow, parentConversationID, db.ErrNotFound)
 	}
 	return r, translate(err)
+}
+
+// NextLeaseExpiry returns the earliest lease expiry of a running run at or after now (one step of
+// runs_rescue_idx); ok is false when there is none.
+func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
+	var next *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT min(lease_expires_at) FROM runs WHERE status = 'running' AND lease_expires_at >= $1`,
+		s.now()).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("find next lease expiry: %w", translate(err))
+	}
+	return orZero(next), next != nil, nil
 }
 
 // ListRuns returns the runs matching f, newest first.

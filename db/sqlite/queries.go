@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"threadflow/db"
 )
@@ -53,6 +55,18 @@ func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationI
 		return db.Run{}, fmt.Errorf("find resumable %s run: %w", workflow, err)
 	}
 	return r, nil
+}
+
+// NextLeaseExpiry returns the earliest lease expiry of a running run at or after now (one step of
+// the runs_rescue index); ok is false when there is none.
+func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT MIN(lease_expires_at) FROM runs WHERE status = 'running' AND lease_expires_at >= ?`,
+		micros(s.clock())).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("find next lease expiry: %w", translate(err))
+	}
+	return fromNull(next), next.Valid, nil
 }
 
 // ListRuns returns runs matching f, newest first.

@@ -17,6 +17,7 @@ func leaseTests() []test {
 		{"RenewLeasesBatch", testRenewLeasesBatch},
 		{"StaleTokenAfterRescue", testStaleTokenAfterRescue},
 		{"RescueOnlyExpired", testRescueOnlyExpired},
+		{"NextLeaseExpiry", testNextLeaseExpiry},
 		{"RescueBudgetExhausted", testRescueBudget},
 		{"NodeCompletedResetsRecoveries", testProgressResetsRecoveries},
 		{"ReplayedCompleteIsNoop", testReplayedComplete},
@@ -120,6 +121,33 @@ func testStaleTokenAfterRescue(t *testing.T, e *env) {
 	if got, err := e.s.CompleteRun(e.ctx, fresh, "ok"); err != nil || got.Meta.Output != "ok" {
 		t.Fatalf("CompleteRun with the new lease: %v (output %q)", err, got.Meta.Output)
 	}
+}
+
+// testNextLeaseExpiry: the rescuer's next look is the earliest lease of a running run not yet past;
+// paused, queued and finished runs hold none, and a lease already past is the rescue's, not a wait.
+func testNextLeaseExpiry(t *testing.T, e *env) {
+	want := func(at time.Time, ok bool) {
+		t.Helper()
+		next, found, err := e.s.NextLeaseExpiry(e.ctx)
+		if err != nil || found != ok || !next.Equal(at) {
+			t.Fatalf("NextLeaseExpiry = %v, %v, %v; want %v, %v", next, found, err, at, ok)
+		}
+	}
+	want(time.Time{}, false)
+	e.runIn(t, fxApproval, nil)
+	e.runIn(t, fxCompleted, nil)
+	want(time.Time{}, false)
+	first, _ := e.runIn(t, fxRunning, nil)
+	e.clock.Advance(time.Second)
+	second, _ := e.runIn(t, fxRunning, nil)
+	e.runIn(t, fxQueued, nil) // last: claims take the oldest queued run
+	want(first.LeaseExpiresAt, true)
+	e.clock.Advance(leaseTTL - time.Second) // now is the first lease's expiry: it is not past yet
+	want(first.LeaseExpiresAt, true)
+	e.clock.Advance(time.Microsecond)
+	want(second.LeaseExpiresAt, true)
+	e.clock.Advance(time.Second)
+	want(time.Time{}, false)
 }
 
 func testRescueOnlyExpired(t *testing.T, e *env) {
