@@ -54,8 +54,8 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 }
 
 // transitAll is transit for each of ts, whose events do not depend on the updated runs, sent to the
-// engine at once (DriverTx.TransitAll): a claim of 32 runs or the rescue of a thousand is a round
-// trip on PostgreSQL, not two per run.
+// engine at once (DriverTx.TransitAll): a claim of up to 256 runs or the rescue of a thousand is a
+// round trip on PostgreSQL, not two per run.
 func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Transit) ([]Run, error) {
 	runs, ok, err := tx.TransitAll(ctx, ts)
 	if err != nil {
@@ -122,16 +122,20 @@ func (m *Machine) ClaimRun(ctx context.Context, owner string, ttl time.Duration,
 	return runs[0], nil
 }
 
-// maxClaimBatch bounds one ClaimRuns transaction, so the rows it holds are held briefly.
-const maxClaimBatch = 64
+// MaxClaimBatch bounds one ClaimRuns transaction. A replica with free slots claims up to this many
+// runs at once: after a restart with a thousand runs to take over, each claim of a few dozen waited
+// behind the CPU of the takeovers the claim before it started (tens of milliseconds per round trip
+// on two cores), so claims of 32 took 1.5-2 s longer than claims of 256 (BENCHMARKS.md, recovery).
+// A claim of 256 is one round trip on PostgreSQL (TransitAll) and holds its rows for milliseconds.
+const MaxClaimBatch = 256
 
 // ClaimRuns moves up to n of the oldest queued runs in reach to running, each under a fresh lease
 // for owner, in one transaction: a replica with many free slots (a restart taking over a thousand
 // runs) pays one commit for a batch instead of one per run. Each run gets its own token and its own
 // run_claimed event, exactly as ClaimRun gives them.
 func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach Reach, n int) ([]Run, error) {
-	if owner == "" || ttl <= 0 || n <= 0 || n > maxClaimBatch {
-		return nil, fmt.Errorf("claim runs: need a worker name, a positive lease duration and 1-%d runs (got %q, %s, %d)", maxClaimBatch, owner, ttl, n)
+	if owner == "" || ttl <= 0 || n <= 0 || n > MaxClaimBatch {
+		return nil, fmt.Errorf("claim runs: need a worker name, a positive lease duration and 1-%d runs (got %q, %s, %d)", MaxClaimBatch, owner, ttl, n)
 	}
 	now := m.Now()
 	var out []Run

@@ -103,7 +103,7 @@ func (w *Workers) Run(ctx context.Context) {
 			w.idle(ctx, db.ErrNoQueuedRun)
 			continue
 		}
-		slots := 1 + takeFree(sem, maxClaimBatch-1)
+		slots := 1 + takeFree(sem, db.MaxClaimBatch-1)
 		runs, err := w.claim(ctx, slots)
 		for range slots - len(runs) {
 			<-sem
@@ -142,10 +142,6 @@ func (w *Workers) diskAllowsClaims() bool {
 	}
 	return err == nil
 }
-
-// maxClaimBatch is how many runs one claim may take at most: a replica with many free slots (a
-// restart taking over the runs of a dead one) claims them in few transactions, not one each.
-const maxClaimBatch = 32
 
 // takeFree takes up to n more slots that are free right now, without waiting, and says how many.
 func takeFree(sem chan struct{}, n int) int {

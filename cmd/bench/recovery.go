@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -63,7 +62,7 @@ func (b *bench) recovery(ctx context.Context, d *database) ([]row, error) {
 	}
 	err = waitRunning(ctx, st, "bench-first", n, 5*time.Minute)
 	if err == nil {
-		err = waitStarted(ctx, st, n, time.Minute)
+		_, err = waitStarted(ctx, st, n, 1, time.Minute)
 	}
 	if err != nil {
 		first.kill()
@@ -84,10 +83,19 @@ func (b *bench) recovery(ctx context.Context, d *database) ([]row, error) {
 		return nil, fmt.Errorf("second bot: %w\n%s", err, second.logTail())
 	}
 	took, floor := time.Since(restart), max(expiry.Sub(restart), 0)
-	b.logf("%d runs running again %s after the restart (last lease expired at +%s)", n, took.Round(time.Millisecond), floor.Round(time.Millisecond))
+	// A claimed run holds its lease before its node runs again: how long the takeovers themselves
+	// take is shown beside the figure, which counts claims (issue 9's definition).
+	last, err := waitStarted(ctx, st, n, 2, time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("second bot: %w\n%s", err, second.logTail())
+	}
+	restarted := last.Sub(restart)
+	b.logf("%d runs running again %s after the restart, every node started again at %s (last lease expired at +%s)", n,
+		took.Round(time.Millisecond), restarted.Round(time.Millisecond), floor.Round(time.Millisecond))
 	return []row{{scenario: "recovery", engine: d.engine,
 		metric: fmt.Sprintf("restart -> all %d SIGKILLed runs running again, LEASE_TTL=%s, WORKERS=%d (real binary)", n, recoveryTTL, n),
-		figure: fmt.Sprintf("%s (last lease expiry + %.2f s)", ms(took), (took - floor).Seconds()), floor: ms(floor) + " (last old lease expires)",
+		figure: fmt.Sprintf("%s (last lease expiry + %.2f s; every node started again at + %.2f s)", ms(took), (took - floor).Seconds(), (restarted - floor).Seconds()),
+		floor:  ms(floor) + " (last old lease expires)",
 		target: "<= " + ms(recoveryTTL+recoverySlack), met: check(took <= recoveryTTL+recoverySlack),
 		command: reproduce("recovery", d.engine)}}, nil
 }
@@ -121,29 +129,50 @@ func waitRunning(ctx context.Context, st db.Store, owner string, n int, within t
 	}
 }
 
-// waitStarted waits until every running run has recorded node_started: the kill lands mid-node.
-func waitStarted(ctx context.Context, st db.Store, n int, within time.Duration) error {
+// waitStarted waits until every running run has recorded node_started of at least attempt: for the
+// first bot (attempt 1) the kill lands mid-node; for the second (attempt 2) its takeovers are done.
+// It returns when the last of those events was recorded (the bot's clock, this machine's), so the
+// time spent reading the runs is not counted.
+func waitStarted(ctx context.Context, st db.Store, n, attempt int, within time.Duration) (time.Time, error) {
 	runs, err := st.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusRunning}, Limit: n + 1})
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	deadline := time.Now().Add(within)
+	var last time.Time
 	for _, r := range runs {
 		for {
-			events, err := st.Events(ctx, r.ID)
+			at, err := nodeStartedAt(ctx, st, r.ID, attempt)
 			if err != nil {
-				return err
+				return time.Time{}, err
 			}
-			if slices.ContainsFunc(events, func(e db.Event) bool { return e.Type == db.EventNodeStarted }) {
+			if !at.IsZero() {
+				if at.After(last) {
+					last = at
+				}
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("run %s has not started its node after %s", r.ID, within)
+				return time.Time{}, fmt.Errorf("run %s has not started its node after %s", r.ID, within)
 			}
 			time.Sleep(recoveryPoll) // polling interval of a condition wait
 		}
 	}
-	return nil
+	return last, nil
+}
+
+// nodeStartedAt is when a run recorded node_started of at least attempt; zero if it has not.
+func nodeStartedAt(ctx context.Context, st db.Store, runID string, attempt int) (time.Time, error) {
+	events, err := st.Events(ctx, runID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, e := range events {
+		if e.Type == db.EventNodeStarted && e.Attempt >= attempt {
+			return e.At, nil
+		}
+	}
+	return time.Time{}, nil
 }
 
 // lastExpiry is the latest lease expiry among the running runs.

@@ -134,9 +134,9 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 }
 
 // TransitAll sends one statement per compare-and-set, each appending its events only when its
-// update matched (transitSQL), all in one batch: a claim of 32 runs or the rescue of a thousand is
-// one round trip instead of two per run, which under load is what held the rescue's locks for
-// seconds (BENCHMARKS.md, recovery).
+// update matched (transitSQL), all in one batch: a claim of up to 256 runs or the rescue of a
+// thousand is one round trip instead of two per run, which under load is what held the rescue's
+// locks for seconds (BENCHMARKS.md, recovery).
 func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {
 	runs, ok := make([]db.Run, len(ts)), make([]bool, len(ts))
 	b := &pgx.Batch{}

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -146,8 +148,8 @@ func testBatchClaimRace(t *testing.T, e *env) {
 			t.Fatalf("run %s has %d run_claimed events", id, n)
 		}
 	}
-	if _, err := e.s.ClaimRuns(e.ctx, worker, leaseTTL, db.Reach{}, 65); err == nil || errors.Is(err, db.ErrNoQueuedRun) {
-		t.Fatalf("a claim of 65 runs gave %v, want an error naming the 1-64 bound", err)
+	if _, err := e.s.ClaimRuns(e.ctx, worker, leaseTTL, db.Reach{}, db.MaxClaimBatch+1); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("1-%d runs", db.MaxClaimBatch)) {
+		t.Fatalf("a claim of %d runs gave %v, want an error naming the 1-%d bound", db.MaxClaimBatch+1, err, db.MaxClaimBatch)
 	}
 }
 
