@@ -39,17 +39,7 @@ func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
 		st := open(t, db.Options{Now: clock.Now})
 		ctx, shutdown := context.WithCancel(context.Background())
 		defer shutdown()
-		conv := db.ConversationKey(console.Platform, "crash", "")
-		if _, err := st.EnsureConversation(ctx, db.Conversation{ID: conv, Platform: console.Platform, ChannelID: "crash"}); err != nil {
-			t.Fatal(err)
-		}
-		run, err := st.CreateRun(ctx, db.NewRun{Workflow: "crasher", ConversationID: conv, ParentConversationID: conv, UserID: "console:local"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second, db.Reach{}); err != nil {
-			t.Fatal(err)
-		}
+		run := claimedByADeadWorker(ctx, t, st, "crasher")
 		clock.Advance(2 * time.Second) // the worker died: its lease runs out
 		var out bytes.Buffer
 		reporter := &orchestrator.Reporter{Store: st, Log: zap.NewNop(),
@@ -75,17 +65,7 @@ func TestRescuerLooksWhenALeaseExpires(t *testing.T) {
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
 		st := open(t, db.Options{})
 		ctx, cancel := context.WithCancel(context.Background())
-		conv := db.ConversationKey(console.Platform, "takeover", "")
-		if _, err := st.EnsureConversation(ctx, db.Conversation{ID: conv, Platform: console.Platform, ChannelID: "takeover"}); err != nil {
-			t.Fatal(err)
-		}
-		run, err := st.CreateRun(ctx, db.NewRun{Workflow: "deploy", ConversationID: conv, ParentConversationID: conv, UserID: "console:local"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.ClaimRun(ctx, "dead-worker", time.Second, db.Reach{}); err != nil {
-			t.Fatal(err)
-		}
+		run := claimedByADeadWorker(ctx, t, st, "deploy")
 		rescued := make(chan struct{}, 1)
 		r := &orchestrator.Rescuer{Store: st, Log: zap.NewNop(), Interval: time.Hour, MaxRecoveries: 3,
 			Wake: func() { rescued <- struct{}{} }}
@@ -101,4 +81,22 @@ func TestRescuerLooksWhenALeaseExpires(t *testing.T) {
 			t.Fatalf("run after the rescue: %s, %d recoveries (%v); want queued again, 1 recovery", got.Status, got.Recoveries, err)
 		}
 	})
+}
+
+// claimedByADeadWorker creates a run of workflow in a console conversation and claims it for a
+// worker that will never renew its one-second lease.
+func claimedByADeadWorker(ctx context.Context, t *testing.T, st db.Store, workflow string) db.Run {
+	t.Helper()
+	conv := db.ConversationKey(console.Platform, workflow, "")
+	if _, err := st.EnsureConversation(ctx, db.Conversation{ID: conv, Platform: console.Platform, ChannelID: workflow}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.CreateRun(ctx, db.NewRun{Workflow: workflow, ConversationID: conv, ParentConversationID: conv, UserID: "console:local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimRun(ctx, "dead-worker", time.Second, db.Reach{}); err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
