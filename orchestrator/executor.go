@@ -134,6 +134,7 @@ type execution struct {
 	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
 	outputs    *outputFiles
 	recorder   recorder
+	pace       progressPacer // touched only by the scheduling goroutine
 }
 
 // nodeResult is what a node goroutine reports back to the scheduler.

@@ -54,7 +54,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		}
 		s.submitRecords(e)
 		if progressed { // while the records commit, and showing what just started
-			e.notifyProgress(ctx)
+			e.showProgress(ctx)
 			progressed = false
 		}
 		if s.unrecorded() != nil {
@@ -63,7 +63,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		if len(s.running) == 0 && s.committing == 0 {
 			break
 		}
-		r := <-s.results
+		r := e.nextResult(ctx, s)
 		if r.late {
 			s.committing--
 			if r.err != nil { // handled as a completion that failed to record always was
@@ -82,6 +82,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		s.reconsider(e.graph.Dependents(r.node.ID))
 		progressed = true
 	}
+	e.flushProgress(ctx)
 	return e.finish(ctx, s)
 }
 
@@ -392,8 +393,4 @@ func (e *execution) nodeStatuses() []NodeStatus {
 		out = append(out, st)
 	}
 	return out
-}
-
-func (e *execution) notifyProgress(ctx context.Context) {
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticeProgress, Run: e.run, Nodes: e.nodeStatuses()})
 }

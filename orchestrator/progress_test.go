@@ -1,0 +1,46 @@
+package orchestrator_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+)
+
+// Progress notices are paced (at most one per 100 ms), but the status message always catches up
+// with the last change: a node that ends right after the notice of its own start is shown
+// completed, and the next one running, while that next node runs, however long it takes.
+func TestStatusShowsTheLastChangeWhileALongNodeRuns(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		release := filepath.Join(h.home, "release")
+		h.writeWorkflow("pair", `
+name: pair
+nodes:
+  - id: first
+    bash: "true"
+  - id: quick
+    depends_on: [first]
+    bash: "true"
+  - id: slow
+    depends_on: [quick]
+    bash: while [ ! -e '`+release+`' ]; do sleep 0.01; done
+`)
+		run := h.startRun("pair", "")
+		h.waitFor("the status message to show quick completed and slow running", func() bool {
+			for _, m := range h.out.Find("Status of run") {
+				if strings.Contains(m.Text, "✓ quick") && strings.Contains(m.Text, "▶ slow") {
+					return true
+				}
+			}
+			return false
+		})
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.waitStatus(run.ID, db.StatusCompleted)
+	})
+}
