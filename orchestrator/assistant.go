@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -15,6 +16,26 @@ import (
 type Assistant struct {
 	Providers   Providers
 	DefaultName string // DEFAULT_PROVIDER; empty turns the assistant off
+
+	turnsOnce sync.Once
+	turns     chan struct{} // one token per answer being written (maxAssistantTurns)
+}
+
+// maxAssistantTurns bounds how many free-text answers one process writes at once. Each is an agent
+// CLI process of 100-250 MB, and the Inbox hands a burst of messages to up to 256 handlers per
+// platform: a burst of chat would otherwise start as many CLIs. A message over the bound waits for
+// an answer to finish; commands and gate answers never wait for it.
+const maxAssistantTurns = 8
+
+// turn waits for one of maxAssistantTurns and returns its release, or ctx's error.
+func (a *Assistant) turn(ctx context.Context) (release func(), err error) {
+	a.turnsOnce.Do(func() { a.turns = make(chan struct{}, maxAssistantTurns) })
+	select {
+	case a.turns <- struct{}{}:
+		return func() { <-a.turns }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // assistant answers a message that is neither a command nor a gate answer. A stale session is
@@ -41,6 +62,11 @@ func (b *Dispatcher) assistant(ctx context.Context, m conversation.Message, text
 	if s, err := b.Store.GetSession(ctx, conv, "", ""); err == nil {
 		session = s.SessionID
 	}
+	release, err := b.Assistant.turn(ctx)
+	if err != nil {
+		return // shutting down
+	}
+	defer release()
 	req := agent.Request{Prompt: text, SessionID: session, Dir: dir}
 	res, err := p.Run(ctx, req)
 	var note conversation.Text

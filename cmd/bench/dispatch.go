@@ -12,7 +12,7 @@ import (
 )
 
 // dispatchWorkers is the bot's Inbox size per platform (cmd/bot inboxWorkers).
-const dispatchWorkers = 64
+const dispatchWorkers = 256
 
 // dispatchSamples is about how many messages are timed at each level of concurrency.
 const dispatchSamples = 600

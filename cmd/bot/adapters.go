@@ -14,9 +14,11 @@ import (
 )
 
 // inboxWorkers bounds how many conversations are handled at once per platform. Handlers mostly
-// wait on the database and the platform, so a burst of 50 conversations gets a worker each
-// (BENCHMARKS.md: p50 dispatch fell from 6 ms to 2.5 ms at 50 conversations on SQLite).
-const inboxWorkers = 64
+// wait on the database and the platform, and the more of them wait together, the larger the groups
+// their writes commit in: a burst of 500 conversations is answered in half the time with 256 as with
+// 64 (BENCHMARKS.md, session 7; at 50 conversations p50 fell from 6 ms to 2.5 ms going to 64). What
+// is heavy is bounded on its own: free-text answers (maxAssistantTurns), runs (WORKERS).
+const inboxWorkers = 256
 
 // chatAdapters builds the chat adapters the configuration turns on, registers their outboxes, and
 // returns them as components. Each platform feeds the bot through its own Inbox, so messages of a
