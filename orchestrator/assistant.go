@@ -24,7 +24,7 @@ type Assistant struct {
 // maxAssistantTurns bounds how many free-text answers one process writes at once. Each is an agent
 // CLI process of 100-250 MB, and the Inbox hands a burst of messages to up to 256 handlers per
 // platform: a burst of chat would otherwise start as many CLIs. A message over the bound waits for
-// an answer to finish; commands and gate answers never wait for it.
+// an answer to finish, holding up only its own conversation (whose messages are handled in order).
 const maxAssistantTurns = 8
 
 // turn waits for one of maxAssistantTurns and returns its release, or ctx's error.
