@@ -54,7 +54,11 @@ type options struct {
 	bun       string // Bun binary that runs Archon
 }
 
-var allScenarios = []string{"dispatch", "overhead", "throughput", "recovery", "memory", "output", "cli", "transcript"}
+// allScenarios is also the order of a full run. cli comes first: its per-node figure is a fraction
+// of a millisecond above a bare fork, and on ext4 without a journal every file it creates costs
+// more for minutes after many are deleted, as the recovery and output scenarios' homes are when
+// they end, and while the output scenario's gigabytes are written back (BENCHMARKS.md, session 7).
+var allScenarios = []string{"cli", "dispatch", "overhead", "throughput", "recovery", "memory", "output", "transcript"}
 
 // optionalScenarios run only when named: peer needs another project's checkout.
 var optionalScenarios = []string{"peer"}
