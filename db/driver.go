@@ -13,9 +13,10 @@ type Driver interface {
 	// InTx runs fn in one write transaction, committing when fn returns nil. Driver errors come out
 	// translated into this package's errors (ErrUnavailable, ErrUnwritable, ...).
 	InTx(ctx context.Context, fn func(tx DriverTx) error) error
-	// InControlTx is InTx for the lease work a replica's health depends on (claims, rescues), where
-	// the engine can put it ahead of the replica's own burst of writes: on SQLite it goes before the
-	// queued writers of the single connection; on PostgreSQL it is InTx (see its driver for why).
+	// InControlTx is InTx for the lease work a replica's health depends on (claims, rescues, and on
+	// SQLite renewals), where the engine can put it ahead of the replica's own burst of writes: on
+	// SQLite it goes before the queued writers of the single connection; on PostgreSQL it is InTx
+	// (see its driver for why; renewals there have a connection of their own).
 	InControlTx(ctx context.Context, fn func(tx DriverTx) error) error
 	// AppendLeased appends e in a transaction of its own as one compare-and-set: only while l is
 	// the lease of a running run and, when e is a lifecycle event, no copy of it is recorded;
