@@ -9,7 +9,8 @@ import (
 // urgent writers (an inbound message's de-duplication record, which every first reply waits for;
 // lease renewals, which must land before the leases expire; claims and rescues) go before every
 // normal one queued. database/sql alone hands a freed connection to a random waiter, so under a
-// burst the record a user's reply waits for could sit behind any number of later writes. Hand-rolled because neither database/sql nor x/sync/semaphore has priorities.
+// burst the record a user's reply waits for could sit behind any number of later writes.
+// Hand-rolled because neither database/sql nor x/sync/semaphore has priorities.
 type turn struct {
 	mu     sync.Mutex
 	busy   bool
