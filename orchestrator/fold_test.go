@@ -35,7 +35,7 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 	if !h.Resumed {
 		t.Error("the run was queued by a resume, Fold says it was not")
 	}
-	views := h.Nodes()
+	views := RunNodes(db.Run{}, events) // no workflow source: the nodes the events name
 	var ids []string
 	for _, n := range views {
 		ids = append(ids, n.ID)
@@ -44,11 +44,11 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 		t.Fatalf("nodes %v, want %v in the order they first appeared", ids, want)
 	}
 	build, docs, review := views[0], views[1], views[2]
-	if build.State != "completed" || build.Attempts != 2 || build.Output != "built" || build.Error != "" ||
+	if build.State != "completed" || build.Attempts != 2 || build.Shown != "built" || build.Error != "" ||
 		build.Duration != 4*time.Second || len(build.Retries) != 0 || !build.Finished.Equal(at(7)) {
 		t.Errorf("build = %+v; want completed on attempt 2 in 4s, its retry forgotten by the resume", build)
 	}
-	if docs.State != "pending" || docs.Output != "when: false" {
+	if docs.State != "pending" || docs.Shown != "when: false" {
 		t.Errorf("docs = %+v; want pending again after the resume, still showing why it was skipped", docs)
 	}
 	g := review.Gate
