@@ -314,12 +314,12 @@ func (h *History) ended(end *runEnd) {
 func (end *runEnd) close(id string, n *nodeHistory) *closure {
 	c := &closure{by: end.by, byName: end.byName, at: end.at}
 	switch {
-	case n == nil || n.state == workflow.StatePending:
+	case id == end.gate && (end.kind == endRejected || end.kind == endTimedOut):
+		c.state, c.reason = NodeRejected, end.rejection()
+	case n == nil || (n.state == workflow.StatePending && n.gatePhase != NodeWaiting):
 		return &closure{state: NodeNotRun, reason: "not run: " + end.cause(), at: end.at}
 	case n.finishedState() || end.kind == endCompleted:
 		return nil
-	case id == end.gate && (end.kind == endRejected || end.kind == endTimedOut):
-		c.state, c.reason = NodeRejected, end.rejection()
 	default:
 		c.state, c.reason = NodeCancelled, end.cancellation(id)
 	}
