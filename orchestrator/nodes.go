@@ -79,8 +79,8 @@ func (h *History) view(r db.Run, id string, deps []string) NodeView {
 	}
 	if c := n.closed; c != nil {
 		v.close(c)
-		if c.state != NodeNotRun && !n.started.IsZero() && c.at.After(n.started) {
-			v.Finished, v.Duration = c.at, measured(c.at.Sub(n.started))
+		if c.state != NodeNotRun {
+			v.Finished, v.Duration = c.at, NodeDuration(nil, n.started, c.at)
 		}
 		if c.state == NodeCancelled {
 			v.Output, v.Partial = partialOutput(r, id, n.starts)
