@@ -23,7 +23,7 @@ const (
 )
 
 // nodeNote is what the run page adds to a node beyond its events: why it has not run (pending,
-// skipped, not run) or why it stopped (rejected, cancelled), and the latest output of a running
+// skipped, not run) or why it was cancelled, and the latest output of a running
 // attempt, or of an attempt the run's cancel stopped (Stopped).
 type nodeNote struct {
 	Reason    string
@@ -60,7 +60,7 @@ func planNodes(v *runView) (map[string]nodeNote, *graphView) {
 		switch n.State {
 		case "pending":
 			note.Reason = pendingReason(v.Run, n.DependsOn, state)
-		case "skipped", orchestrator.NodeRejected, orchestrator.NodeCancelled, orchestrator.NodeNotRun:
+		case "skipped", orchestrator.NodeCancelled, orchestrator.NodeNotRun: // a rejected gate's answer is on its gate line
 			note.Reason = n.Reason
 		}
 		switch {

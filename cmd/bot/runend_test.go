@@ -162,11 +162,16 @@ func (r *endRig) assertNodes(id, runState string, want []nodeEnd) {
 				r.t.Errorf("the run page lacks %s:\n%s", html, page)
 			}
 		}
-		if w.reason != nil && w.state != "failed" {
+		// The page shows why a node was skipped, cancelled or did not run under it; a rejected
+		// gate's answer (who, why, or its timeout) is on the gate's line, a failure's error below.
+		if w.state == "skipped" || w.state == "cancelled" || w.state == "not_run" {
 			m := regexp.MustCompile(`id="reason-` + w.id + `">([^<]*)</p>`).FindStringSubmatch(page)
 			if m == nil || !w.reason.MatchString(m[1]) {
 				r.t.Errorf("the run page shows node %s's reason as %v, want %v", w.id, m, w.reason)
 			}
+		}
+		if w.state == "rejected" && !regexp.MustCompile(`<strong>(reject</strong> by|timed out</strong>)`).MatchString(page) {
+			r.t.Errorf("the run page does not say who or what rejected %s:\n%s", w.id, page)
 		}
 	}
 	for _, open := range []string{"gnode-running", "gnode-waiting", "gnode-pending", "live output ("} {
