@@ -61,7 +61,7 @@ type nodeHistory struct {
 	gateIter     int                // loop iteration the latest gate asked about
 	gate         *db.GateAnswerData // the answer to the node's latest gate; nil until it is answered
 	asked        *GateRecord        // the latest gate asked at the node, answered or not
-	gatePhase    string             // "waiting" while the run waits at it (its gate, or a resume), "completed" once an approval let it through; "" after
+	gatePhase    string             // shown instead of state: NodeWaiting while the run waits at it, "completed" once approved; "" after
 	justAnswered bool               // the gate was answered after the node's latest start: that attempt continues
 	closed       *closure           // what the run's stop made of the node it left open; nil otherwise
 }
@@ -150,8 +150,10 @@ func (h *History) applyRunEvent(e db.Event) {
 
 // applyNodeEvent folds an event of one node.
 func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
-	if e.Type != db.EventRunPaused {
-		n.closed = nil // a node event after the run stopped is news: the store let a write through
+	switch e.Type {
+	case db.EventNodeStarted, db.EventNodeCompleted, db.EventNodeFailed, db.EventNodeSkipped, db.EventLoopIteration,
+		db.EventGateRequested, db.EventRunPaused:
+		n.closed = nil // a worker's record after the run stopped: the store let a write through, and every view shows it
 	}
 	switch e.Type {
 	case db.EventNodeStarted, db.EventNodeCompleted, db.EventNodeFailed, db.EventNodeSkipped, db.EventLoopIteration, db.EventResumeFailed:
@@ -163,7 +165,7 @@ func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
 		n.loopSession = "" // the provider said it is gone: no later resume may try it again
 	case db.EventGateRequested:
 		p := db.Decode[db.Pause](e)
-		n.gate, n.gateIter, n.gatePhase = nil, p.LoopIteration, "waiting"
+		n.gate, n.gateIter, n.gatePhase = nil, p.LoopIteration, NodeWaiting
 		n.asked = &GateRecord{Node: e.NodeID, AskedAt: e.At, Pause: p}
 		h.Gates = append(h.Gates, n.asked)
 	case db.EventRunPaused: // a recovery pause at the node: it waits for a resume, unless it completed
