@@ -105,8 +105,10 @@ func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []
 		t = t.Append(conversation.B(title), conversation.P("\n"))
 		for _, r := range runs {
 			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+DisplayState(r, now)))
-			if node := b.currentNode(ctx, r); node != "" && r.Status != db.StatusCompleted {
-				t = t.Append(conversation.P(" at "), conversation.C(node))
+			if r.Status != db.StatusCompleted { // where it waits, failed or stopped
+				if node := b.currentNode(ctx, r); node != "" {
+					t = t.Append(conversation.P(" at "), conversation.C(node))
+				}
 			}
 			if took := runTook(r); took != "" { // how long it took, and how long ago it stopped
 				t = t.Append(conversation.P(" " + took + ", " + age(now.Sub(r.FinishedAt)) + " ago"))
