@@ -7,7 +7,9 @@ import "time"
 // retries and their delays included, in whole milliseconds. The executor measures it and records it
 // in the node's final event (`duration_ms` of node_completed or node_failed), and every display
 // reads that number: the live status message in chat, `/workflow status ID`, `bot workflow status`
-// and the dashboard. A skipped node, and a node that is running, has none.
+// and the dashboard. A skipped node, and a node that is running, has none. A node the run's stop
+// closed (a rejected gate, a cancelled node) has no final event: its duration runs from its latest
+// start to the stop.
 
 // measured is the duration the executor records for a node that took d.
 func measured(d time.Duration) time.Duration { return max(d, 0).Truncate(time.Millisecond) }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 	if !h.Resumed {
 		t.Error("the run was queued by a resume, Fold says it was not")
 	}
-	views := h.Nodes()
+	views := RunNodes(db.Run{}, events) // no workflow source: the nodes the events name
 	var ids []string
 	for _, n := range views {
 		ids = append(ids, n.ID)
@@ -44,11 +45,11 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 		t.Fatalf("nodes %v, want %v in the order they first appeared", ids, want)
 	}
 	build, docs, review := views[0], views[1], views[2]
-	if build.State != "completed" || build.Attempts != 2 || build.Output != "built" || build.Error != "" ||
+	if build.State != "completed" || build.Attempts != 2 || build.Shown != "built" || build.Error != "" ||
 		build.Duration != 4*time.Second || len(build.Retries) != 0 || !build.Finished.Equal(at(7)) {
 		t.Errorf("build = %+v; want completed on attempt 2 in 4s, its retry forgotten by the resume", build)
 	}
-	if docs.State != "pending" || docs.Output != "when: false" {
+	if docs.State != "pending" || docs.Shown != "when: false" {
 		t.Errorf("docs = %+v; want pending again after the resume, still showing why it was skipped", docs)
 	}
 	g := review.Gate
@@ -60,5 +61,79 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 	}
 	if len(h.Log) != 1 || h.Log[0].What != "resumed" || h.Log[0].Note != "from failed" {
 		t.Errorf("log = %+v; want the one resume", h.Log)
+	}
+}
+
+// A run's end closes every node it left open, by one rule every view reads: how each way a run
+// stops leaves its nodes (the workflow: build, then the gate confirm, then ship).
+func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	seq := 0
+	ev := func(typ db.EventType, node string, data any) db.Event {
+		seq++
+		return db.Event{Type: typ, NodeID: node, Attempt: 1, Data: db.MustJSON(data), At: t0.Add(time.Duration(seq) * time.Second)}
+	}
+	built := func() []db.Event {
+		seq = 0
+		return []db.Event{
+			ev(db.EventRunCreated, "", db.RunCreatedData{User: "slack:U1", Workflow: "release"}),
+			ev(db.EventNodeStarted, "build", db.NodeData{}),
+			ev(db.EventNodeCompleted, "build", db.NodeData{Output: "ok"}),
+		}
+	}
+	atGate := func() []db.Event {
+		return append(built(), ev(db.EventNodeStarted, "confirm", db.NodeData{}),
+			ev(db.EventGateRequested, "confirm", db.Pause{Kind: db.PauseApproval, Node: "confirm"}))
+	}
+	source := []byte("name: release\nnodes:\n  - id: build\n    bash: make\n  - id: confirm\n    depends_on: [build]\n    approval: {message: ship it}\n  - id: ship\n    depends_on: [confirm]\n    bash: ship\n")
+	tests := []struct {
+		name   string
+		events []db.Event
+		want   []string // id state reason by, per node
+	}{
+		{"paused at the gate", atGate(),
+			[]string{"build completed  ", "confirm waiting  ", "ship pending  "}},
+		{"rejected by a person",
+			append(atGate(), ev(db.EventGateResolved, "confirm", db.GateAnswerData{Decision: db.DecisionReject, By: "slack:U2", ByName: "bob", Text: "changelog missing"}),
+				ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U2", ByName: "bob", Reason: "changelog missing"})),
+			[]string{"build completed  ", "confirm rejected rejected by bob: changelog missing slack:U2", "ship not_run not run: confirm was rejected "}},
+		{"rejected by its timeout",
+			append(atGate(), ev(db.EventGateResolved, "confirm", db.GateAnswerData{Decision: db.DecisionReject, By: db.TimeoutActor, Text: "nobody answered within 1h", TimedOut: true}),
+				ev(db.EventRunCancelled, "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
+			[]string{"build completed  ", "confirm rejected nobody answered within 1h: rejected by its timeout threadflow:timeout",
+				"ship not_run not run: confirm was rejected by its timeout "}},
+		{"abandoned by its timeout",
+			append(atGate(), ev(db.EventRunCancelled, "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
+			[]string{"build completed  ", "confirm cancelled nobody answered within 1h: the run was abandoned by its timeout threadflow:timeout",
+				"ship not_run not run: the run was abandoned by the timeout of confirm "}},
+		{"abandoned at the gate",
+			append(atGate(), ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
+			[]string{"build completed  ", "confirm cancelled cancelled by U1 slack:U1", "ship not_run not run: the run was cancelled "}},
+		{"cancelled while a node runs",
+			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
+			[]string{"build cancelled cancelled by U1 slack:U1", "confirm not_run not run: the run was cancelled ", "ship not_run not run: the run was cancelled "}},
+		{"failed when its worker was lost too often", // not final: what did not start stays pending
+			append(built()[:2], ev(db.EventRunFailed, "", db.RecoveryBudgetExhausted(3, 2))),
+			[]string{"build failed stopped when the run failed: the run lost its worker 3 times in a row without completing a node (MAX_RECOVERIES is 2); fix the cause (a crash or a node that never finishes), then resume it ",
+				"confirm pending  ", "ship pending  "}},
+		{"paused after a failure that needs a person",
+			append(built()[:2], ev(db.EventNodeFailed, "build", db.NodeData{Error: "claude: not found"}),
+				ev(db.EventRunPaused, "build", db.Pause{Kind: db.PauseRecovery, Node: "build", Error: "claude: not found"})),
+			[]string{"build waiting claude: not found ", "confirm pending  ", "ship pending  "}},
+		{"written to after it was cancelled", // never allowed by the store: every view shows it
+			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1"}), ev(db.EventNodeStarted, "confirm", db.NodeData{})),
+			[]string{"build cancelled cancelled by U1 slack:U1", "confirm running  ", "ship not_run not run: the run was cancelled "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, n := range RunNodes(db.Run{Workflow: "release", WorkflowSource: source}, tt.events) {
+				got = append(got, n.ID+" "+n.State+" "+n.Reason+" "+n.By)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("nodes:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
 	}
 }

@@ -1,51 +1,112 @@
 package orchestrator
 
 import (
+	"os"
 	"time"
 
 	"threadflow/db"
 	"threadflow/workflow"
 )
 
-// NodeSummary is one node of a run as scripts and the dashboard see it: every node of the
-// workflow, including those that have not started (pending), derived from the run's events.
-type NodeSummary struct {
+// NodeView is one node of a run as every view shows it (`status --json`, the text status, the
+// dashboard, the live status message), from the one fold of the run's events: a copy, safe to keep.
+type NodeView struct {
 	ID        string
-	State     workflow.NodeState
-	DependsOn []string
-	Attempts  int           // node_started events
-	Duration  time.Duration // of its latest completion or final failure; 0 otherwise
-	Reason    string        // why it was skipped, or its last error
-	Output    NodeOutput    // of its latest completion
+	State     string   // pending, running, waiting, completed, failed, skipped, rejected, cancelled or not_run
+	DependsOn []string // as the workflow file declares them; nil for a node the file does not declare
+	Attempts  int      // node_started events
+	Started   time.Time
+	Finished  time.Time     // zero while it runs or has not run
+	Duration  time.Duration // of its latest completion or final failure, or until the run stopped it
+	Output    NodeOutput    // of its latest completion; for a cancelled node, what its stopped attempt printed
+	Partial   bool          // Output is the file of an attempt that was stopped before it finished
+	Shown     string        // its completed output or its skip reason, whichever came last
+	Reason    string        // why it was skipped, rejected, cancelled or not run, or how it failed
+	By        string        // who rejected or cancelled it: a platform-qualified id, or db.TimeoutActor
+	ByName    string        // By's display name, "" when none was recorded
+	Error     string        // its latest error, until it completes
+	Retries   []Retry
+	Gate      *GateRecord // the latest gate asked at the node
 }
 
-// NodeSummaries lists the nodes of run r: the nodes of the workflow the run froze at creation, in
-// the order the file declares them, then any node the events name that the file does not (a run
-// whose source cannot be parsed still shows what happened).
-func NodeSummaries(r db.Run, events []db.Event) []NodeSummary {
-	h := Fold(events)
-	var out []NodeSummary
+// Retry is an attempt that failed and was tried again, and why.
+type Retry struct {
+	Attempt int
+	Reason  string
+}
+
+// RunNodes lists the nodes of run r from its events (History.Nodes).
+func RunNodes(r db.Run, events []db.Event) []NodeView { return Fold(events).Nodes(r) }
+
+// Nodes lists the nodes of run r, whose events h folded: the nodes of the workflow the run froze at
+// creation, in the order the file declares them, then any node the events name that the file does
+// not (a run whose source cannot be parsed still shows what happened).
+func (h *History) Nodes(r db.Run) []NodeView {
+	var out []NodeView
 	seen := map[string]bool{}
-	add := func(id string, deps []string) {
-		seen[id] = true
-		s := NodeSummary{ID: id, State: workflow.StatePending, DependsOn: deps}
-		if n := h.nodes[id]; n != nil {
-			s.State, s.Attempts, s.Duration, s.Reason, s.Output = n.state, n.starts, n.duration, n.reason, n.output
-			if s.State == "" {
-				s.State = workflow.StatePending
-			}
-		}
-		out = append(out, s)
-	}
 	if wf, err := workflow.Parse(r.Workflow+".yaml", r.WorkflowSource); err == nil {
 		for _, n := range wf.Nodes {
-			add(n.ID, n.DependsOn)
+			seen[n.ID] = true
+			out = append(out, h.view(r, n.ID, n.DependsOn))
 		}
 	}
 	for _, id := range h.order {
 		if !seen[id] {
-			add(id, nil)
+			out = append(out, h.view(r, id, nil))
 		}
 	}
 	return out
+}
+
+// view is one node as the fold leaves it: its events, the phase of a paused run, and what the
+// run's stop made of it (close, in history.go).
+func (h *History) view(r db.Run, id string, deps []string) NodeView {
+	v := NodeView{ID: id, State: string(workflow.StatePending), DependsOn: deps}
+	n := h.nodes[id]
+	if n == nil {
+		if h.end != nil {
+			v.close(h.end.close(id, nil))
+		}
+		return v
+	}
+	v.State, v.Attempts, v.Started, v.Finished, v.Duration = string(n.state), n.starts, n.started, n.finished, n.duration
+	v.Output, v.Shown, v.Reason, v.Error, v.Gate = n.output, n.shown, n.reason, n.lastErr, n.asked
+	if n.gatePhase != "" { // between a pause at the node and its next record
+		v.State = n.gatePhase
+	}
+	for _, rt := range n.retries {
+		v.Retries = append(v.Retries, Retry{Attempt: rt.attempt, Reason: rt.reason})
+	}
+	if c := n.closed; c != nil {
+		v.close(c)
+		if c.state != NodeNotRun {
+			v.Finished, v.Duration = c.at, NodeDuration(nil, n.started, c.at)
+		}
+		if c.state == NodeCancelled {
+			v.Output, v.Partial = partialOutput(r, id, n.starts)
+		}
+	}
+	return v
+}
+
+// close shows what the run's stop made of the node.
+func (v *NodeView) close(c *closure) {
+	if c != nil {
+		v.State, v.Reason, v.By, v.ByName = c.state, c.reason, c.by, c.byName
+	}
+}
+
+// partialOutput is what the stopped attempt of a cancelled node had printed: its attempt's output
+// file, which a shell node streams into as it runs (agent and gate nodes write theirs only when they
+// finish, so they have none). It is kept for `bot workflow logs` and the dashboard.
+func partialOutput(r db.Run, node string, attempt int) (NodeOutput, bool) {
+	if attempt < 1 || r.WorkingPath == "" {
+		return NodeOutput{}, false
+	}
+	path := RunningOutputFile(r, node, attempt)
+	st, err := os.Stat(path)
+	if err != nil {
+		return NodeOutput{}, false // never opened: nothing was printed
+	}
+	return NodeOutput{Bytes: st.Size(), File: path}, true
 }

@@ -150,6 +150,13 @@ func TestStatusListsARunThatJustFinished(t *testing.T) {
 		if !strings.Contains(got, "Recently finished") || !strings.Contains(got, run.ID+" quick - completed") {
 			t.Fatalf("status after the run finished:\n%s", got)
 		}
+		// How long it took, and how long ago that was: a duration, then an age.
+		if !regexp.MustCompile(regexp.QuoteMeta(run.ID) + ` quick - completed in [0-9.]+m?s, [0-9]+s ago - by `).MatchString(got) {
+			t.Errorf("the finished run's line does not say how long it took and when:\n%s", got)
+		}
+		if got := joined(h.say(admin, "", "/workflow status "+run.ID)); !regexp.MustCompile(`- completed in [0-9.]+m?s - started [0-9]+s ago by `).MatchString(got) {
+			t.Errorf("the run's status does not say how long it took:\n%s", got)
+		}
 	})
 }
 

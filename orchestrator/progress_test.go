@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,4 +44,38 @@ nodes:
 		}
 		h.waitStatus(run.ID, db.StatusCompleted)
 	})
+}
+
+// The status message in the run's thread shows the node a paused run waits at as waiting, and once
+// the gate is rejected, every node as the run's end left it: the gate rejected, the rest not run.
+func TestStatusMessageShowsTheGateWaitingThenRejected(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: build\n    bash: \"true\"\n  - id: confirm\n    depends_on: [build]\n    approval: {message: ship it}\n  - id: ship\n    depends_on: [confirm]\n    bash: \"true\"\n")
+		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
+		status := func(want ...string) {
+			t.Helper()
+			h.waitFor(fmt.Sprintf("the status message to show %q", want), func() bool {
+				for _, m := range h.out.Find("Status of run " + run.ID) {
+					if all(m.Text, want...) {
+						return true
+					}
+				}
+				return false
+			})
+		}
+		status("paused", "✓ build", "⏸ confirm", "· ship")
+		h.say(admin, "", "/workflow reject "+run.ID+" not today")
+		status("cancelled", "✓ build", "🛑 confirm", "○ ship")
+	})
+}
+
+func all(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }

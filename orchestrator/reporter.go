@@ -298,6 +298,9 @@ func (r *Reporter) Notify(ctx context.Context, n Notice) {
 		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text}, zap.String("run_id", n.Run.ID))
 		return
 	}
+	if n.Kind == NoticeCancelled && n.Nodes == nil && rep.status != nil {
+		n.Nodes = r.closedNodes(ctx, n.Run)
+	}
 	r.showStatus(ctx, rep, n)
 	r.post(ctx, rep, n)
 	if n.Kind != NoticeGate && n.Kind != NoticePaused {
@@ -355,6 +358,21 @@ func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n Notice) {
 	if rep.status != nil {
 		r.Edit(ctx, *rep.status, conversation.Reply{Text: statusText(n.Run, stateOf(n), n.Nodes)})
 	}
+}
+
+// closedNodes is every node of a cancelled run as the fold closed it, for its status message: what
+// cancelled the run (a person, a rejection, a gate's timer) knows nothing of its nodes.
+func (r *Reporter) closedNodes(ctx context.Context, run db.Run) []NodeStatus {
+	events, err := r.Store.Events(ctx, run.ID)
+	if err != nil {
+		r.Log.Warn("orchestrator.status_nodes_unread", zap.String("run_id", run.ID), zap.Error(err))
+		return nil // the status message says cancelled, without its nodes
+	}
+	var out []NodeStatus
+	for _, v := range RunNodes(run, events) {
+		out = append(out, NodeStatus{ID: v.ID, State: v.State, Attempt: v.Attempts, Duration: v.Duration})
+	}
+	return out
 }
 
 func stateOf(n Notice) string {

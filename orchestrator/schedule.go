@@ -339,7 +339,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 		if err != nil {
 			return e.interrupted(err)
 		}
-		e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: e.nodeStatuses()})
+		e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: waitingAt(e.nodeStatuses(), node)})
 		return nil
 	}
 	return e.fail(ctx, db.RunError{Node: node, Class: ne.class, Message: ne.msg})
@@ -365,7 +365,7 @@ func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: e.nodeStatuses()})
+	e.settled(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: waitingAt(e.nodeStatuses(), p.Node)})
 	return nil
 }
 
@@ -393,4 +393,15 @@ func (e *execution) nodeStatuses() []NodeStatus {
 		out = append(out, st)
 	}
 	return out
+}
+
+// waitingAt marks the node a paused run waits at, as every other view shows it (NodeWaiting): the
+// executor's own states end with the node's last record.
+func waitingAt(nodes []NodeStatus, node string) []NodeStatus {
+	for i := range nodes {
+		if nodes[i].ID == node && nodes[i].State != string(workflow.StateCompleted) {
+			nodes[i].State = NodeWaiting
+		}
+	}
+	return nodes
 }

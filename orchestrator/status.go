@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
@@ -103,10 +105,17 @@ func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []
 		t = t.Append(conversation.B(title), conversation.P("\n"))
 		for _, r := range runs {
 			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+DisplayState(r, now)))
-			if node := b.currentNode(ctx, r); node != "" {
-				t = t.Append(conversation.P(" at "), conversation.C(node))
+			if r.Status != db.StatusCompleted { // where it waits, failed or stopped
+				if node := b.currentNode(ctx, r); node != "" {
+					t = t.Append(conversation.P(" at "), conversation.C(node))
+				}
 			}
-			t = t.Append(conversation.P(" - "+age(now.Sub(r.CreatedAt))+" - by "), requester(r).Span(), conversation.P("\n"))
+			if took := runTook(r); took != "" { // how long it took, and how long ago it stopped
+				t = t.Append(conversation.P(" " + took + ", " + age(now.Sub(r.FinishedAt)) + " ago"))
+			} else {
+				t = t.Append(conversation.P(" - started " + age(now.Sub(r.CreatedAt)) + " ago"))
+			}
+			t = t.Append(conversation.P(" - by "), requester(r).Span(), conversation.P("\n"))
 		}
 	}
 	section("Active", active)
@@ -136,28 +145,23 @@ func (b *Dispatcher) currentNode(ctx context.Context, r db.Run) string {
 	return ""
 }
 
-// RunTimeline renders one run: state, nodes with attempts and durations, and the last error.
+// RunTimeline renders one run: state, every node of its workflow with its attempts and durations,
+// the gates' answers and the last error.
 func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (conversation.Text, error) {
 	events, err := s.Events(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
 	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
-		conversation.P(" - "), conversation.B(DisplayState(r, now)), conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "),
-		requester(r).Span(), conversation.P("\n"))
-	h := Fold(events)
-	for _, id := range h.order {
-		n := h.nodes[id]
-		line := fmt.Sprintf("• %s %s", stateIcon(string(n.state)), id)
-		if n.starts > 1 {
-			line += fmt.Sprintf(" (attempt %d)", n.starts)
-		}
-		if n.duration > 0 && (n.state == workflow.StateCompleted || n.state == workflow.StateFailed) {
-			line += " " + FormatDuration(n.duration)
-		}
-		t = t.Append(conversation.P(line + "\n"))
-		for _, r := range n.retries {
-			t = t.Append(conversation.P(fmt.Sprintf("    attempt %d failed, retried: ", r.attempt)), conversation.O(shortReason(r.reason)), conversation.P("\n"))
+		conversation.P(" - "), conversation.B(DisplayState(r, now)))
+	if took := runTook(r); took != "" {
+		t = t.Append(conversation.P(" " + took))
+	}
+	t = t.Append(conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "), requester(r).Span(), conversation.P("\n"))
+	for _, n := range RunNodes(r, events) {
+		t = t.Append(nodeLine(n)...)
+		for _, r := range n.Retries {
+			t = t.Append(conversation.P(fmt.Sprintf("    attempt %d failed, retried: ", r.Attempt)), conversation.O(shortReason(r.Reason)), conversation.P("\n"))
 		}
 	}
 	t = t.Append(gateAnswers(events, now)...)
@@ -170,6 +174,44 @@ func RunTimeline(ctx context.Context, s Store, r db.Run, now time.Time) (convers
 	return t, nil
 }
 
+// nodeLine is one node of the text status: its mark, attempts and duration, and for a node the run's
+// stop closed, why (a rejected gate's answer is on the gate's own line below).
+func nodeLine(n NodeView) []conversation.Span {
+	line := fmt.Sprintf("• %s %s", stateIcon(n.State), n.ID)
+	if n.Attempts > 1 {
+		line += fmt.Sprintf(" (attempt %d)", n.Attempts)
+	}
+	if n.Duration > 0 && n.State != string(workflow.StateSkipped) {
+		line += " " + FormatDuration(n.Duration)
+	}
+	out := []conversation.Span{conversation.P(line)}
+	switch n.State {
+	case NodeRejected:
+		out = append(out, conversation.P(" - rejected"))
+	case NodeCancelled, NodeNotRun:
+		out = append(out, conversation.P(" - "), conversation.U(shortReason(n.Reason)))
+		if n.Partial && n.Output.Bytes > 0 {
+			out = append(out, conversation.P("; its output so far ("+humanize.IBytes(uint64(n.Output.Bytes))+") is kept"))
+		}
+	}
+	return append(out, conversation.P("\n"))
+}
+
+// runTook says how long a run that stopped took, from its creation to its stop: "in 14s" for a
+// completed run, "after 2m5s" for one that failed or was cancelled; "" while it is active.
+func runTook(r db.Run) string {
+	if Active(r) || r.FinishedAt.IsZero() || r.FinishedAt.Before(r.CreatedAt) {
+		return ""
+	}
+	d := FormatDuration(r.FinishedAt.Sub(r.CreatedAt))
+	if r.Status == db.StatusCompleted {
+		return "in " + d
+	}
+	return "after " + d
+}
+
+// stateIcon is the mark of a node state in text: each state its own, so waiting at a gate and
+// running never look alike.
 func stateIcon(state string) string {
 	switch state {
 	case "completed":
@@ -180,6 +222,14 @@ func stateIcon(state string) string {
 		return "–"
 	case "running":
 		return "▶"
+	case NodeWaiting:
+		return "⏸"
+	case NodeRejected:
+		return "🛑"
+	case NodeCancelled:
+		return "⏹"
+	case NodeNotRun:
+		return "○"
 	}
 	return "·"
 }

@@ -130,13 +130,25 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
 	)
 	href = value(t, ctx, "read the second run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
-	act(t, ctx, "cancel the second run from its page",
+	act(t, ctx, "cancel the second run from its page while it builds",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
-		chromedp.WaitVisible(chromedp.CSS("#btn-cancel")),
+		chromedp.WaitVisible(`//pre[@id="live-build" and contains(., "compiling v3.0")]`),
 		chromedp.Click(chromedp.CSS("#btn-cancel")),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
-		chromedp.WaitVisible(`//p[@id="reason-deploy" and contains(., "not run: the run is cancelled")]`),
 	)
+	// The build it stopped is cancelled, with what it printed; the nodes after it never ran.
+	act(t, ctx, "see the cancelled build and the nodes that did not run",
+		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-build.gnode-cancelled")),
+		chromedp.WaitVisible(`//p[@id="reason-build" and starts-with(., "cancelled by ")]`),
+		chromedp.WaitVisible(`//pre[@id="partial-build" and contains(., "compiling v3.0")]`),
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-deploy.gnode-not_run")),
+		chromedp.WaitVisible(`//p[@id="reason-deploy" and contains(., "not run: the run was cancelled")]`),
+	)
+	if page := value(t, ctx, "read the cancelled run page", chromedp.Text(chromedp.CSS("main"))); strings.Contains(page, "live output") {
+		t.Errorf("the cancelled run page still shows live output:\n%s", page)
+	}
+	screenshot(t, ctx, "dashboard-run-cancelled.png")
 	act(t, ctx, "see the completed run on the runs list",
 		chromedp.Navigate(base),
 		chromedp.WaitVisible(chromedp.CSS("table.runs .state-completed")),
@@ -144,6 +156,38 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		chromedp.WaitVisible(`//ul[@id="state-counts"]//span[contains(., "cancelled 1")]`),
 	)
 	screenshot(t, ctx, "dashboard-runs.png")
+
+	// A third run is rejected at its gate, with a reason: the gate shows rejected, by whom and why.
+	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v4.0-finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	act(t, ctx, "start a third run",
+		chromedp.Navigate(base+"chat"),
+		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v4.0"),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.Navigate(base+"?state=paused"),
+		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
+	)
+	href = value(t, ctx, "read the third run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
+	act(t, ctx, "reject the third run's gate with a reason",
+		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
+		chromedp.WaitVisible(chromedp.CSS("#btn-reject")),
+		chromedp.SendKeys(chromedp.CSS("#gate-note"), "the changelog is missing"),
+		chromedp.Click(chromedp.CSS("#btn-reject")),
+		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
+	)
+	act(t, ctx, "see the rejected gate and the nodes that did not run",
+		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-approve-release.gnode-rejected")),
+		chromedp.WaitVisible(`//li[contains(@class, "node-rejected")]//div[@class="gate" and contains(., "reject by web:local") and contains(., "the changelog is missing")]`),
+		chromedp.WaitVisible(chromedp.CSS("#graph #gnode-deploy.gnode-not_run")),
+		chromedp.WaitVisible(`//p[@id="reason-deploy" and contains(., "not run: approve-release was rejected")]`),
+	)
+	if n := value(t, ctx, "count waiting nodes", chromedp.Evaluate[int](`document.querySelectorAll(".gnode-waiting, .node-waiting").length`)); n != 0 {
+		t.Errorf("the rejected run page still draws %d nodes waiting", n)
+	}
+	screenshot(t, ctx, "dashboard-run-rejected.png")
 }
 
 // act performs browser steps, failing the test with what was being done.

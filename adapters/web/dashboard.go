@@ -205,7 +205,7 @@ func (s *Server) collectRuns(ctx context.Context, f listFilter, limit int) ([]db
 
 type runPageData struct {
 	runView
-	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running node's live output
+	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running or cancelled node's latest output
 	Graph     *graphView              // issue 17: the workflow drawn with each node's state
 	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
 	Sent      string                  // the command a button just sent, shown once after the redirect
@@ -239,7 +239,7 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 		return runPageData{}, fmt.Errorf("web: read events of run %s: %w", id, err)
 	}
 	v := foldRun(run, events, s.cfg.Now())
-	notes, graph := planNodes(&v, events)
+	notes, graph := planNodes(&v)
 	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
 }
 
@@ -313,7 +313,7 @@ func (s *Server) fingerprint(ctx context.Context, key string) (string, error) {
 		// Events are append-only, so their count and the displayed state say whether anything
 		// the page shows changed; so does a running node's output growing.
 		v := foldRun(run, events, s.cfg.Now())
-		notes, _ := planNodes(&v, events)
+		notes, _ := planNodes(&v)
 		var live int64
 		for _, n := range notes {
 			live += n.LiveBytes

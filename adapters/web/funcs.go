@@ -38,6 +38,7 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 		"bytes":       func(n int64) string { return humanize.IBytes(uint64(max(n, 0))) },
 		"inlineLimit": func() int64 { return orchestrator.InlineLimit },
 		"stamp":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+		"words":       func(state string) string { return strings.ReplaceAll(state, "_", " ") }, // not_run reads "not run"
 		"title": func(s string) string {
 			if s == "" {
 				return s

@@ -22,12 +22,14 @@ const (
 	pad        = 8
 )
 
-// nodeNote is what the run page adds to a node beyond its events: why it has not run (pending or
-// skipped), and the latest output of a running attempt.
+// nodeNote is what the run page adds to a node beyond its events: why it has not run (pending,
+// skipped, not run) or why it was cancelled, and the latest output of a running
+// attempt, or of an attempt the run's cancel stopped (Stopped).
 type nodeNote struct {
 	Reason    string
 	Live      string
 	LiveBytes int64
+	Stopped   bool
 }
 
 // graphView is the workflow drawn as its DAG: each node a box in the column of its depth, coloured
@@ -45,50 +47,40 @@ type graphBox struct {
 
 type graphEdge struct{ Path string }
 
-// planNodes completes v with what the events do not say: every node of the workflow the run froze,
-// in file order (pending ones included), why pending and skipped nodes have not run, and the live
-// output of running nodes. It returns the notes and the graph.
-func planNodes(v *runView, events []db.Event) (map[string]nodeNote, *graphView) {
-	sums := orchestrator.NodeSummaries(v.Run, events)
-	byID := map[string]*nodeView{}
-	for _, n := range v.Nodes {
-		byID[n.ID] = n
-	}
-	ordered := make([]*nodeView, 0, len(sums))
-	for _, s := range sums {
-		n := byID[s.ID]
-		if n == nil {
-			n = &nodeView{ID: s.ID, State: "pending"}
-		}
-		ordered = append(ordered, n)
-	}
-	v.Nodes = ordered
+// planNodes completes v with what the events do not say: why pending nodes have not run yet, and
+// the latest output of running nodes and of cancelled ones. It returns the notes and the graph.
+func planNodes(v *runView) (map[string]nodeNote, *graphView) {
 	state := map[string]string{}
-	for _, n := range ordered {
+	for _, n := range v.Nodes {
 		state[n.ID] = n.State
 	}
 	notes := map[string]nodeNote{}
-	for i, s := range sums {
-		n := ordered[i]
+	for _, n := range v.Nodes {
 		var note nodeNote
 		switch n.State {
 		case "pending":
-			note.Reason = pendingReason(v.Run, s.DependsOn, state)
-		case "skipped":
-			note.Reason = s.Reason
-		case "running":
+			note.Reason = pendingReason(v.Run, n.DependsOn, state)
+		case "skipped", orchestrator.NodeCancelled, orchestrator.NodeNotRun: // a rejected gate's answer is on its gate line
+			note.Reason = n.Reason
+		}
+		switch {
+		case n.State == "running":
 			note.Live, note.LiveBytes = tail(orchestrator.RunningOutputFile(v.Run, n.ID, n.Attempts))
+		case n.Partial.File != "":
+			note.Live, note.LiveBytes = tail(n.Partial.File)
+			note.Stopped = true
 		}
 		notes[n.ID] = note
 	}
 	if v.Run.Status == db.StatusQueued || v.Run.Status == db.StatusRunning {
 		v.Actions = append([]string{"cancel"}, slices.DeleteFunc(v.Actions, func(a string) bool { return a == "cancel" })...)
 	}
-	return notes, layout(sums, state)
+	return notes, layout(v.Nodes)
 }
 
-// pendingReason says why a node has not started: the dependencies it waits for, or the run
-// having stopped before reaching it.
+// pendingReason says why a node has not started yet: the dependencies it waits for, or the run
+// waiting for a person. A run that ended for good has no pending node: the fold says why each did
+// not run.
 func pendingReason(r db.Run, deps []string, state map[string]string) string {
 	var waiting []string
 	for _, d := range deps {
@@ -96,13 +88,12 @@ func pendingReason(r db.Run, deps []string, state map[string]string) string {
 			waiting = append(waiting, d)
 		}
 	}
-	if !orchestrator.Active(r) {
-		return "not run: the run is " + string(r.Status)
-	}
-	if len(waiting) > 0 {
+	switch {
+	case r.Status == db.StatusFailed:
+		return "waits until the failed run is resumed"
+	case len(waiting) > 0:
 		return "waits for " + strings.Join(waiting, ", ")
-	}
-	if r.Status == db.StatusPaused {
+	case r.Status == db.StatusPaused:
 		return "waits until the run is resumed"
 	}
 	return "about to start"
@@ -132,22 +123,22 @@ func tail(path string) (string, int64) {
 
 // layout places each node in the column of its depth (the longest chain of dependencies before
 // it), rows in file order, and draws an edge from each dependency.
-func layout(sums []orchestrator.NodeSummary, state map[string]string) *graphView {
-	if len(sums) == 0 {
+func layout(nodes []*nodeView) *graphView {
+	if len(nodes) == 0 {
 		return nil
 	}
 	depth := map[string]int{}
 	var depthOf func(id string, seen int) int
 	deps := map[string][]string{}
-	for _, s := range sums {
-		deps[s.ID] = s.DependsOn
+	for _, n := range nodes {
+		deps[n.ID] = n.DependsOn
 	}
 	depthOf = func(id string, seen int) int {
 		if d, ok := depth[id]; ok {
 			return d
 		}
 		d := 0
-		if seen < len(sums) { // validation forbids cycles; the bound only guards a damaged source
+		if seen < len(nodes) { // validation forbids cycles; the bound only guards a damaged source
 			for _, p := range deps[id] {
 				d = max(d, depthOf(p, seen+1)+1)
 			}
@@ -158,17 +149,17 @@ func layout(sums []orchestrator.NodeSummary, state map[string]string) *graphView
 	g := &graphView{}
 	rows := map[int]int{}
 	pos := map[string][2]int{}
-	for _, s := range sums {
-		col := depthOf(s.ID, 0)
+	for _, n := range nodes {
+		col := depthOf(n.ID, 0)
 		x, y := pad+col*(boxW+gapX), pad+rows[col]*(boxH+gapY)
 		rows[col]++
-		pos[s.ID] = [2]int{x, y}
-		g.Boxes = append(g.Boxes, graphBox{ID: s.ID, State: state[s.ID], X: x, Y: y})
+		pos[n.ID] = [2]int{x, y}
+		g.Boxes = append(g.Boxes, graphBox{ID: n.ID, State: n.State, X: x, Y: y})
 		g.Width, g.Height = max(g.Width, x+boxW+pad), max(g.Height, y+boxH+pad)
 	}
-	for _, s := range sums {
-		to := pos[s.ID]
-		for _, d := range s.DependsOn {
+	for _, n := range nodes {
+		to := pos[n.ID]
+		for _, d := range n.DependsOn {
 			from, ok := pos[d]
 			if !ok {
 				continue

@@ -76,14 +76,30 @@ func TestCancelFromTheRunPage(t *testing.T) {
 	b := r.browser("")
 	b.say("/workflow run branchy " + filepath.Join(t.TempDir(), "never-created"))
 	run := r.waitRun("branchy", db.StatusRunning)
+	testkit.Eventually(t, "the running node's live output", func() bool {
+		_, page := b.get("/runs/" + run.ID)
+		return strings.Contains(page, `id="live-start">first line of live output`)
+	})
 	if code, _ := b.post("/runs/"+run.ID+"/cancel", nil); code != 200 {
 		t.Fatalf("cancel button answered %d", code)
 	}
 	r.waitRun("branchy", db.StatusCancelled)
-	testkit.Eventually(t, "the cancelled run page", func() bool {
-		_, page := b.get("/runs/" + run.ID)
-		return strings.Contains(page, `id="reason-after">not run: the run is cancelled</p>`)
-	})
+	// The node the cancel stopped is cancelled, with what it printed; the others never ran.
+	_, page := b.get("/runs/" + run.ID)
+	for _, want := range []string{
+		`class="gnode gnode-cancelled" id="gnode-start"`, `class="gnode gnode-not_run" id="gnode-after"`,
+		`id="reason-start">cancelled by `, `id="reason-after">not run: the run was cancelled</p>`,
+		`output until it was stopped`, `id="partial-start">first line of live output`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("cancelled run page lacks %q:\n%s", want, page)
+		}
+	}
+	for _, stale := range []string{"gnode-running", "gnode-pending", "live output ("} {
+		if strings.Contains(page, stale) {
+			t.Errorf("cancelled run page still shows %q:\n%s", stale, page)
+		}
+	}
 }
 
 func TestRunsListIsPaged(t *testing.T) {

@@ -12,17 +12,20 @@ import (
 // nodeView is one node on the run page, from the orchestrator's fold of the run's events: the
 // events are the only record of node progress.
 type nodeView struct {
-	ID       string
-	State    string // pending, running, completed, failed, skipped
-	Attempts int
-	Started  time.Time
-	Finished time.Time
-	Duration time.Duration
-	Output   string
-	Error    string
-	Retries  []retryView // attempts that failed and were retried, since the latest resume
-	Gate     *gateView
-	Full     *orchestrator.OutputRef // the file holding the full output of the latest attempt
+	ID        string
+	State     string // orchestrator.NodeView's: pending, running, waiting, completed, failed, skipped, rejected, cancelled, not_run
+	DependsOn []string
+	Attempts  int
+	Started   time.Time
+	Finished  time.Time
+	Duration  time.Duration
+	Output    string                  // its completed output or its skip reason, whichever came last
+	Reason    string                  // why it was skipped, rejected, cancelled or not run
+	Partial   orchestrator.NodeOutput // a cancelled node's output file, as far as it got
+	Error     string
+	Retries   []retryView // attempts that failed and were retried, since the latest resume
+	Gate      *gateView
+	Full      *orchestrator.OutputRef // the file holding the full output of the latest attempt
 }
 
 // Truncated reports whether Output shows only the beginning of the full output.
@@ -98,7 +101,8 @@ type runView struct {
 }
 
 // foldRun builds the run page's view of r from its events, through the orchestrator's one fold of
-// run events (orchestrator.Fold), so the page and /workflow status never disagree about a node.
+// run events (orchestrator.Fold), so the page and /workflow status never disagree about a node:
+// every node of the workflow, in file order.
 func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 	v := runView{Run: r, State: orchestrator.DisplayState(r, now), Actions: actions(r)}
 	h := orchestrator.Fold(events)
@@ -108,9 +112,12 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 		v.Gates = append(v.Gates, gates[g])
 	}
 	nodes := map[string]*nodeView{}
-	for _, n := range h.Nodes() {
-		nv := &nodeView{ID: n.ID, State: n.State, Attempts: n.Attempts, Started: n.Started, Finished: n.Finished,
-			Duration: n.Duration, Output: n.Output, Error: n.Error, Gate: gates[n.Gate]}
+	for _, n := range h.Nodes(r) {
+		nv := &nodeView{ID: n.ID, State: n.State, DependsOn: n.DependsOn, Attempts: n.Attempts, Started: n.Started,
+			Finished: n.Finished, Duration: n.Duration, Output: n.Shown, Reason: n.Reason, Error: n.Error, Gate: gates[n.Gate]}
+		if n.Partial {
+			nv.Partial = n.Output
+		}
 		for _, rt := range n.Retries {
 			nv.Retries = append(nv.Retries, retryView{Attempt: rt.Attempt, Reason: rt.Reason})
 		}

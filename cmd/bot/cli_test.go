@@ -77,6 +77,10 @@ func TestWorkflowRunExitStatusesAndApprove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "paused") || !strings.Contains(out, "✓ check") {
 		t.Fatalf("workflow status = exit %d:\n%s", code, out)
 	}
+	// Every node, the one not reached yet included; waiting at a gate is not running.
+	if !strings.Contains(out, "• ⏸ confirm\n") || !strings.Contains(out, "• · ship\n") || strings.Contains(out, "▶") {
+		t.Errorf("workflow status of a run paused at confirm:\n%s", out)
+	}
 	// release does not let its requester approve it: the terminal's user asks someone else.
 	out, code = cli(t, env, "workflow", "approve", id, "ship it on Friday")
 	if code != exitPaused || !strings.Contains(out, "does not allow self-approval") || !strings.Contains(out, "--user NAME") {

@@ -13,7 +13,7 @@ import (
 var (
 	runKeys      = []string{"args", "created_at", "finished_at", "id", "state", "user", "workflow"}
 	statusKeys   = append(slices.Clone(runKeys), "last_error", "nodes", "resumes", "waiting_at")
-	nodeKeys     = []string{"attempts", "depends_on", "duration_ms", "id", "output_bytes", "state"} // and reason when set
+	nodeKeys     = []string{"attempts", "depends_on", "duration_ms", "id", "output_bytes", "state"} // and reason, by when set
 	workflowKeys = []string{"description", "name", "origin"}
 )
 

@@ -47,12 +47,13 @@ type statusJSON struct {
 
 type nodeJSON struct {
 	ID          string   `json:"id"`
-	State       string   `json:"state"` // pending, running, waiting, completed, failed or skipped
+	State       string   `json:"state"` // pending, running, waiting, completed, failed, skipped, rejected, cancelled or not_run
 	DependsOn   []string `json:"depends_on"`
 	Attempts    int      `json:"attempts"`
 	DurationMS  int64    `json:"duration_ms"`
-	Reason      string   `json:"reason,omitempty"` // why it was skipped, or its error
-	OutputBytes int64    `json:"output_bytes"`
+	Reason      string   `json:"reason,omitempty"` // why it was skipped, rejected, cancelled or not run, or its error
+	By          string   `json:"by,omitempty"`     // who rejected or cancelled it
+	OutputBytes int64    `json:"output_bytes"`     // for a cancelled node, what its stopped attempt printed
 }
 
 type placeJSON struct {
@@ -176,17 +177,13 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 		return err
 	}
 	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}}
-	for _, n := range orchestrator.NodeSummaries(r, events) {
+	for _, n := range orchestrator.RunNodes(r, events) {
 		deps := n.DependsOn
 		if deps == nil {
 			deps = []string{}
 		}
-		state := string(n.State)
-		if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Node == n.ID && state != "completed" {
-			state = "waiting" // for a person (a gate) or a resume, as waiting_at says
-		}
-		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: state, DependsOn: deps, Attempts: n.Attempts,
-			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, OutputBytes: n.Output.Bytes})
+		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: n.State, DependsOn: deps, Attempts: n.Attempts,
+			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, By: n.By, OutputBytes: n.Output.Bytes})
 	}
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
 		s.WaitingAt = &placeJSON{Node: p.Node, Message: firstNonEmpty(p.Message, p.Error)}

@@ -66,7 +66,7 @@ func (s *Sim) create() error {
 	r := newRun(fmt.Sprintf("r%07d", len(s.runs)+1))
 	s.note("run %s", r.id)
 	_, err := s.store.CreateRun(s.ctx, db.NewRun{ID: r.id, Workflow: "sim", ConversationID: conversation,
-		ParentConversationID: conversation, UserID: "console:u", WorkflowSource: []byte("name: sim")})
+		ParentConversationID: conversation, UserID: "console:u", WorkflowSource: []byte(workflowSource)})
 	if err != nil {
 		return err
 	}
@@ -334,6 +334,7 @@ func (s *Sim) fireTimers() error {
 		if r.onTimeout == db.TimeoutAbandon {
 			r.move(db.StatusCancelled, db.EventRunCancelled)
 		} else {
+			r.rejected = true
 			r.move(db.StatusCancelled, db.EventGateResolved, db.EventRunCancelled)
 		}
 		s.touch(r)

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"threadflow/db"
+	"threadflow/orchestrator"
+	"threadflow/workflow"
 )
 
 // check compares the store's run and events with the model and checks the invariants that a
@@ -29,7 +31,32 @@ func (s *Sim) check(r *run) error {
 	if err != nil {
 		return fmt.Errorf("events of run %s: %w", r.id, err)
 	}
-	return checkEvents(r, evs)
+	if err := checkEvents(r, evs); err != nil {
+		return err
+	}
+	return checkNodes(r, got, evs)
+}
+
+// checkNodes: what every view shows of the run's nodes (the orchestrator's fold) agrees with the
+// run. A run that stopped for good, or failed, has no node running or waiting, and one that ended
+// for good none pending either; the gate a person or its timeout rejected shows rejected; the gate
+// of a run paused at it shows waiting.
+func checkNodes(r *run, got db.Run, evs []db.Event) error {
+	open := map[string]bool{string(workflow.StateRunning): true, orchestrator.NodeWaiting: true}
+	if r.status.Terminal() {
+		open[string(workflow.StatePending)] = true
+	}
+	for _, n := range orchestrator.RunNodes(got, evs) {
+		switch {
+		case (r.status.Terminal() || r.status == db.StatusFailed) && open[n.State]:
+			return fmt.Errorf("run %s is %s, but its node %s is %s", r.id, r.status, n.ID, n.State)
+		case n.ID == gateNode && r.rejected && n.State != orchestrator.NodeRejected:
+			return fmt.Errorf("run %s: its gate was rejected, but the gate node shows %s", r.id, n.State)
+		case n.ID == gateNode && r.status == db.StatusPaused && r.pauseKind.IsGate() && n.State != orchestrator.NodeWaiting:
+			return fmt.Errorf("run %s waits at its gate, but the gate node shows %s", r.id, n.State)
+		}
+	}
+	return nil
 }
 
 // checkEvents: sequences are 1..n without gaps, every transition appended its events exactly once

@@ -8,9 +8,23 @@ import (
 )
 
 // The simulated workflow: node a, then the approval gate g, then node b.
-var workflow = []string{"a", "g", "b"}
+var nodeOrder = []string{"a", "g", "b"}
 
 const gateNode = "g"
+
+// workflowSource is the workflow frozen into every simulated run, so the fold's view of a run lists
+// b before any event names it.
+const workflowSource = `name: sim
+nodes:
+  - id: a
+    bash: "true"
+  - id: g
+    depends_on: [a]
+    approval: {message: go on?}
+  - id: b
+    depends_on: [g]
+    bash: "true"
+`
 
 // lifeKey is the idempotency key of a node lifecycle event.
 type lifeKey struct {
@@ -30,6 +44,7 @@ type run struct {
 	attempt    int
 	gateDue    time.Time      // when the gate the run waits at times out; zero: never
 	onTimeout  string         // db.TimeoutReject or db.TimeoutAbandon
+	rejected   bool           // the gate was rejected, by a person or its timeout: the fold shows g rejected
 	events     []db.EventType // every event the store must have appended, in order
 	lifecycle  map[lifeKey]bool
 }
@@ -82,7 +97,7 @@ func (r *run) apply(op db.Op) {
 	case db.OpApprove:
 		r.move(db.StatusQueued, db.EventGateResolved)
 	case db.OpReject:
-		r.token = ""
+		r.token, r.rejected = "", true
 		r.move(db.StatusCancelled, db.EventGateResolved, db.EventRunCancelled)
 	case db.OpCancel:
 		r.token = ""

@@ -88,7 +88,7 @@ func (s *Sim) plan(w *worker) (write, error) {
 }
 
 func nextNode(evs []db.Event) string {
-	for _, n := range workflow {
+	for _, n := range nodeOrder {
 		if !recorded(evs, db.EventNodeCompleted, n, -1) {
 			return n
 		}
