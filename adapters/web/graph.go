@@ -12,7 +12,7 @@ import (
 	"threadflow/orchestrator"
 )
 
-// liveTail is how much of a running node's output the run page shows: its latest bytes.
+// liveTail is how much of an unfinished attempt's output the run page shows: its latest bytes.
 const liveTail = 8 << 10
 
 // Graph geometry, in SVG user units.
@@ -23,11 +23,12 @@ const (
 )
 
 // nodeNote is what the run page adds to a node beyond its events: why it has not run (pending or
-// skipped), and the latest output of a running attempt.
+// skipped), and the latest output of an attempt that has not ended (it runs, or the run stopped it).
 type nodeNote struct {
 	Reason    string
 	Live      string
 	LiveBytes int64
+	Partial   string // why Live is only part of the attempt's output (orchestrator.OutputRef.Partial)
 }
 
 // graphView is the workflow drawn as its DAG: each node a box in the column of its depth, coloured
@@ -76,8 +77,10 @@ func planNodes(v *runView, events []db.Event) (map[string]nodeNote, *graphView) 
 			note.Reason = pendingReason(v.Run, s.DependsOn, state)
 		case "skipped":
 			note.Reason = s.Reason
-		case "running":
-			note.Live, note.LiveBytes = tail(orchestrator.RunningOutputFile(v.Run, n.ID, n.Attempts))
+		}
+		if f := n.Full; f != nil && f.Partial != "" {
+			note.Live, note.LiveBytes = tail(f.File)
+			note.Partial = f.Partial
 		}
 		notes[n.ID] = note
 	}

@@ -22,11 +22,13 @@ type nodeView struct {
 	Error    string
 	Retries  []retryView // attempts that failed and were retried, since the latest resume
 	Gate     *gateView
-	Full     *orchestrator.OutputRef // the file holding the full output of the latest attempt
+	Full     *orchestrator.OutputRef // the file holding the output of the latest attempt (orchestrator.OutputFiles)
 }
 
 // Truncated reports whether Output shows only the beginning of the full output.
-func (n *nodeView) Truncated() bool { return n.Full != nil && n.Full.Bytes > orchestrator.InlineLimit }
+func (n *nodeView) Truncated() bool {
+	return n.Full != nil && n.Full.Partial == "" && n.Full.Bytes > orchestrator.InlineLimit
+}
 
 // retryView is an attempt that failed and was tried again, and why.
 type retryView struct {

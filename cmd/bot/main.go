@@ -143,3 +143,19 @@ func didYouMean(name string, names []string) string {
 	}
 	return ""
 }
+
+// flagProblem is a flag parsing error of fs as one line, with a "did you mean" when the flag is a
+// plausible typo of one fs defines, written with dashes as the command's help writes its flags.
+func flagProblem(fs *flag.FlagSet, err error, dashes string) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "flag provided but not defined: -") // the flag package's wording
+	if !ok {
+		return msg
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := tfcommands.Closest(name, names, 1); len(near) == 1 {
+		return fmt.Sprintf("%s (did you mean %q?)", msg, dashes+near[0])
+	}
+	return msg
+}

@@ -80,7 +80,7 @@ func parseFlags(cmd string, args []string, raw map[string]given) error {
 	case errors.Is(err, flag.ErrHelp):
 		return err
 	case err != nil:
-		return &usageError{fmt.Sprintf("%s: %v; run \"threadflow help\" to list the flags", cmd, err)}
+		return &usageError{fmt.Sprintf("%s: %s; run \"threadflow help\" to list the flags", cmd, flagProblem(fs, err, "-"))}
 	case fs.NArg() > 0:
 		return &usageError{fmt.Sprintf("%s: unexpected argument %q; settings are flags such as -http-addr=127.0.0.1:8080", cmd, fs.Arg(0))}
 	}
