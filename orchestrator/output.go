@@ -241,8 +241,8 @@ func partialReason(run db.Run) string {
 // OutputMissingError is why NodeOutputFile has no output to give: the run has no node of that
 // name, or the node has printed nothing yet. It matches ErrNoOutput.
 type OutputMissingError struct {
-	RunID string
-	Node  string
+	RunID   string
+	Node    string
 	Unknown bool               // the run has no node named Node
 	Nodes   []string           // the run's nodes, in file order
 	State   workflow.NodeState // the node's state, when the run has it
