@@ -79,7 +79,7 @@ func commands() []command {
 // run is the testable entry point: it dispatches args to a command and reports a failure as one
 // line on stderr, with any secret from the environment scrubbed out. exitCode maps the result.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(stderr)}
+	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(getenv, stderr)}
 	err := dispatch(ctx, inv, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout)
@@ -116,13 +116,13 @@ func isHelpFlag(a string) bool {
 	return a == "-h" || a == "-help" || a == "--help"
 }
 
-// currentHost describes this process for defaults that depend on it.
-func currentHost(stderr io.Writer) hostInfo {
+// currentHost describes this process and its user for defaults that depend on them.
+func currentHost(getenv func(string) string, stderr io.Writer) hostInfo {
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		name = "threadflow"
 	}
-	return hostInfo{stderrTTY: isTerminal(stderr), hostname: name, pid: os.Getpid()}
+	return hostInfo{stderrTTY: isTerminal(stderr), hostname: name, pid: os.Getpid(), defaultHome: defaultHome(getenv)}
 }
 
 // envSecrets lists the secret values in the environment, to scrub from messages.

@@ -106,6 +106,9 @@ func applySetting(c *Config, s setting, g given, h hostInfo) error {
 
 // check validates settings that only make sense together.
 func (c *Config) check() error {
+	if c.Home == "" {
+		return &usageError{"THREADFLOW_HOME is not set, and neither is HOME (nor XDG_DATA_HOME) to keep runs under by default; set THREADFLOW_HOME to the directory that keeps the runs"}
+	}
 	if (c.Slack.BotToken == "") != (c.Slack.AppToken == "") {
 		return &usageError{"SLACK_BOT_TOKEN and SLACK_APP_TOKEN must be set together (Socket Mode needs both); set the missing one or unset both"}
 	}

@@ -383,17 +383,17 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	return c.waitStop(ctx, run.ID)
 }
 
-func (c *cliSession) findRun(ctx context.Context, prefix string) (db.Run, error) {
-	runs, err := c.store.FindRunsByPrefix(ctx, strings.ToLower(prefix), 2)
-	switch {
-	case err != nil:
-		return db.Run{}, err
-	case len(runs) == 0:
-		return db.Run{}, &usageError{fmt.Sprintf("no run id starts with %q", prefix)}
-	case len(runs) > 1:
-		return db.Run{}, &usageError{fmt.Sprintf("more than one run id starts with %q; give more of it", prefix)}
+// findRun resolves a typed run id by the rule chat follows too (orchestrator.FindRun).
+func (c *cliSession) findRun(ctx context.Context, typed string) (db.Run, error) {
+	run, err := orchestrator.FindRun(ctx, c.store, typed)
+	var miss *orchestrator.RunLookupError
+	if errors.As(err, &miss) {
+		if len(miss.Matches) == 0 && miss.Invalid == "" {
+			return db.Run{}, &usageError{miss.Error() + "; bot workflow runs lists the runs"}
+		}
+		return db.Run{}, &usageError{miss.Error()}
 	}
-	return runs[0], nil
+	return run, err
 }
 
 // waitStop waits until the run is no longer queued or running and maps its status to the exit.
