@@ -176,9 +176,16 @@ func trimInvocation(args []string) []string {
 // runBinary runs the binary in dir with only PATH and HOME set, and returns its output and status.
 func runBinary(t *testing.T, bin, dir string, args []string) (string, string, int) {
 	t.Helper()
+	return runIn(t, bin, dir, []string{"HOME=" + dir}, args...)
+}
+
+// runIn runs the binary in the directory cwd with PATH and env as its whole environment, and
+// returns its output and status.
+func runIn(t *testing.T, bin, cwd string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Dir = cwd
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
