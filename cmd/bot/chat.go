@@ -150,14 +150,14 @@ func (s *chatSession) send(ctx context.Context, text string) error {
 	if err := s.inbox.Idle(ctx); err != nil {
 		return err
 	}
-	return s.settle(ctx, s.out)
+	return s.settle(ctx)
 }
 
 // settle waits until no run of this conversation is queued or running: woken by this process's
 // executions as they end, and polling slowly for runs another process executes. A run it saw
 // going that then ends cancelled was cancelled elsewhere (the message it waits after has been
 // handled already): it says so, since nothing else tells this terminal.
-func (s *chatSession) settle(ctx context.Context, out io.Writer) error {
+func (s *chatSession) settle(ctx context.Context) error {
 	t := time.NewTicker(remoteRunPoll)
 	defer t.Stop()
 	going := map[string]bool{}
@@ -170,7 +170,7 @@ func (s *chatSession) settle(ctx context.Context, out io.Writer) error {
 		for id := range going {
 			if !active[id] {
 				delete(going, id)
-				if err := s.stopped(ctx, out, id); err != nil {
+				if err := s.stopped(ctx, id); err != nil {
 					return err
 				}
 			}
@@ -209,7 +209,7 @@ func (s *chatSession) activeRuns(ctx context.Context) (map[string]bool, error) {
 // stopped looks at a run that stopped while the terminal waited. The bot has told this terminal
 // how a run it executed ended, except a cancel from elsewhere (the dashboard, another terminal):
 // then the terminal stops its part of the run at once and says who cancelled it.
-func (s *chatSession) stopped(ctx context.Context, out io.Writer, id string) error {
+func (s *chatSession) stopped(ctx context.Context, id string) error {
 	run, err := s.store.GetRun(ctx, id)
 	if err != nil || run.Status != db.StatusCancelled {
 		return err
@@ -220,7 +220,7 @@ func (s *chatSession) stopped(ctx context.Context, out io.Writer, id string) err
 		return err
 	}
 	if c, ok := orchestrator.LastCancellation(events); ok {
-		fmt.Fprintln(out, console.Render(orchestrator.CancelledText(run, c)))
+		fmt.Fprintln(s.out, console.Render(orchestrator.CancelledText(run, c)))
 	}
 	return nil
 }
