@@ -268,13 +268,8 @@ func runID(t token, k Kind) (string, error) {
 	bad := func(why string) error {
 		return &ParseError{Msg: fmt.Sprintf("the run id at column %d %s", t.col, why), Col: t.col, Usage: Usage(k)}
 	}
-	switch {
-	case len(id) > db.RunIDLength:
-		return "", bad(fmt.Sprintf("is too long: run ids have %d characters", db.RunIDLength))
-	case !db.ValidRunIDPrefix(id):
-		return "", bad("is not valid: run ids use digits and the letters a-z except i, l, o and u")
-	case len(id) < db.MinPrefix:
-		return "", bad(fmt.Sprintf("is too short: type at least %d characters of it", db.MinPrefix))
+	if why := db.RunIDProblem(id); why != "" { // the one rule, shared with the CLI (orchestrator.FindRun)
+		return "", bad(why)
 	}
 	return id, nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 )
 
 // runIDAlphabet is Crockford's base32 in lower case: no i, l, o or u, so an id read aloud or copied
@@ -13,7 +14,9 @@ const runIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 // RunIDLength gives 50 random bits: collisions are negligible at chat scale and ids stay short.
 const RunIDLength = 10
 
-// MinPrefix is the shortest id prefix a user may type in place of a full run id.
+// MinPrefix is the shortest id prefix a user may type in place of a full run id, in chat and in
+// the CLI alike: 30 bits, so a prefix someone remembers does not come to name another run as runs
+// accumulate, and approving or abandoning by prefix cannot reach the wrong one.
 const MinPrefix = 6
 
 // NewRunID returns a fresh random run id.
@@ -37,6 +40,20 @@ func NewToken() string {
 func Digest(src []byte) string {
 	sum := sha256.Sum256(src)
 	return hex.EncodeToString(sum[:])
+}
+
+// RunIDProblem says why s, in lower case, cannot stand for a run: "" when it is a run id or a
+// prefix of at least MinPrefix characters, else the end of a sentence starting "the run id ...".
+func RunIDProblem(s string) string {
+	switch {
+	case len(s) > RunIDLength:
+		return fmt.Sprintf("is too long: run ids have %d characters", RunIDLength)
+	case !ValidRunIDPrefix(s):
+		return "is not valid: run ids use digits and the letters a-z except i, l, o and u"
+	case len(s) < MinPrefix:
+		return fmt.Sprintf("is too short: type at least %d characters of it", MinPrefix)
+	}
+	return ""
 }
 
 // ValidRunIDPrefix reports whether s could be (a prefix of) a run id.

@@ -143,27 +143,19 @@ func (b *Dispatcher) settle(ctx context.Context, m conversation.Message, t conve
 	b.Reporter.Edit(ctx, m.Action.Ref, conversation.Reply{Text: t})
 }
 
-// resolveRun finds the run a typed id or prefix names, answering the user when it cannot.
+// resolveRun finds the run a typed id or prefix names (FindRun), answering the user when it cannot.
 func (b *Dispatcher) resolveRun(ctx context.Context, m conversation.Message, prefix string) (db.Run, bool) {
-	runs, err := b.Store.FindRunsByPrefix(ctx, prefix, 6)
-	if err != nil {
+	run, err := FindRun(ctx, b.Store, prefix)
+	var miss *RunLookupError
+	switch {
+	case errors.As(err, &miss):
+		b.reply(ctx, m, miss.Text(conversation.T(conversation.C("/workflow status"), conversation.P(" lists this conversation's runs."))))
+		return db.Run{}, false
+	case err != nil:
 		b.internalError(ctx, m, "look up run", err)
 		return db.Run{}, false
 	}
-	switch {
-	case len(runs) == 1:
-		return runs[0], true
-	case len(runs) == 0:
-		b.reply(ctx, m, conversation.T(conversation.P("No run has an id starting with "), conversation.C(prefix),
-			conversation.P(". "), conversation.C("/workflow status"), conversation.P(" lists this conversation's runs.")))
-	default:
-		t := conversation.T(conversation.P("More than one run starts with "), conversation.C(prefix), conversation.P("; type more of the id:"))
-		for _, r := range runs {
-			t = t.Append(conversation.P("\n• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" ("+string(r.Status)+")"))
-		}
-		b.reply(ctx, m, t)
-	}
-	return db.Run{}, false
+	return run, true
 }
 
 // internalError logs the details and tells the user a short, safe sentence.

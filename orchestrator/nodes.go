@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"os"
 	"time"
 
 	"threadflow/db"
@@ -82,8 +81,8 @@ func (h *History) view(r db.Run, id string, deps []string) NodeView {
 		if c.state != NodeNotRun {
 			v.Finished, v.Duration = c.at, NodeDuration(nil, n.started, c.at)
 		}
-		if c.state == NodeCancelled {
-			v.Output, v.Partial = partialOutput(r, id, n.starts)
+		if ref, ok := partialOutput(r, id, n.starts); ok && c.state == NodeCancelled {
+			v.Output, v.Partial = NodeOutput{Bytes: ref.Bytes, File: ref.File}, true
 		}
 	}
 	return v
@@ -94,19 +93,4 @@ func (v *NodeView) close(c *closure) {
 	if c != nil {
 		v.State, v.Reason, v.By, v.ByName = c.state, c.reason, c.by, c.byName
 	}
-}
-
-// partialOutput is what the stopped attempt of a cancelled node had printed: its attempt's output
-// file, which a shell node streams into as it runs (agent and gate nodes write theirs only when they
-// finish, so they have none). It is kept for `bot workflow logs` and the dashboard.
-func partialOutput(r db.Run, node string, attempt int) (NodeOutput, bool) {
-	if attempt < 1 || r.WorkingPath == "" {
-		return NodeOutput{}, false
-	}
-	path := RunningOutputFile(r, node, attempt)
-	st, err := os.Stat(path)
-	if err != nil {
-		return NodeOutput{}, false // never opened: nothing was printed
-	}
-	return NodeOutput{Bytes: st.Size(), File: path}, true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"threadflow/db"
+	"threadflow/workflow"
 )
 
 // InlineLimit is how much of a node's output is kept inline. A node's output is streamed to a file
@@ -137,53 +138,140 @@ func truncationNote(runID, node string, o NodeOutput) string {
 type OutputRef struct {
 	Node    string
 	Attempt int
-	State   string // completed, failed, or running for a loop between iterations
+	State   string // completed, failed, or running for a loop between iterations; "" when Partial
 	File    string
-	Bytes   int64
+	Bytes   int64 // as recorded; for a partial output, the file's size when it was looked at
+	// Partial says why the file holds only part of what the attempt would have printed ("the node
+	// is still running", "the run was cancelled while it ran"); empty for an attempt that ended.
+	Partial string
 }
 
-// ErrNoOutput is returned by NodeOutputFile for a node with no output file (yet).
+// ErrNoOutput is matched by the errors of NodeOutputFile for a node with no output (yet), and for
+// a node the run does not have.
 var ErrNoOutput = errors.New("no output file")
 
-// OutputFiles returns the output file of each node's latest attempt that has one, in the order
-// the nodes first appear in the run's events. Only files inside the run's outputs directory are
-// listed: the dashboard serves them, and an event must not make it serve anything else.
+// OutputFiles returns the output of each node's latest attempt that has one, in the order the nodes
+// first appear in the run's events. It is the one answer to "where is a node's output" for the CLI
+// and the dashboard: the file an ended attempt recorded in its event, or, for an attempt that never
+// recorded its end (it still runs, or the run was cancelled or its worker died while it ran), the
+// file it writes as it goes, marked Partial, as far as it got. An attempt that has not opened its
+// file yet (agent nodes write theirs when they finish) leaves the node's previous output, if any.
+// Only files inside the run's outputs directory are listed: the dashboard serves them, and an event
+// must not make it serve anything else.
 func OutputFiles(run db.Run, events []db.Event) []OutputRef {
-	var refs []OutputRef
-	at := map[string]int{}
+	type latest struct {
+		ended *OutputRef // the latest attempt (or loop iteration) that recorded its output
+		open  int        // the attempt started after it and not ended; 0 if none
+	}
+	var order []string
+	nodes := map[string]*latest{}
 	for _, e := range events {
-		state := ""
+		if e.NodeID == "" {
+			continue
+		}
+		n := nodes[e.NodeID]
+		if n == nil {
+			n = &latest{}
+			nodes[e.NodeID] = n
+			order = append(order, e.NodeID)
+		}
 		switch e.Type {
-		case db.EventNodeCompleted:
-			state = "completed"
-		case db.EventNodeFailed:
-			state = "failed"
-		case db.EventLoopIteration:
-			state = "running"
-		default:
-			continue
+		case db.EventNodeStarted:
+			n.open = e.Attempt
+		case db.EventNodeSkipped:
+			n.open = 0
+		case db.EventNodeCompleted, db.EventNodeFailed, db.EventLoopIteration:
+			if e.Type != db.EventLoopIteration { // an iteration is recorded while its attempt goes on
+				n.open = 0
+			}
+			if ref, ok := recordedOutput(run, e); ok {
+				n.ended = &ref
+			}
 		}
-		var d db.NodeData
-		if json.Unmarshal(e.Data, &d) != nil || d.OutputPath == "" || filepath.Dir(d.OutputPath) != outputsDir(run) {
-			continue
+	}
+	var refs []OutputRef
+	for _, id := range order {
+		n := nodes[id]
+		if ref, ok := partialOutput(run, id, n.open); ok {
+			refs = append(refs, ref)
+		} else if n.ended != nil {
+			refs = append(refs, *n.ended)
 		}
-		ref := OutputRef{Node: e.NodeID, Attempt: e.Attempt, State: state, File: d.OutputPath, Bytes: d.OutputBytes}
-		if i, ok := at[e.NodeID]; ok {
-			refs[i] = ref
-			continue
-		}
-		at[e.NodeID] = len(refs)
-		refs = append(refs, ref)
 	}
 	return refs
 }
 
-// NodeOutputFile returns the output file of a node's latest attempt, or ErrNoOutput.
+// recordedOutput is the output an ended attempt or a loop iteration recorded in its event.
+func recordedOutput(run db.Run, e db.Event) (OutputRef, bool) {
+	var d db.NodeData
+	if json.Unmarshal(e.Data, &d) != nil || d.OutputPath == "" || filepath.Dir(d.OutputPath) != outputsDir(run) {
+		return OutputRef{}, false
+	}
+	state := map[db.EventType]string{db.EventNodeCompleted: "completed", db.EventNodeFailed: "failed", db.EventLoopIteration: "running"}[e.Type]
+	return OutputRef{Node: e.NodeID, Attempt: e.Attempt, State: state, File: d.OutputPath, Bytes: d.OutputBytes}, true
+}
+
+// partialOutput is the file of an attempt that has not recorded its end, if it opened one.
+func partialOutput(run db.Run, node string, attempt int) (OutputRef, bool) {
+	if attempt == 0 {
+		return OutputRef{}, false
+	}
+	path := outputPath(run, node, attemptLabel(attempt))
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || filepath.Dir(path) != outputsDir(run) {
+		return OutputRef{}, false
+	}
+	return OutputRef{Node: node, Attempt: attempt, File: path, Bytes: st.Size(), Partial: partialReason(run)}, true
+}
+
+// partialReason says, from the run's status, why an attempt that never recorded its end holds
+// only part of its output.
+func partialReason(run db.Run) string {
+	switch run.Status {
+	case db.StatusRunning:
+		return "the node is still running"
+	case db.StatusCancelled:
+		return "the run was cancelled while it ran"
+	case db.StatusQueued:
+		return "the attempt was interrupted; the node runs again when the run continues"
+	}
+	return "the attempt stopped before it ended (the run is " + string(run.Status) + ")"
+}
+
+// OutputMissingError is why NodeOutputFile has no output to give: the run has no node of that
+// name, or the node has printed nothing yet. It matches ErrNoOutput.
+type OutputMissingError struct {
+	RunID   string
+	Node    string
+	Unknown bool               // the run has no node named Node
+	Nodes   []string           // the run's nodes, in file order
+	State   workflow.NodeState // the node's state, when the run has it
+}
+
+func (e *OutputMissingError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("run %s has no node %q; its nodes are %s", e.RunID, e.Node, strings.Join(e.Nodes, ", "))
+	}
+	return fmt.Sprintf("node %s of run %s has no output yet (it is %s)", e.Node, e.RunID, e.State)
+}
+
+// Is makes OutputMissingError match ErrNoOutput.
+func (e *OutputMissingError) Is(target error) bool { return target == ErrNoOutput }
+
+// NodeOutputFile returns the output of a node's latest attempt (OutputFiles), or an
+// *OutputMissingError saying whether the run has no such node or the node no output yet.
 func NodeOutputFile(run db.Run, events []db.Event, node string) (OutputRef, error) {
 	for _, ref := range OutputFiles(run, events) {
 		if ref.Node == node {
 			return ref, nil
 		}
 	}
-	return OutputRef{}, fmt.Errorf("node %s of run %s: %w", node, run.ID, ErrNoOutput)
+	missing := &OutputMissingError{RunID: run.ID, Node: node, Unknown: true}
+	for _, s := range RunNodes(run, events) {
+		missing.Nodes = append(missing.Nodes, s.ID)
+		if s.ID == node {
+			missing.Unknown, missing.State = false, workflow.NodeState(s.State)
+		}
+	}
+	return OutputRef{}, missing
 }

@@ -236,7 +236,7 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	case errors.Is(cause, errShutdown):
 		w.release(run, log)
 	case errors.Is(err, db.ErrLeaseLost) || errors.Is(cause, db.ErrLeaseLost):
-		log.Warn("orchestrator.lease_lost", zap.Error(err))
+		w.leaseLost(run, log, err)
 	case errors.Is(cause, errAbandoned):
 		log.Info("orchestrator.run_abandoned")
 	case errors.Is(err, errUnrecorded):
@@ -344,12 +344,35 @@ func (w *Workers) giveUp(run db.Run, log *zap.Logger, cause error) {
 	log.Info("orchestrator.lease_given_up")
 }
 
+// leaseLost logs the end of an execution whose lease was lost. A run that a person cancelled in
+// another process (the dashboard, another terminal) loses its lease by design, which is no warning:
+// a terminal executing the run would print it among the bot's replies.
+func (w *Workers) leaseLost(run db.Run, log *zap.Logger, err error) {
+	var te *db.TransitionError
+	cancelled := errors.As(err, &te) && te.Found == db.StatusCancelled
+	if !cancelled {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cur, gerr := w.Store.GetRun(ctx, run.ID)
+		cancelled = gerr == nil && cur.Status == db.StatusCancelled
+	}
+	if cancelled {
+		log.Info("orchestrator.run_abandoned", zap.String("by", "another process"))
+		return
+	}
+	log.Warn("orchestrator.lease_lost", zap.Error(err))
+}
+
 // release hands a run back to the queue without counting a recovery, so another replica
 // continues it at once.
 func (w *Workers) release(run db.Run, log *zap.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := w.Store.ReleaseRun(ctx, run.Lease()); err != nil {
+		if te := (*db.TransitionError)(nil); errors.As(err, &te) && te.Found == db.StatusCancelled {
+			log.Info("orchestrator.run_abandoned", zap.String("by", "another process")) // nothing to hand back
+			return
+		}
 		log.Warn("orchestrator.release_failed", zap.Error(err))
 		return
 	}

@@ -62,10 +62,16 @@ func (s *Server) serveUntrusted(w http.ResponseWriter, r *http.Request, f *os.Fi
 		s.fail(w, err)
 		return
 	}
+	untrustedHeaders(w)
+	http.ServeContent(w, r, "", st.ModTime(), f)
+}
+
+// untrustedHeaders keeps a browser from running what a workflow wrote as a page, and lifts the
+// server's WriteTimeout, which a large file outlasts.
+func untrustedHeaders(w http.ResponseWriter) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 
 // safeFileName keeps a download's suggested name to characters that need no quoting.

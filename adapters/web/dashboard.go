@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -243,8 +244,9 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
 }
 
-// nodeOutput serves the full output of a node's latest attempt as plain text, streamed from its
-// file (with ranges, so a browser or curl can fetch part of a large one).
+// nodeOutput serves the output of a node's latest attempt as plain text, streamed from its file:
+// all of it, with ranges (a browser or curl can fetch part of a large one), once the attempt ended;
+// under a first line saying it is partial, and why, while it runs or after the run stopped it.
 func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !runIDPattern.MatchString(id) {
@@ -263,7 +265,7 @@ func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 	}
 	ref, err := orchestrator.NodeOutputFile(run, events, r.PathValue("node"))
 	if err != nil {
-		http.Error(w, "This node has no output yet. The run page lists the nodes that have one.", http.StatusNotFound)
+		http.Error(w, capitalize(err.Error())+". The run page lists its nodes and their outputs.", http.StatusNotFound)
 		return
 	}
 	f, err := os.Open(ref.File)
@@ -275,7 +277,24 @@ func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 	defer f.Close()
 	// The output is text a node printed: shown as text, never run as a page.
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	s.serveUntrusted(w, r, f)
+	if ref.Partial == "" {
+		s.serveUntrusted(w, r, f)
+		return
+	}
+	untrustedHeaders(w)
+	w.Header().Set("Cache-Control", "no-store") // it grows, or is all there will ever be of it
+	fmt.Fprintf(w, "[partial output of attempt %d of %s: %s]\n\n", ref.Attempt, ref.Node, ref.Partial)
+	if _, err := io.Copy(w, f); err != nil {
+		s.cfg.Log.Debug("web.output_send_failed", zap.String("run_id", id), zap.Error(err))
+	}
+}
+
+// capitalize starts a sentence an error wrote in lower case.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // runAction sends the chat command a button stands for, as the web user, through the same Handler

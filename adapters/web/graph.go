@@ -12,7 +12,7 @@ import (
 	"threadflow/orchestrator"
 )
 
-// liveTail is how much of a running node's output the run page shows: its latest bytes.
+// liveTail is how much of an unfinished attempt's output the run page shows: its latest bytes.
 const liveTail = 8 << 10
 
 // Graph geometry, in SVG user units.
@@ -23,13 +23,14 @@ const (
 )
 
 // nodeNote is what the run page adds to a node beyond its events: why it has not run (pending,
-// skipped, not run) or why it was cancelled, and the latest output of a running
-// attempt, or of an attempt the run's cancel stopped (Stopped).
+// skipped, not run) or why it was cancelled, and the latest output of an attempt that has not
+// ended: one that runs (live), or one the run's stop left unfinished (Stopped).
 type nodeNote struct {
 	Reason    string
 	Live      string
 	LiveBytes int64
-	Stopped   bool
+	Stopped   bool   // the attempt will not print more: the run stopped it
+	Partial   string // why Live is only part of the attempt's output (orchestrator.OutputRef.Partial)
 }
 
 // graphView is the workflow drawn as its DAG: each node a box in the column of its depth, coloured
@@ -63,12 +64,9 @@ func planNodes(v *runView) (map[string]nodeNote, *graphView) {
 		case "skipped", orchestrator.NodeCancelled, orchestrator.NodeNotRun: // a rejected gate's answer is on its gate line
 			note.Reason = n.Reason
 		}
-		switch {
-		case n.State == "running":
-			note.Live, note.LiveBytes = tail(orchestrator.RunningOutputFile(v.Run, n.ID, n.Attempts))
-		case n.Partial.File != "":
-			note.Live, note.LiveBytes = tail(n.Partial.File)
-			note.Stopped = true
+		if f := n.Full; f != nil && f.Partial != "" {
+			note.Live, note.LiveBytes = tail(f.File)
+			note.Partial, note.Stopped = f.Partial, n.State != "running"
 		}
 		notes[n.ID] = note
 	}

@@ -166,3 +166,47 @@ func TestArtifactsAreListedAndDownloadable(t *testing.T) {
 		}
 	}
 }
+
+// The output of a node that has not ended is readable wherever a finished one is, marked partial:
+// on the run page and at its output link, while it runs and after its run was cancelled (the run
+// a person cancels because it hung is the one whose log they need). An unknown node's link names
+// the run's nodes.
+func TestPartialOutputIsServedWhileRunningAndAfterACancel(t *testing.T) {
+	r := newRig(t, rigOptions{workflows: map[string]string{"branchy.yaml": branchyWorkflow}})
+	b := r.browser("")
+	b.say("/workflow run branchy " + filepath.Join(t.TempDir(), "never-created"))
+	run := r.waitRun("branchy", db.StatusRunning)
+	link := "/runs/" + run.ID + "/output/start"
+	assertPartial := func(why string) {
+		t.Helper()
+		var page string
+		testkit.Eventually(t, "the run page to show the partial output: "+why, func() bool {
+			_, page = b.get("/runs/" + run.ID)
+			return strings.Contains(page, `id="partial-start">partial output: `+why+` (`)
+		})
+		for _, want := range []string{`id="live-start">first line of live output`, `href="` + link + `">partial output of attempt 1 (`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("run page lacks %q:\n%s", want, page)
+			}
+		}
+		code, body := b.get(link)
+		if want := "[partial output of attempt 1 of start: " + why + "]\n\nfirst line of live output\n"; code != 200 || body != want {
+			t.Errorf("GET %s = %d %q, want 200 %q", link, code, body, want)
+		}
+	}
+	assertPartial("the node is still running")
+	if code, _ := b.post("/runs/"+run.ID+"/cancel", nil); code != 200 {
+		t.Fatalf("cancel button answered %d", code)
+	}
+	r.waitRun("branchy", db.StatusCancelled)
+	assertPartial("the run was cancelled while it ran")
+
+	code, body := b.get("/runs/" + run.ID + "/output/strat")
+	if want := `Run ` + run.ID + ` has no node "strat"; its nodes are start, never, after.`; code != 404 || !strings.Contains(body, want) {
+		t.Errorf("output of an unknown node = %d %q, want 404 with %q", code, body, want)
+	}
+	code, body = b.get("/runs/" + run.ID + "/output/after")
+	if want := `Node after of run ` + run.ID + ` has no output yet (it is pending).`; code != 404 || !strings.Contains(body, want) {
+		t.Errorf("output of a node that never ran = %d %q, want 404 with %q", code, body, want)
+	}
+}

@@ -19,17 +19,18 @@ type nodeView struct {
 	Started   time.Time
 	Finished  time.Time
 	Duration  time.Duration
-	Output    string                  // its completed output or its skip reason, whichever came last
-	Reason    string                  // why it was skipped, rejected, cancelled or not run
-	Partial   orchestrator.NodeOutput // a cancelled node's output file, as far as it got
+	Output    string // its completed output or its skip reason, whichever came last
+	Reason    string // why it was skipped, rejected, cancelled or not run
 	Error     string
 	Retries   []retryView // attempts that failed and were retried, since the latest resume
 	Gate      *gateView
-	Full      *orchestrator.OutputRef // the file holding the full output of the latest attempt
+	Full      *orchestrator.OutputRef // the file holding the output of the latest attempt (orchestrator.OutputFiles)
 }
 
 // Truncated reports whether Output shows only the beginning of the full output.
-func (n *nodeView) Truncated() bool { return n.Full != nil && n.Full.Bytes > orchestrator.InlineLimit }
+func (n *nodeView) Truncated() bool {
+	return n.Full != nil && n.Full.Partial == "" && n.Full.Bytes > orchestrator.InlineLimit
+}
 
 // retryView is an attempt that failed and was tried again, and why.
 type retryView struct {
@@ -115,9 +116,6 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 	for _, n := range h.Nodes(r) {
 		nv := &nodeView{ID: n.ID, State: n.State, DependsOn: n.DependsOn, Attempts: n.Attempts, Started: n.Started,
 			Finished: n.Finished, Duration: n.Duration, Output: n.Shown, Reason: n.Reason, Error: n.Error, Gate: gates[n.Gate]}
-		if n.Partial {
-			nv.Partial = n.Output
-		}
 		for _, rt := range n.Retries {
 			nv.Retries = append(nv.Retries, retryView{Attempt: rt.Attempt, Reason: rt.Reason})
 		}

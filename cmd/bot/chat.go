@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type chatSession struct {
 	inbox  *conversation.Inbox
 	at     conversation.Address
 	user   string
+	out    io.Writer // the terminal, where the bot's replies go
 }
 
 // chatHelp is `bot chat -h`, before the flags.
@@ -57,7 +59,7 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 		fs.PrintDefaults()
 		return nil
 	} else if err != nil {
-		return &usageError{err.Error() + "; bot chat -h lists the flags"}
+		return &usageError{flagProblem(fs, err, "--") + "; bot chat -h lists the flags"}
 	}
 	if strings.Contains(*conv, ":") || strings.Contains(*thread, ":") {
 		return &usageError{"--conversation and --thread may not contain ':'"}
@@ -68,7 +70,7 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 	}
 	defer func() { _ = log.Sync(); _ = st.Close() }()
 	s := &chatSession{store: st, at: conversation.Address{Platform: console.Platform, ChannelID: *conv, ThreadID: *thread},
-		user: consoleUser(*user), engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
+		user: consoleUser(*user), out: inv.stdout, engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
 	return s.run(ctx, log, messages(fs.Args(), os.Stdin))
 }
 
@@ -152,16 +154,31 @@ func (s *chatSession) send(ctx context.Context, text string) error {
 }
 
 // settle waits until no run of this conversation is queued or running: woken by this process's
-// executions as they end, and polling slowly for runs another process executes.
+// executions as they end, and polling slowly for runs another process executes. A run it saw
+// going that then ends cancelled was cancelled elsewhere (the message it waits after has been
+// handled already): it says so, since nothing else tells this terminal.
 func (s *chatSession) settle(ctx context.Context) error {
 	t := time.NewTicker(remoteRunPoll)
 	defer t.Stop()
+	going := map[string]bool{}
 	for {
 		ended := s.engine.Workers.Ended()
-		busy, err := s.busy(ctx)
-		if err != nil || !busy {
+		active, err := s.activeRuns(ctx)
+		if err != nil {
 			return err
 		}
+		for id := range going {
+			if !active[id] {
+				delete(going, id)
+				if err := s.stopped(ctx, id); err != nil {
+					return err
+				}
+			}
+		}
+		if len(active) == 0 {
+			return nil
+		}
+		maps.Copy(going, active)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -171,19 +188,41 @@ func (s *chatSession) settle(ctx context.Context) error {
 	}
 }
 
-func (s *chatSession) busy(ctx context.Context) (bool, error) {
+// activeRuns are the ids of this conversation's queued and running runs (started here, or in a
+// thread of this conversation).
+func (s *chatSession) activeRuns(ctx context.Context) (map[string]bool, error) {
 	active := []db.Status{db.StatusQueued, db.StatusRunning}
 	conv := s.at.ConversationID()
-	for _, f := range []db.RunFilter{{Statuses: active, ParentConversationID: conv, Limit: 1}, {Statuses: active, ConversationID: conv, Limit: 1}} {
+	ids := map[string]bool{}
+	for _, f := range []db.RunFilter{{Statuses: active, ParentConversationID: conv, Limit: 100}, {Statuses: active, ConversationID: conv, Limit: 100}} {
 		runs, err := s.store.ListRuns(ctx, f)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if len(runs) > 0 {
-			return true, nil
+		for _, r := range runs {
+			ids[r.ID] = true
 		}
 	}
-	return false, nil
+	return ids, nil
+}
+
+// stopped looks at a run that stopped while the terminal waited. The bot has told this terminal
+// how a run it executed ended, except a cancel from elsewhere (the dashboard, another terminal):
+// then the terminal stops its part of the run at once and says who cancelled it.
+func (s *chatSession) stopped(ctx context.Context, id string) error {
+	run, err := s.store.GetRun(ctx, id)
+	if err != nil || run.Status != db.StatusCancelled {
+		return err
+	}
+	s.engine.Workers.Stop(id)
+	events, err := s.store.Events(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c, ok := orchestrator.LastCancellation(events); ok {
+		fmt.Fprintln(s.out, console.Render(orchestrator.CancelledText(run, c)))
+	}
+	return nil
 }
 
 var errNoMessages = errors.New("no messages")

@@ -24,7 +24,8 @@ const (
 type Config struct {
 	Engine      Engine
 	DatabaseURL string // secret: may hold a password; log redactedDatabase instead
-	Home        string // THREADFLOW_HOME: SQLite file, worktrees and other local state
+	Home        string // THREADFLOW_HOME, absolute: SQLite file, worktrees and other local state
+	HomeDefault bool   // THREADFLOW_HOME was unset: Home is the per-user default (defaultHome)
 
 	LogLevel  zapcore.Level
 	LogFormat string // "json" or "console"
@@ -102,7 +103,8 @@ func (c Config) secrets() []string {
 
 // hostInfo is what defaults depend on besides the environment: injected so tests control it.
 type hostInfo struct {
-	stderrTTY bool   // log to a person (console) rather than to a collector (json)
-	hostname  string // with pid, the default replica id
-	pid       int
+	stderrTTY   bool   // log to a person (console) rather than to a collector (json)
+	hostname    string // with pid, the default replica id
+	pid         int
+	defaultHome string // THREADFLOW_HOME when unset (defaultHome); "" when the user has no home directory
 }

@@ -19,7 +19,7 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-var testHost = hostInfo{hostname: "box", pid: 42}
+var testHost = hostInfo{hostname: "box", pid: 42, defaultHome: "/home/box/.local/share/threadflow"}
 
 func TestLoadConfigDefaults(t *testing.T) {
 	c, err := loadConfig("serve", nil, envOf(nil), testHost)
@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatalf("loadConfig with an empty environment: %v", err)
 	}
 	want := Config{
-		Engine: EngineSQLite, Home: "./.threadflow", LogLevel: zapcore.InfoLevel, LogFormat: "json",
+		Engine: EngineSQLite, Home: "/home/box/.local/share/threadflow", HomeDefault: true, LogLevel: zapcore.InfoLevel, LogFormat: "json",
 		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
 		MaxArgsBytes: 16_000,
@@ -37,13 +37,13 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
 	}
-	if got := c.SQLitePath(); got != ".threadflow/threadflow.db" {
-		t.Errorf("SQLitePath = %q, want .threadflow/threadflow.db", got)
+	if got := c.SQLitePath(); got != "/home/box/.local/share/threadflow/threadflow.db" {
+		t.Errorf("SQLitePath = %q, want /home/box/.local/share/threadflow/threadflow.db", got)
 	}
 }
 
 func TestLoadConfigLogFormatFollowsTerminal(t *testing.T) {
-	c, err := loadConfig("serve", nil, envOf(nil), hostInfo{stderrTTY: true, hostname: "h", pid: 1})
+	c, err := loadConfig("serve", nil, envOf(nil), hostInfo{stderrTTY: true, hostname: "h", pid: 1, defaultHome: "/home/h/.local/share/threadflow"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,9 @@ func openLocal(ctx context.Context, inv invocation, cmd string, args []string) (
 	if err := prepareHome(&cfg); err != nil {
 		return Config{}, nil, nil, err
 	}
+	if err := announceHome(inv.stderr, cfg); err != nil {
+		return Config{}, nil, nil, err
+	}
 	st, err := openStore(ctx, cfg, db.Options{Connections: localConnections}, log)
 	if err != nil {
 		return Config{}, nil, nil, err

@@ -66,7 +66,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the bot until SIGINT or SIGTERM (the default)", serve},
 		{"chat", "talk to the bot from the terminal: bot chat [--conversation ID] [--user ID] [MESSAGE...]", chat},
-		{"workflow", "list, validate, run, inspect (status, logs) and answer workflows: bot workflow help", workflowCmd},
+		{"workflow", "list, validate, run, inspect (status, logs), answer and cancel workflows: bot workflow help", workflowCmd},
 		{"migrate", "apply pending database migrations and exit", migrate},
 		{"version", "print the module version, VCS revision and Go version of this binary", version},
 		{"help", "show this help", func(_ context.Context, inv invocation, _ []string) error {
@@ -79,7 +79,7 @@ func commands() []command {
 // run is the testable entry point: it dispatches args to a command and reports a failure as one
 // line on stderr, with any secret from the environment scrubbed out. exitCode maps the result.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(stderr)}
+	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(getenv, stderr)}
 	err := dispatch(ctx, inv, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout)
@@ -116,13 +116,13 @@ func isHelpFlag(a string) bool {
 	return a == "-h" || a == "-help" || a == "--help"
 }
 
-// currentHost describes this process for defaults that depend on it.
-func currentHost(stderr io.Writer) hostInfo {
+// currentHost describes this process and its user for defaults that depend on them.
+func currentHost(getenv func(string) string, stderr io.Writer) hostInfo {
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		name = "threadflow"
 	}
-	return hostInfo{stderrTTY: isTerminal(stderr), hostname: name, pid: os.Getpid()}
+	return hostInfo{stderrTTY: isTerminal(stderr), hostname: name, pid: os.Getpid(), defaultHome: defaultHome(getenv)}
 }
 
 // envSecrets lists the secret values in the environment, to scrub from messages.
@@ -142,4 +142,20 @@ func didYouMean(name string, names []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", near[0])
 	}
 	return ""
+}
+
+// flagProblem is a flag parsing error of fs as one line, with a "did you mean" when the flag is a
+// plausible typo of one fs defines, written with dashes as the command's help writes its flags.
+func flagProblem(fs *flag.FlagSet, err error, dashes string) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "flag provided but not defined: -") // the flag package's wording
+	if !ok {
+		return msg
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := tfcommands.Closest(name, names, 1); len(near) == 1 {
+		return fmt.Sprintf("%s (did you mean %q?)", msg, dashes+near[0])
+	}
+	return msg
 }

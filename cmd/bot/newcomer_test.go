@@ -180,7 +180,7 @@ func TestSecondServerOnOneSQLiteFileIsRefusedWithThePID(t *testing.T) {
 	if code := second.waitExit(t); code != 1 {
 		t.Fatalf("second server exit status %d, want 1; stderr:\n%s", code, second.stderr)
 	}
-	db := filepath.Join(dir, ".threadflow", "threadflow.db")
+	db := filepath.Join(userHome(dir), "threadflow.db")
 	want := "threadflow: another Threadflow server (pid " + strconv.Itoa(first.cmd.Process.Pid) + ") already serves the SQLite database " +
 		db + " (lock file " + db + ".server-lock); stop that one first, or give this one its own THREADFLOW_HOME"
 	if !strings.Contains(second.stderr.String(), want) {

@@ -49,6 +49,9 @@ func botBinary(t *testing.T) string {
 	return bin
 }
 
+// userHome is the default THREADFLOW_HOME of a process whose HOME is dir (and XDG_DATA_HOME unset).
+func userHome(dir string) string { return filepath.Join(dir, ".local", "share", "threadflow") }
+
 // botProcess is a running bot binary.
 type botProcess struct {
 	cmd    *exec.Cmd
@@ -118,8 +121,15 @@ func TestProcessStartsWithoutConfigurationAndStopsOnSignal(t *testing.T) {
 			p := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
 			base := waitURL(t, p.stdout, p.exited, p.stderr)
 			assertReady(t, base)
-			if _, err := os.Stat(filepath.Join(dir, ".threadflow", "threadflow.db")); err != nil {
+			db := filepath.Join(userHome(dir), "threadflow.db")
+			if _, err := os.Stat(db); err != nil {
 				t.Errorf("default SQLite database not created: %v", err)
+			}
+			if want := "New database " + db + ": THREADFLOW_HOME is unset, so runs are kept in " + userHome(dir) + ", wherever a command runs"; !strings.Contains(p.stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, p.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".threadflow")); !os.IsNotExist(err) {
+				t.Errorf("the server made a home in its working directory (stat: %v)", err)
 			}
 			p.stop(t, sig)
 		})
@@ -148,7 +158,7 @@ func TestProcessRejectsBadConfiguration(t *testing.T) {
 			if out := p.stdout.String(); out != "" {
 				t.Errorf("stdout = %q, want nothing", out)
 			}
-			if _, err := os.Stat(filepath.Join(dir, ".threadflow")); !os.IsNotExist(err) {
+			if _, err := os.Stat(userHome(dir)); !os.IsNotExist(err) {
 				t.Errorf("a rejected configuration still created THREADFLOW_HOME (stat: %v)", err)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"threadflow/testkit"
 )
 
 // readmeCommand is what the README promises about one of its shell lines.
@@ -108,6 +110,72 @@ func TestReadmeWalkthrough(t *testing.T) {
 	}
 	t.Run("terminal", func(t *testing.T) { walk(t, "## Try it in the terminal", readmeTerminalSection) })
 	t.Run("bot workflow", func(t *testing.T) { walk(t, "For scripts, `bot workflow`", readmeWorkflowSection) })
+
+	// The runs are the user's, not the directory's: a command run elsewhere finds the same ones and
+	// leaves no .threadflow behind, here or there.
+	t.Run("another directory", func(t *testing.T) {
+		elsewhere := filepath.Join(dir, "elsewhere")
+		if err := os.Mkdir(elsewhere, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runIn(t, bin, elsewhere, []string{"HOME=" + dir}, "workflow", "runs")
+		if code != 0 || runID == "" || !strings.Contains(stdout, runID) || stderr != "" {
+			t.Errorf("bot workflow runs from another directory = exit %d, stdout:\n%s\nstderr:\n%s\nwant run %s", code, stdout, stderr, runID)
+		}
+		for _, d := range []string{dir, elsewhere} {
+			if _, err := os.Stat(filepath.Join(d, ".threadflow")); !os.IsNotExist(err) {
+				t.Errorf("a stray .threadflow in %s (stat: %v)", d, err)
+			}
+		}
+	})
+	// The run a person cancels because it hung is the one whose log they need: the terminal that
+	// waited says who cancelled it (exit 4), and logs shows what the node printed, marked partial.
+	t.Run("logs of a cancelled node", func(t *testing.T) {
+		flows := filepath.Join(userHome(dir), "workflows") // $THREADFLOW_HOME/workflows
+		if err := os.MkdirAll(flows, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(flows, "hang.yaml"), hangWorkflow)
+		waiting := exec.Command(bin, "workflow", "run", "hang", filepath.Join(dir, "never"))
+		waiting.Dir, waiting.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		out, errOut := newLineWriter(), newLineWriter()
+		waiting.Stdout, waiting.Stderr = out, errOut
+		if err := waiting.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = waiting.Process.Kill() }) // after Wait, a no-op
+		var id string
+		testkit.Eventually(t, "the hung node's first line", func() bool {
+			m := runIDPattern.FindStringSubmatch(out.String())
+			if m == nil {
+				return false
+			}
+			id = m[1]
+			stdout, _, _ := runBinary(t, bin, dir, []string{"workflow", "logs", id, "build"})
+			return stdout == "compiling\n"
+		})
+		if _, _, code := runBinary(t, bin, dir, []string{"workflow", "cancel", id}); code != 0 {
+			t.Fatalf("bot workflow cancel %s = exit %d", id, code)
+		}
+		err := waiting.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitCancelled || !strings.Contains(errOut.String(), "run "+id+" was cancelled by ") {
+			t.Errorf("the waiting terminal: %v, stderr:\n%s\nwant exit %d and who cancelled the run", err, errOut, exitCancelled)
+		}
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			if logLine.MatchString(l) {
+				t.Errorf("a log line reached the waiting terminal: %q", l)
+			}
+		}
+		stdout, stderr, code := runBinary(t, bin, dir, []string{"workflow", "logs", id, "build"})
+		if code != 0 || stdout != "compiling\n" || !strings.Contains(stderr, "partial output of attempt 1 of build (10 bytes): the run was cancelled while it ran") {
+			t.Errorf("logs of the cancelled node = exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		}
+		stdout, _, _ = runBinary(t, bin, dir, []string{"workflow", "logs", id})
+		if want := "==> build (attempt 1, partial: the run was cancelled while it ran, 10 bytes) <==\ncompiling\n"; stdout != want {
+			t.Errorf("logs of the cancelled run = %q, want %q", stdout, want)
+		}
+	})
 }
 
 // shellBlock returns the command lines (comments and blank lines dropped) of the first ```sh block
@@ -176,9 +244,16 @@ func trimInvocation(args []string) []string {
 // runBinary runs the binary in dir with only PATH and HOME set, and returns its output and status.
 func runBinary(t *testing.T, bin, dir string, args []string) (string, string, int) {
 	t.Helper()
+	return runIn(t, bin, dir, []string{"HOME=" + dir}, args...)
+}
+
+// runIn runs the binary in the directory cwd with PATH and env as its whole environment, and
+// returns its output and status.
+func runIn(t *testing.T, bin, cwd string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Dir = cwd
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

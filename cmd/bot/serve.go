@@ -50,7 +50,7 @@ func serve(ctx context.Context, inv invocation, args []string) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }() // stderr cannot always be synced; nothing to do about it
-	a, err := wire(ctx, cfg, log)
+	a, err := wire(ctx, cfg, log, inv.stderr)
 	if err != nil {
 		return err
 	}
@@ -88,9 +88,12 @@ func hideSecretsFromChildren() {
 
 // wire builds the bot from cfg: the one place that constructs every part. The orchestrator, the
 // rescuer and the chat adapters are constructed here and appended to a.components; the HTTP server
-// gets their handlers through httpDeps.
-func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
+// gets their handlers through httpDeps. Notices for the person who started it go to stderr.
+func wire(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer) (*app, error) {
 	if err := prepareHome(&cfg); err != nil {
+		return nil, err
+	}
+	if err := announceHome(stderr, cfg); err != nil {
 		return nil, err
 	}
 	var lock *serverLock

@@ -80,7 +80,7 @@ func parseFlags(cmd string, args []string, raw map[string]given) error {
 	case errors.Is(err, flag.ErrHelp):
 		return err
 	case err != nil:
-		return &usageError{fmt.Sprintf("%s: %v; run \"threadflow help\" to list the flags", cmd, err)}
+		return &usageError{fmt.Sprintf("%s: %s; run \"threadflow help\" to list the flags", cmd, flagProblem(fs, err, "-"))}
 	case fs.NArg() > 0:
 		return &usageError{fmt.Sprintf("%s: unexpected argument %q; settings are flags such as -http-addr=127.0.0.1:8080", cmd, fs.Arg(0))}
 	}
@@ -106,6 +106,9 @@ func applySetting(c *Config, s setting, g given, h hostInfo) error {
 
 // check validates settings that only make sense together.
 func (c *Config) check() error {
+	if c.Home == "" {
+		return &usageError{"THREADFLOW_HOME is not set, and neither is HOME (nor XDG_DATA_HOME) to keep runs under by default; set THREADFLOW_HOME to the directory that keeps the runs"}
+	}
 	if (c.Slack.BotToken == "") != (c.Slack.AppToken == "") {
 		return &usageError{"SLACK_BOT_TOKEN and SLACK_APP_TOKEN must be set together (Socket Mode needs both); set the missing one or unset both"}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +18,12 @@ import (
 	"threadflow/workflow"
 )
 
-// Exit statuses of `bot workflow` commands that drive a run, so scripts can branch on them.
+// Exit statuses of `bot workflow` commands that drive a run, so scripts can branch on them
+// (README.md, "Exit statuses"). 2 is a usage error (errUsage).
 const (
-	exitFailed = 1
-	exitPaused = 3
+	exitFailed    = 1
+	exitPaused    = 3
+	exitCancelled = 4 // cancelled by someone or something else while the command waited
 )
 
 // runStopError reports a run that stopped without completing; its exit status says how.
@@ -40,11 +43,23 @@ const workflowUsage = `usage: bot workflow list [--json]
        bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]
        bot workflow status [--json] RUN_ID
        bot workflow logs RUN_ID [NODE]
-       bot workflow resume|approve|reject|abandon [--user NAME] RUN_ID [TEXT]
+       bot workflow resume|approve|reject [--user NAME] RUN_ID [TEXT]
+       bot workflow cancel|abandon [--user NAME] RUN_ID
 --user acts as console:NAME instead of console:local (a gate may refuse its own requester)`
 
+// usageOf is the line of workflowUsage that shows sub, for errors about that command alone.
+func usageOf(sub string) string {
+	for _, line := range strings.Split(workflowUsage, "\n") {
+		words := strings.Fields(strings.TrimPrefix(line, "usage:"))
+		if len(words) > 2 && words[0] == "bot" && slices.Contains(strings.Split(words[2], "|"), sub) {
+			return "usage: " + strings.Join(words, " ")
+		}
+	}
+	return workflowUsage
+}
+
 // workflowSubcommands are the commands of bot workflow, for "did you mean".
-var workflowSubcommands = []string{"help", "list", "validate", "run", "runs", "status", "logs", "resume", "approve", "reject", "abandon"}
+var workflowSubcommands = []string{"help", "list", "validate", "run", "runs", "status", "logs", "resume", "approve", "reject", "cancel", "abandon"}
 
 // workflowHelp is `bot workflow help`: the usage and what each command does and exits with.
 const workflowHelp = `bot workflow runs workflows from a shell, on the bot's database (THREADFLOW_HOME or DATABASE_URL).
@@ -56,12 +71,18 @@ const workflowHelp = `bot workflow runs workflows from a shell, on the bot's dat
   run       start a run and wait until it stops
   runs      the newest runs of every conversation, newest first (--limit 20 by default)
   status    one run: its state, every node with its state and duration, the last error
-  logs      the full output of a node's latest attempt (every node's without NODE)
-  resume, approve, reject, abandon
+  logs      the output of a node's latest attempt (every node's without NODE); while the node
+            runs, or after its run was cancelled, as far as it got, marked partial
+  resume, approve, reject
             answer or continue a run, then wait until it stops
+  cancel, abandon
+            stop a run: queued, running, paused or failed (as chat's /workflow cancel)
 
 run, resume, approve and reject exit 0 when the run completed, 1 when it failed and 3 when it
-paused (printing the command that continues it); 2 means the command itself was wrong.
+paused (printing the command that continues it), and 4 when someone else cancelled it while they
+waited (printing who); reject, cancel and abandon exit 0 when they cancelled it themselves; 2
+means the command itself was wrong.
+Run ids may be shortened to a unique prefix of at least 6 characters.
 --json prints list, runs and status as JSON (the fields are described in README.md).
 Logs stay at warn unless LOG_LEVEL says otherwise.`
 
@@ -79,7 +100,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		return nil
 	case "validate":
 		return validateFiles(inv.stdout, rest)
-	case "list", "runs", "run", "status", "logs", "resume", "approve", "reject", "abandon":
+	case "list", "runs", "run", "status", "logs", "resume", "approve", "reject", "cancel", "abandon":
 	default:
 		return &usageError{fmt.Sprintf("unknown workflow command %q%s; bot workflow help lists them", sub, didYouMean(sub, workflowSubcommands))}
 	}
@@ -88,7 +109,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		return err
 	}
 	var out outputFlags
-	if sub == "list" || sub == "runs" || sub == "status" {
+	if sub == "list" || sub == "runs" || sub == "status" || sub == "logs" {
 		if out, rest, err = parseOutputFlags(sub, rest); err != nil {
 			return err
 		}
@@ -115,7 +136,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	case "status":
 		return cli.status(ctx, inv.stdout, rest, out.json)
 	case "logs":
-		return cli.logs(ctx, inv.stdout, rest)
+		return cli.logs(ctx, inv.stdout, inv.stderr, rest)
 	}
 	return cli.act(ctx, sub, rest)
 }
@@ -124,7 +145,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 func cliUser(sub string, args []string) (string, []string, error) {
 	user := orchestrator.LocalConsoleUser
 	switch sub {
-	case "run", "resume", "approve", "reject", "abandon":
+	case "run", "resume", "approve", "reject", "cancel", "abandon":
 	default:
 		return user, args, nil
 	}
@@ -132,7 +153,7 @@ func cliUser(sub string, args []string) (string, []string, error) {
 	fs.SetOutput(io.Discard)
 	name := fs.String("user", "", "")
 	if err := fs.Parse(args); err != nil {
-		return "", nil, &usageError{fmt.Sprintf("bot workflow %s: %v\n%s", sub, err, workflowUsage)}
+		return "", nil, &usageError{fmt.Sprintf("bot workflow %s: %s; %s", sub, flagProblem(fs, err, "--"), usageOf(sub))}
 	}
 	if *name != "" {
 		user = consoleUser(*name)
@@ -259,9 +280,10 @@ func (c *cliSession) status(ctx context.Context, w io.Writer, args []string, asJ
 	return nil
 }
 
-// logs prints the full output of a node's latest attempt, streamed from its file; without NODE,
-// every node's, each under a header line.
-func (c *cliSession) logs(ctx context.Context, w io.Writer, args []string) error {
+// logs prints the output of a node's latest attempt, streamed from its file: all of it once the
+// attempt ended, as far as it got while it runs or after the run stopped it (marked partial on
+// stderr, so stdout stays the output itself). Without NODE, every node's, each under a header line.
+func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string) error {
 	if len(args) < 1 || len(args) > 2 {
 		return &usageError{"usage: bot workflow logs RUN_ID [NODE]"}
 	}
@@ -275,38 +297,71 @@ func (c *cliSession) logs(ctx context.Context, w io.Writer, args []string) error
 	}
 	if len(args) == 2 {
 		ref, err := orchestrator.NodeOutputFile(run, events, args[1])
-		if errors.Is(err, orchestrator.ErrNoOutput) {
-			return &usageError{fmt.Sprintf("node %q of run %s has no output yet; `bot workflow status %s` shows its nodes", args[1], run.ID, run.ID)}
+		var missing *orchestrator.OutputMissingError
+		if errors.As(err, &missing) {
+			msg := missing.Error() + fmt.Sprintf("; `bot workflow status %s` shows its nodes", run.ID)
+			if missing.Unknown {
+				msg = missing.Error() + didYouMean(args[1], missing.Nodes)
+			}
+			return &usageError{msg}
 		}
 		if err != nil {
 			return err
 		}
-		return copyFile(w, ref.File)
+		if ref.Partial != "" {
+			fmt.Fprintf(errw, "partial output of attempt %d of %s (%d bytes): %s\n", ref.Attempt, ref.Node, ref.Bytes, ref.Partial)
+		}
+		_, err = copyFile(w, ref.File)
+		return err
 	}
 	for _, ref := range orchestrator.OutputFiles(run, events) {
-		fmt.Fprintf(w, "==> %s (attempt %d, %s, %d bytes) <==\n", ref.Node, ref.Attempt, ref.State, ref.Bytes)
-		if err := copyFile(w, ref.File); err != nil {
+		state := ref.State
+		if ref.Partial != "" {
+			state = "partial: " + ref.Partial
+		}
+		fmt.Fprintf(w, "==> %s (attempt %d, %s, %d bytes) <==\n", ref.Node, ref.Attempt, state, ref.Bytes)
+		last, err := copyFile(w, ref.File)
+		if err != nil {
 			return err
+		}
+		if last != 0 && last != '\n' { // the next header starts a line of its own
+			fmt.Fprintln(w)
 		}
 	}
 	return nil
 }
 
-// copyFile streams a file to w; an output of any size passes through a small buffer.
-func copyFile(w io.Writer, path string) error {
+// copyFile streams a file to w through a small buffer, however large, and returns its last byte
+// (0 for an empty file).
+func copyFile(w io.Writer, path string) (byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("read the output file: %w", err)
+		return 0, fmt.Errorf("read the output file: %w", err)
 	}
 	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	lw := &lastByteWriter{w: w}
+	_, err = io.Copy(lw, f)
+	return lw.last, err
+}
+
+// lastByteWriter remembers the last byte written through it.
+type lastByteWriter struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByteWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 // act sends the equivalent chat command as the local console user, then waits for the run.
 func (c *cliSession) act(ctx context.Context, verb string, args []string) error {
 	if len(args) == 0 {
-		return &usageError{fmt.Sprintf("usage: bot workflow %s RUN_ID [TEXT]", verb)}
+		return &usageError{usageOf(verb)}
 	}
 	run, err := c.findRun(ctx, args[0])
 	if err != nil {
@@ -328,17 +383,17 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	return c.waitStop(ctx, run.ID)
 }
 
-func (c *cliSession) findRun(ctx context.Context, prefix string) (db.Run, error) {
-	runs, err := c.store.FindRunsByPrefix(ctx, strings.ToLower(prefix), 2)
-	switch {
-	case err != nil:
-		return db.Run{}, err
-	case len(runs) == 0:
-		return db.Run{}, &usageError{fmt.Sprintf("no run id starts with %q", prefix)}
-	case len(runs) > 1:
-		return db.Run{}, &usageError{fmt.Sprintf("more than one run id starts with %q; give more of it", prefix)}
+// findRun resolves a typed run id by the rule chat follows too (orchestrator.FindRun).
+func (c *cliSession) findRun(ctx context.Context, typed string) (db.Run, error) {
+	run, err := orchestrator.FindRun(ctx, c.store, typed)
+	var miss *orchestrator.RunLookupError
+	if errors.As(err, &miss) {
+		if len(miss.Matches) == 0 && miss.Invalid == "" {
+			return db.Run{}, &usageError{miss.Error() + "; bot workflow runs lists the runs"}
+		}
+		return db.Run{}, &usageError{miss.Error()}
 	}
-	return runs[0], nil
+	return run, err
 }
 
 // waitStop waits until the run is no longer queued or running and maps its status to the exit.
@@ -348,11 +403,14 @@ func (c *cliSession) findRun(ctx context.Context, prefix string) (db.Run, error)
 func (c *cliSession) waitStop(ctx context.Context, id string) error {
 	t := time.NewTicker(remoteRunPoll)
 	defer t.Stop()
-	for {
+	for waited := false; ; waited = true {
 		ended := c.engine.Workers.Ended()
 		run, err := c.store.GetRun(ctx, id)
 		if err != nil {
 			return err
+		}
+		if run.Status == db.StatusCancelled && waited {
+			return c.cancelledElsewhere(ctx, run)
 		}
 		if run.Status != db.StatusQueued && run.Status != db.StatusRunning {
 			return stopResult(run)
@@ -366,6 +424,25 @@ func (c *cliSession) waitStop(ctx context.Context, id string) error {
 	}
 }
 
+// cancelledElsewhere ends the wait for a run that was cancelled after the command started waiting,
+// so not by the command itself: from the dashboard, another terminal or a gate's timer. This
+// terminal stops its part of the run at once (a node it executes would otherwise run on until it
+// next writes) and says who stopped the run, from the run's events.
+func (c *cliSession) cancelledElsewhere(ctx context.Context, run db.Run) error {
+	c.engine.Workers.Stop(run.ID)
+	msg := fmt.Sprintf("while this command waited, run %s was cancelled", run.ID)
+	events, err := c.store.Events(ctx, run.ID)
+	switch cn, ok := orchestrator.LastCancellation(events); {
+	case err != nil: // the run stopped all the same
+		msg += " (who cancelled it could not be read: " + err.Error() + ")"
+	case ok:
+		msg += " " + console.Render(cn.Cause())
+	}
+	return &runStopError{code: exitCancelled, msg: msg}
+}
+
+// stopResult is the exit of a command whose run stopped: nil when it completed, or when the
+// command's own answer cancelled it (reject, abandon, cancel).
 func stopResult(run db.Run) error {
 	switch run.Status {
 	case db.StatusCompleted, db.StatusCancelled:

@@ -61,8 +61,9 @@ type placeJSON struct {
 	Message string `json:"message"`
 }
 
-// outputFlags parses the flags of the listing commands: --json everywhere, and for runs the
-// filters --limit, --state and --workflow.
+// outputFlags parses the flags of the commands that print: --json for list, runs and status, and
+// for runs the filters --limit, --state and --workflow; logs has none, so a flag there is refused
+// rather than taken for a run id.
 type outputFlags struct {
 	json     bool
 	limit    int
@@ -74,7 +75,9 @@ func parseOutputFlags(sub string, args []string) (outputFlags, []string, error) 
 	var o outputFlags
 	fs := flag.NewFlagSet("workflow "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&o.json, "json", false, "")
+	if sub != "logs" {
+		fs.BoolVar(&o.json, "json", false, "")
+	}
 	if sub == "runs" {
 		fs.IntVar(&o.limit, "limit", 20, "")
 		fs.StringVar(&o.state, "state", "", "")
@@ -84,7 +87,7 @@ func parseOutputFlags(sub string, args []string) (outputFlags, []string, error) 
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return o, nil, &usageError{fmt.Sprintf("bot workflow %s: %v\n%s", sub, err, workflowUsage)}
+			return o, nil, &usageError{fmt.Sprintf("bot workflow %s: %s; %s", sub, flagProblem(fs, err, "--"), usageOf(sub))}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -96,7 +99,7 @@ func parseOutputFlags(sub string, args []string) (outputFlags, []string, error) 
 		return o, nil, &usageError{fmt.Sprintf("bot workflow runs --limit %d: give a number from 1 to 1000", o.limit)}
 	}
 	if o.state != "" && !knownStatus(o.state) {
-		return o, nil, &usageError{fmt.Sprintf("bot workflow runs --state %q: use one of %s", o.state, strings.Join(statusNames(), ", "))}
+		return o, nil, &usageError{fmt.Sprintf("bot workflow runs --state %q: use one of %s%s", o.state, strings.Join(statusNames(), ", "), didYouMean(o.state, statusNames()))}
 	}
 	return o, rest, nil
 }
