@@ -173,7 +173,7 @@ func (a *app) run(ctx context.Context, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "Threadflow is up: %s\n", a.url)
 	adapterStatus(stdout, a.cfg, a.url) // issue 8: names the web chat page
 	if a.catalogs != nil {              // issue 17: broken workflow files are named at start-up and when saved
-		a.catalogs.announce(stdout, false)
+		a.catalogs.announce(stdout, nil)
 		g.Go(func() error { a.catalogs.watch(gctx); return nil })
 	}
 
