@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -34,7 +35,7 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 			return nil, err
 		}
 		outboxes[slack.Platform] = record(a.Outbox())
-		comps = append(comps, adapterComponent("slack", a.Run, in))
+		comps = append(comps, adapterComponent(slack.Platform, a.Connect, a.Run, in))
 	}
 	if cfg.Discord.Enabled() {
 		// The Discord adapter claims every event by id in the database before acting (all replicas
@@ -46,14 +47,14 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 			return nil, err
 		}
 		outboxes[discord.Platform] = record(a.Outbox())
-		comps = append(comps, adapterComponent("discord", a.Run, in))
+		comps = append(comps, adapterComponent(discord.Platform, a.Connect, a.Run, in))
 	}
 	return comps, nil
 }
 
 // adapterComponent runs an adapter and, when it stops, lets its inbox finish what was accepted.
-func adapterComponent(name string, run func(context.Context) error, in *conversation.Inbox) component {
-	return component{name, func(ctx context.Context) error {
+func adapterComponent(name string, connect func(context.Context) (string, error), run func(context.Context) error, in *conversation.Inbox) component {
+	return component{name: name, connect: connect, run: func(ctx context.Context) error {
 		err := run(ctx)
 		closeErr := in.Close(context.WithoutCancel(ctx))
 		if err != nil {
@@ -63,19 +64,43 @@ func adapterComponent(name string, run func(context.Context) error, in *conversa
 	}}
 }
 
+// chatConnectTimeout bounds checking one chat platform's credentials at start-up, so a platform
+// that does not answer fails the start with its error instead of hanging it.
+const chatConnectTimeout = 30 * time.Second
+
+// connectChats checks every chat adapter's credentials with its platform before the bot announces
+// it, and returns who the bot is on each, by component name. The first failure stops start-up: an
+// adapter that cannot connect would stop the bot a moment later anyway.
+func connectChats(ctx context.Context, chats []component) (map[string]string, error) {
+	on := map[string]string{}
+	for _, c := range chats {
+		if c.connect == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, chatConnectTimeout)
+		who, err := c.connect(cctx)
+		cancel()
+		if err != nil {
+			return nil, c.named(err)
+		}
+		on[c.name] = who
+	}
+	return on, nil
+}
+
 // adapterStatus says which adapters are on and why the others are off, for the start-up banner.
-// base is the dashboard's URL; the web chat page is always on (issue 8).
-func adapterStatus(w io.Writer, cfg Config, base string) {
-	switch {
-	case cfg.Slack.Enabled():
-		fmt.Fprintln(w, "Slack on.")
-	default:
+// base is the dashboard's URL; the web chat page is always on (issue 8). on says who the bot is on
+// each chat platform it connected to at start-up (connectChats): those configured, since start-up
+// fails when one of them does not answer.
+func adapterStatus(w io.Writer, cfg Config, base string, on map[string]string) {
+	if who, ok := on[slack.Platform]; ok {
+		fmt.Fprintf(w, "Slack on: %s.\n", who)
+	} else {
 		fmt.Fprintln(w, "Slack off: SLACK_BOT_TOKEN and SLACK_APP_TOKEN not set (see docs/slack.md).")
 	}
-	switch {
-	case cfg.Discord.Enabled():
-		fmt.Fprintln(w, "Discord on.")
-	default:
+	if who, ok := on[discord.Platform]; ok {
+		fmt.Fprintf(w, "Discord on: %s.\n", who)
+	} else {
 		fmt.Fprintln(w, "Discord off: DISCORD_BOT_TOKEN not set (see docs/discord.md).")
 	}
 	webChat := "Web chat on: " + base + "chat (type /workflow run hello world)"

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"threadflow/test/discordfake"
+	"threadflow/test/slackfake"
+)
+
+// closedPort is a loopback address nothing listens on: connections to it are refused at once.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// A chat platform is announced only once it answered and took the token; one that does not stops
+// the start with one line naming the platform once, what failed and what to check (issue 26).
+func TestChatPlatformsAreOnOnlyOnceTheyAcceptTheToken(t *testing.T) {
+	slack := slackfake.New(t)
+	discord := discordfake.New(t)
+	unreachable := "http://" + closedPort(t)
+	failures := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"Slack unreachable",
+			map[string]string{"SLACK_BOT_TOKEN": slackfake.BotToken, "SLACK_APP_TOKEN": slackfake.AppToken, "SLACK_API_URL": unreachable + "/api/"},
+			"threadflow: slack: cannot reach Slack to check SLACK_BOT_TOKEN (auth.test): Post \"" + unreachable + "/api/auth.test\": dial tcp " +
+				strings.TrimPrefix(unreachable, "http://") + ": connect: connection refused; check the network, and SLACK_API_URL if set\n"},
+		{"Slack refusing the token",
+			map[string]string{"SLACK_BOT_TOKEN": "xoxb-revoked", "SLACK_APP_TOKEN": slackfake.AppToken, "SLACK_API_URL": slack.URL()},
+			"threadflow: slack: Slack refused SLACK_BOT_TOKEN (auth.test: invalid_auth); copy the Bot User OAuth Token from OAuth & Permissions into SLACK_BOT_TOKEN\n"},
+		{"Discord unreachable",
+			map[string]string{"DISCORD_BOT_TOKEN": "fake-discord-token", "DISCORD_APP_ID": discordfake.AppID, "DISCORD_API_URL": unreachable},
+			"threadflow: discord: cannot reach Discord to check DISCORD_BOT_TOKEN: Get \"https://discord.com/api/v9/users/@me\": dial tcp " +
+				strings.TrimPrefix(unreachable, "http://") + ": connect: connection refused; check the network, and DISCORD_API_URL if set\n"},
+	}
+	for _, tt := range failures {
+		t.Run(tt.name, func(t *testing.T) {
+			env := cliEnv(t)
+			env["HTTP_ADDR"] = "127.0.0.1:0"
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			b := runBot(t, env)
+			code := exitCode(b.result(t))
+			if code != 1 || b.stdout.String() != "" || b.stderr.String() != tt.want {
+				t.Errorf("bot = exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1, nothing announced, and:\n%s", code, b.stdout, b.stderr, tt.want)
+			}
+		})
+	}
+
+	t.Run("both answering", func(t *testing.T) {
+		env := cliEnv(t)
+		env["HTTP_ADDR"] = "127.0.0.1:0"
+		env["SLACK_BOT_TOKEN"], env["SLACK_APP_TOKEN"], env["SLACK_API_URL"] = slackfake.BotToken, slackfake.AppToken, slack.URL()
+		env["DISCORD_BOT_TOKEN"], env["DISCORD_APP_ID"], env["DISCORD_API_URL"] = "fake-discord-token", discordfake.AppID, discord.URL()
+		b := runBot(t, env)
+		waitURL(t, b.stdout, b.done, b.stderr)
+		waitLine(t, b, "Slack on: @threadflow in Slackfake.")
+		waitLine(t, b, "Discord on: @threadflow.")
+		b.stop()
+		if err := b.result(t); err != nil {
+			t.Errorf("bot stopped with %v; stderr:\n%s", err, b.stderr)
+		}
+	})
+}
