@@ -2,9 +2,11 @@ package main
 
 import (
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 
+	"threadflow/db/dbtest"
 	"threadflow/test/discordfake"
 	"threadflow/test/slackfake"
 )
@@ -75,4 +77,25 @@ func TestChatPlatformsAreOnOnlyOnceTheyAcceptTheToken(t *testing.T) {
 			t.Errorf("bot stopped with %v; stderr:\n%s", err, b.stderr)
 		}
 	})
+}
+
+// A DATABASE_URL naming a database the server does not have says how to create it, and never
+// shows the URL's password (issue 26).
+func TestAMissingPostgresDatabaseGetsACreatedbHint(t *testing.T) {
+	dbURL, name := dbtest.MissingPostgresDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv(t)
+	env["DATABASE_URL"] = dbURL
+	b := runBot(t, env, "workflow", "runs")
+	code := exitCode(b.result(t))
+	stderr := b.stderr.String()
+	password, _ := u.User.Password()
+	if code != 1 || !strings.HasPrefix(stderr, "threadflow: open postgres database ") ||
+		!strings.Contains(stderr, "-U "+u.User.Username()+" "+name+"` (or `CREATE DATABASE "+name+";` in psql)") ||
+		!strings.Contains(stderr, "create it with `createdb -h "+u.Hostname()+" -p ") || strings.Contains(stderr, password) {
+		t.Errorf("bot workflow runs on a missing database = exit %d, stderr:\n%s\nwant exit 1 and how to create %s, without the password", code, stderr, name)
+	}
 }
