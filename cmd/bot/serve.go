@@ -53,7 +53,7 @@ type app struct {
 	components []component
 	chatsOn    map[string]string // who the bot is on each chat platform that answered, by component name
 	catalogs   *catalogs         // reports broken workflow files once the bot is up
-	lock       *serverLock // held while serving a SQLite database; nil on PostgreSQL
+	lock       *serverLock       // held while serving a SQLite database; nil on PostgreSQL
 }
 
 // serve runs the bot until ctx is cancelled.
@@ -188,7 +188,7 @@ func (a *app) run(ctx context.Context, stdout io.Writer) error {
 		zap.String("home", a.cfg.Home), zap.String("http_addr", a.url))
 	fmt.Fprintf(stdout, "Threadflow is up: %s\n", a.url)
 	adapterStatus(stdout, a.cfg, a.url, a.chatsOn) // issue 8: names the web chat page
-	if a.catalogs != nil {              // issue 17: broken workflow files are named at start-up and when saved
+	if a.catalogs != nil {                         // issue 17: broken workflow files are named at start-up and when saved
 		a.catalogs.announce(stdout, nil)
 		g.Go(func() error { a.catalogs.watch(gctx); return nil })
 	}
