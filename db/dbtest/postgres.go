@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/db/postgres"
+	"threadflow/testkit"
 )
 
 // PostgresURLEnv names the variable holding the server the PostgreSQL tests use, for example
@@ -88,15 +89,11 @@ func MissingPostgresDatabase(t testing.TB) (dbURL, name string) {
 func postgresURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(PostgresURLEnv)
-	switch {
-	case u != "":
-		return u
-	case os.Getenv("CI") == "true":
-		t.Fatalf("%s is not set; CI must run the PostgreSQL tests (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)", PostgresURLEnv)
-	default:
-		t.Skipf("%s is not set; skipping PostgreSQL tests", PostgresURLEnv)
+	if u == "" {
+		testkit.Missing(t, "%s is not set; set it to a PostgreSQL server to run the PostgreSQL tests "+
+			"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)", PostgresURLEnv)
 	}
-	return ""
+	return u
 }
 
 // adminExec runs one statement on the admin database. It uses its own context because cleanups run
