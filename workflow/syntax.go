@@ -60,24 +60,26 @@ func (d *decoder) yamlError(src []byte, err error) {
 		reported, _ = strconv.Atoi(m[1]) // the pattern matched digits
 		problem = text[len(m[0]):]
 	}
-	ends := lineEnds(src)
-	n := 0
-	if len(src) <= maxLocateSize {
-		n = brokenLine(src, ends, text)
-	}
-	if n == 0 { // too large, or the search did not reproduce the error: yaml.v3's line
+	if len(src) > maxLocateSize {
 		d.errorAt(max(reported, 1), 1, "YAML syntax error: %s; check indentation and quoting from this line on", problem)
 		return
 	}
+	ends := lineEnds(src)
+	n := brokenLine(src, ends, text, reported)
 	lines := make([]string, n)
 	for i := range lines {
 		lines[i] = strings.TrimRight(string(src[lineStart(ends, i+1):ends[i]]), "\r\n")
 	}
-	var open []level
-	if n > 1 {
-		if root, err := firstDocument(src[:ends[n-2]]); err == nil {
-			open = openLevels(root)
+	// What the lines above left open costs one more parse: only indentation problems need it.
+	open := func() []level {
+		if n == 1 {
+			return nil
 		}
+		root, err := firstDocument(src[:ends[n-2]])
+		if err != nil {
+			return nil
+		}
+		return openLevels(root)
 	}
 	line, col, msg := explain(problem, lines, reported, open)
 	d.errorAt(line, col, "%s", msg)
@@ -104,17 +106,15 @@ func lineStart(ends []int, n int) int {
 	return ends[n-2]
 }
 
-// brokenLine is the first line k such that the first k lines of src fail with the error text
-// want, or 0 when even the whole file does not (it always does for an error yaml.v3 returned).
-func brokenLine(src []byte, ends []int, want string) int {
+// brokenLine is the first line k such that the first k lines of src fail with the error text want,
+// which the whole of src fails with. The search starts at from, the line yaml.v3 named: the
+// construct it names there begins at that line or the next, and the text breaks inside it.
+func brokenLine(src []byte, ends []int, want string, from int) int {
 	fails := func(k int) bool {
 		_, err := firstDocument(src[:ends[k-1]])
 		return err != nil && err.Error() == want
 	}
-	lo, hi := 1, len(ends)
-	if !fails(hi) {
-		return 0
-	}
+	lo, hi := min(max(from, 1), len(ends)), len(ends)
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if fails(mid) {
@@ -182,9 +182,9 @@ func openLevels(root *yaml.Node) []level {
 }
 
 // explain returns the position (line, 1-based column) and the message of a syntax error yaml.v3
-// found on the last of lines. reported is the line yaml.v3 named (0 if none); open is what the
+// found on the last of lines. reported is the line yaml.v3 named (0 if none); open returns what the
 // lines above left open.
-func explain(problem string, lines []string, reported int, open []level) (int, int, string) {
+func explain(problem string, lines []string, reported int, open func() []level) (int, int, string) {
 	n := len(lines)
 	line := lines[n-1]
 	f := scanLine(line)
@@ -216,7 +216,7 @@ func explain(problem string, lines []string, reported int, open []level) (int, i
 			return n, col(f.reserved), fmt.Sprintf("a value cannot start with %s in YAML; put the value in quotes", what)
 		}
 	case probNoMapping, probNoKey, probNoDash, probNoColon:
-		if msg, ok := indentation(f, open); ok {
+		if msg, ok := indentation(f, open()); ok {
 			return n, col(f.indent), msg
 		}
 		if i, msg, ok := structure(problem, line, f); ok {
