@@ -57,7 +57,9 @@ func (d *decoder) yamlError(src []byte, err error) {
 	text := err.Error()
 	problem, reported := strings.TrimPrefix(text, "yaml: "), 0
 	if m := yamlLine.FindStringSubmatch(text); m != nil {
-		reported, _ = strconv.Atoi(m[1]) // the pattern matched digits
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			reported = n
+		}
 		problem = text[len(m[0]):]
 	}
 	if len(src) > maxLocateSize {
