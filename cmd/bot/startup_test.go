@@ -26,10 +26,12 @@ func closedPort(t *testing.T) string {
 }
 
 // A chat platform is announced only once it answered and took the token; one that does not stops
-// the start with one line naming the platform once, what failed and what to check (issue 26).
+// the start with one line naming the platform once, what failed and what to check (issue 26). The
+// announcements themselves are checked by the end-to-end tests (TestSlackRunHelloWorld,
+// TestDiscordRunHelloWorld), with the real binary: discordgo may try to reconnect after its session
+// is closed, which must not outlive a test in this process.
 func TestChatPlatformsAreOnOnlyOnceTheyAcceptTheToken(t *testing.T) {
 	slack := slackfake.New(t)
-	discord := discordfake.New(t)
 	unreachable := "http://" + closedPort(t)
 	failures := []struct {
 		name string
@@ -63,20 +65,6 @@ func TestChatPlatformsAreOnOnlyOnceTheyAcceptTheToken(t *testing.T) {
 		})
 	}
 
-	t.Run("both answering", func(t *testing.T) {
-		env := cliEnv(t)
-		env["HTTP_ADDR"] = "127.0.0.1:0"
-		env["SLACK_BOT_TOKEN"], env["SLACK_APP_TOKEN"], env["SLACK_API_URL"] = slackfake.BotToken, slackfake.AppToken, slack.URL()
-		env["DISCORD_BOT_TOKEN"], env["DISCORD_APP_ID"], env["DISCORD_API_URL"] = "fake-discord-token", discordfake.AppID, discord.URL()
-		b := runBot(t, env)
-		waitURL(t, b.stdout, b.done, b.stderr)
-		waitLine(t, b, "Slack on: @threadflow in Slackfake.")
-		waitLine(t, b, "Discord on: @threadflow.")
-		b.stop()
-		if err := b.result(t); err != nil {
-			t.Errorf("bot stopped with %v; stderr:\n%s", err, b.stderr)
-		}
-	})
 }
 
 // A DATABASE_URL naming a database the server does not have says how to create it, and never
@@ -93,9 +81,15 @@ func TestAMissingPostgresDatabaseGetsACreatedbHint(t *testing.T) {
 	code := exitCode(b.result(t))
 	stderr := b.stderr.String()
 	password, _ := u.User.Password()
-	if code != 1 || !strings.HasPrefix(stderr, "threadflow: open postgres database ") ||
-		!strings.Contains(stderr, "-U "+u.User.Username()+" "+name+"` (or `CREATE DATABASE "+name+";` in psql)") ||
-		!strings.Contains(stderr, "create it with `createdb -h "+u.Hostname()+" -p ") || strings.Contains(stderr, password) {
+	var said string // the error line, after the log line LOG_LEVEL=error still shows
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "threadflow: ") {
+			said = line
+		}
+	}
+	if code != 1 || !strings.HasPrefix(said, "threadflow: open postgres database ") ||
+		!strings.Contains(said, "-U "+u.User.Username()+" "+name+"` (or `CREATE DATABASE "+name+";` in psql)") ||
+		!strings.Contains(said, "create it with `createdb -h "+u.Hostname()+" -p ") || strings.Contains(stderr, password) {
 		t.Errorf("bot workflow runs on a missing database = exit %d, stderr:\n%s\nwant exit 1 and how to create %s, without the password", code, stderr, name)
 	}
 }
