@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -21,18 +22,28 @@ import (
 // is heavy is bounded on its own: free-text answers (maxAssistantTurns), runs (WORKERS).
 const inboxWorkers = 256
 
-// chatAdapters builds the chat adapters the configuration turns on, registers their outboxes, and
-// returns them as components. Each platform feeds the bot through its own Inbox, so messages of a
-// conversation are handled in order and redelivered events act once.
-func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
-	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) ([]component, error) {
-	var comps []component
+// chatAdapters builds the chat adapters the configuration turns on, registers their outboxes,
+// checks each one's credentials with its platform (connectChats), and returns them as components
+// with who the bot is on each platform. Each platform feeds the bot through its own Inbox, so
+// messages of a conversation are handled in order and redelivered events act once.
+func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
+	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) (comps []component, on map[string]string, err error) {
+	var inboxes []*conversation.Inbox
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, in := range inboxes { // no component will run to close it: stop its workers here
+			err = errors.Join(err, in.Close(ctx))
+		}
+	}()
 	if cfg.Slack.Enabled() {
 		in := conversation.NewInbox(eng.Dispatcher, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
+		inboxes = append(inboxes, in)
 		a, err := slack.New(slack.Config{BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			Log: log.Named("slack")}, inboxHandler{in: in, log: log, dups: dups})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		outboxes[slack.Platform] = record(a.Outbox())
 		comps = append(comps, adapterComponent(slack.Platform, a.Connect, a.Run, in))
@@ -41,15 +52,20 @@ func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *
 		// The Discord adapter claims every event by id in the database before acting (all replicas
 		// receive every gateway event), so its inbox must not de-duplicate the same id again.
 		in := conversation.NewInbox(eng.Dispatcher, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
+		inboxes = append(inboxes, in)
 		a, err := discord.New(discord.Config{BotToken: cfg.Discord.BotToken, AppID: cfg.Discord.AppID, GuildIDs: cfg.Discord.GuildIDs,
 			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Dispatcher, claimer{dedup})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		outboxes[discord.Platform] = record(a.Outbox())
 		comps = append(comps, adapterComponent(discord.Platform, a.Connect, a.Run, in))
 	}
-	return comps, nil
+	on, err = connectChats(ctx, comps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return comps, on, nil
 }
 
 // adapterComponent runs an adapter and, when it stops, lets its inbox finish what was accepted.

@@ -133,13 +133,11 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger) (*app, error) {
 	a.catalogs, _ = eng.Dispatcher.Catalogs.(*catalogs)
 	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
 	dedup := conversation.NewBatchDeduper(st)
-	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
+	chats, on, err := chatAdapters(ctx, cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
-	if a.chatsOn, err = connectChats(ctx, chats); err != nil {
-		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
-	}
+	a.chatsOn = on
 	webp, err := newWeb(cfg, log, st, dedup, eng, m, outboxes) // issue 8: dashboard and web chat
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
