@@ -10,6 +10,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/testkit"
 )
 
 // git runs the real git binary for a test, skipping the test where there is none.
@@ -25,7 +26,7 @@ func git(t *testing.T, dir string, args ...string) string {
 func newRepo(t *testing.T, bare bool) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testkit.Missing(t, "git is not installed; apt-get install -y git")
 	}
 	dir := t.TempDir()
 	if bare {

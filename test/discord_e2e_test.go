@@ -14,7 +14,9 @@ import (
 
 func TestDiscordRunHelloWorld(t *testing.T) {
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botEnv(t))
+	// Announced once Discord answered with the bot's own user (issue 26).
+	b.bot.WaitStdout(regexp.MustCompile(`^Discord on: @threadflow\.$`))
 	in := runWorkflow(fake, "hello", "world")
 	checkDeferredInTime(t, fake, in, "/workflow run hello world")
 

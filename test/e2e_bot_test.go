@@ -128,6 +128,7 @@ type botProcess struct {
 	exited chan struct{} // closed when the current process has exited
 	frozen bool
 	url    string
+	stdout *outputLog // the current run's stdout
 	stderr *outputLog // every run's stderr, restarts included
 }
 
@@ -161,7 +162,7 @@ func (p *botProcess) launch() {
 		close(exited)
 	}()
 	p.mu.Lock()
-	p.cmd, p.exited, p.frozen = cmd, exited, false
+	p.cmd, p.exited, p.frozen, p.stdout = cmd, exited, false, stdout
 	p.mu.Unlock()
 	m := stdout.waitLine(p.t, upLine, exited, p.stderr)
 	p.mu.Lock()
@@ -183,6 +184,15 @@ func (p *botProcess) URL() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.url
+}
+
+// WaitStdout waits until the current run of the bot prints a line matching re.
+func (p *botProcess) WaitStdout(re *regexp.Regexp) {
+	p.t.Helper()
+	p.mu.Lock()
+	stdout, exited := p.stdout, p.exited
+	p.mu.Unlock()
+	stdout.waitLine(p.t, re, exited, p.stderr)
 }
 
 // Stderr is everything the bot wrote to stderr so far, over every restart.

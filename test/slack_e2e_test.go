@@ -20,6 +20,8 @@ func TestSlackRunHelloWorld(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
+		// Announced once auth.test accepted the token (issue 26).
+		s.bot.WaitStdout(regexp.MustCompile(`^Slack on: @threadflow in Slackfake\.$`))
 		envelope := s.fake.SlashCommand(alice, channel, "run hello world")
 
 		r := s.waitRoot(t, "hello", 1)

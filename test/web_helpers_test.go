@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"threadflow/testkit"
 )
 
 // chromiumPath is where Debian's chromium package installs the browser.
@@ -22,10 +24,8 @@ func browser(t *testing.T) context.Context {
 	if _, err := os.Stat(path); err != nil {
 		if p, lookErr := exec.LookPath("chromium"); lookErr == nil {
 			path = p
-		} else if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is not installed at %s (apt-get install -y chromium); browser tests must run on CI", chromiumPath)
 		} else {
-			t.Skipf("chromium is not installed at %s; apt-get install -y chromium to run the browser tests", chromiumPath)
+			testkit.Missing(t, "chromium is not installed at %s; apt-get install -y chromium to run the browser tests", chromiumPath)
 		}
 	}
 	opts := []chromedp.ExecAllocatorOption{

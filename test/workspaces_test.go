@@ -60,7 +60,7 @@ func bareRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
-		t.Skipf("git is not usable: %v %s", err, out)
+		testkit.Missing(t, "git is not usable: %v %s", err, out)
 	}
 	return dir
 }

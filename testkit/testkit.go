@@ -1,13 +1,30 @@
 // Package testkit holds what tests of several packages share, so each rule of a good test is
-// written once: wait for a condition with a deadline instead of sleeping a guessed time.
-// It is imported by tests only.
+// written once: wait for a condition with a deadline instead of sleeping a guessed time, and skip
+// a test that needs a missing tool only off CI. It is imported by tests only.
 package testkit
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// Missing stops a test that needs something this machine lacks (PostgreSQL, Chromium, an AI CLI,
+// git, a shell, root to mount a file system). why says what is missing and how to get it. On a
+// developer's machine the test is skipped, saying why; on CI (CI=true) it fails, because .ci/run
+// installs everything and a suite skipped there would print ok without having run. Every such
+// skip goes through here.
+func Missing(t testing.TB, why string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(why, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s; CI=true, so this test must run here, not skip", msg)
+	} else { // not after Fatalf: a TB whose Fatalf returns must not see a skip too
+		t.Skip(msg)
+	}
+}
 
 // Deadline bounds every wait. It is a failure bound, not a measurement: the machine running the
 // tests may be slow and shared.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"testing"
@@ -14,6 +15,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: x\n---\n"))
 	f.Add([]byte("{name: [1, {a: b}], nodes: [{id: a, loop: {max_iterations: -1}}]}"))
 	f.Add([]byte(""))
+	f.Add([]byte("name: x\nnodes:\n  - id: a\n    retry:\n      max_attempts: 2\n     delay: 1s\n\tbash: [a, 'b\n"))
 	names, _ := fs.Glob(Bundled(), "*.yaml")
 	for _, n := range names {
 		src, _ := fs.ReadFile(Bundled(), n)
@@ -31,9 +33,13 @@ func FuzzParse(f *testing.F) {
 		if !errors.As(err, &es) || len(es) == 0 {
 			t.Fatalf("error %v is not a non-empty Errors", err)
 		}
+		lines := bytes.Count(src, []byte("\n")) + 1
 		for _, e := range es {
 			if e.Line <= 0 || e.Col <= 0 {
 				t.Fatalf("error without a position: %v", e)
+			}
+			if e.Line > lines {
+				t.Fatalf("error past the file's %d lines: %v", lines, e)
 			}
 		}
 	})

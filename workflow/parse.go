@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -68,7 +66,7 @@ func (d *decoder) document(src []byte) (root *yaml.Node) {
 		if errors.Is(err, io.EOF) {
 			d.errorAt(1, 1, "file is empty; a workflow needs at least `name` and `nodes`")
 		} else {
-			d.yamlError(err)
+			d.yamlError(src, err)
 		}
 		return nil
 	}
@@ -82,24 +80,6 @@ func (d *decoder) document(src []byte) (root *yaml.Node) {
 		return nil
 	}
 	return doc.Content[0]
-}
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a positioned Error.
-// yaml.v3 reports no column for syntax errors, and its line is where the broken construct began,
-// so the column is 1 and the message says to look from there on.
-func (d *decoder) yamlError(err error) {
-	msg := err.Error()
-	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-			line = n
-		}
-		msg = msg[len(m[0]):]
-	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	d.errorAt(line, 1, "YAML syntax error: %s; check indentation and quoting from this line on", msg)
 }
 
 func (d *decoder) workflow(root *yaml.Node, w *Workflow) {

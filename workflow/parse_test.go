@@ -109,6 +109,8 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"aliases are refused", "name: x\nnodes:\n  - id: a\n    bash: &s echo\n  - id: b\n    bash: *s\n", []string{
 			"wf.yaml:6:11: `bash` must be text, found an alias (anchors and aliases are not supported)"}},
 		{"yaml syntax", "name: x\nnodes:\n - id: a\n   bash: echo\n  - id: b\n", []string{
+			"wf.yaml:5:3: this line is indented 2 spaces, less than `bash` on line 4 (3 spaces) and more than the `-` on line 3 (1 space); line it up with the key it belongs to"}},
+		{"yaml syntax in a file too large to locate it", "name: x\nnodes:\n - id: a\n   bash: echo\n" + strings.Repeat("   #\n", maxLocateSize/5) + "  - id: b\n", []string{
 			"wf.yaml:2:1: YAML syntax error: did not find expected '-' indicator; check indentation and quoting from this line on"}},
 		{"empty file", "", []string{
 			"wf.yaml:1:1: file is empty; a workflow needs at least `name` and `nodes`"}},

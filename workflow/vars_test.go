@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"threadflow/testkit"
 )
 
 func TestExpand(t *testing.T) {
@@ -83,7 +85,7 @@ func TestShellValuesNeverBecomeCode(t *testing.T) {
 	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh on this machine")
+		testkit.Missing(t, "no sh on this machine")
 	}
 	hostile := []string{
 		"$(touch pwned)",

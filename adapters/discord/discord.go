@@ -59,7 +59,7 @@ type Adapter struct {
 	handler  conversation.Handler
 	ac       Autocompleter
 	claimer  Claimer
-	botID    string // set by Run before any event handler is registered
+	botID    string // set by Connect, before Run registers any event handler
 	channels *channelCache
 	tokens   *interactionTokens
 	buttons  *buttonKeys
@@ -139,14 +139,32 @@ func apiClient(apiURL string) (*http.Client, error) {
 	return c, nil
 }
 
-// Run connects to the gateway, registers the /workflow command and handles events until ctx ends.
-// It returns nil when ctx ends and an error when it cannot connect or register.
-func (a *Adapter) Run(ctx context.Context) error {
+// Connect checks the bot token by fetching the bot's own user and says who the bot is
+// ("@threadflow"). A server calls it before it announces Discord, so that "Discord on" means
+// Discord answered and took the token; Run calls it when nobody did. It must not be called while
+// Run runs.
+func (a *Adapter) Connect(ctx context.Context) (string, error) {
 	me, err := a.session.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("discord: fetch the bot user (is DISCORD_BOT_TOKEN right?): %w", err)
+		var refused *discordgo.RESTError
+		if errors.As(err, &refused) && refused.Response != nil && refused.Response.StatusCode == http.StatusUnauthorized {
+			return "", fmt.Errorf("discord: Discord refused DISCORD_BOT_TOKEN (%w); copy the token from the Bot page of your application", err)
+		}
+		return "", fmt.Errorf("discord: cannot reach Discord to check DISCORD_BOT_TOKEN: %w; check the network, and DISCORD_API_URL if set", err)
 	}
 	a.botID = me.ID
+	return "@" + me.Username, nil
+}
+
+// Run connects to the gateway (checking the token first unless Connect did), registers the
+// /workflow command and handles events until ctx ends. It returns nil when ctx ends and an error
+// when it cannot connect or register.
+func (a *Adapter) Run(ctx context.Context) error {
+	if a.botID == "" {
+		if _, err := a.Connect(ctx); err != nil {
+			return err
+		}
+	}
 	defer a.addHandlers(ctx)()
 	if err := a.session.Open(); err != nil {
 		return fmt.Errorf("discord: open the gateway: %w", err)

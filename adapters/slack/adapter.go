@@ -36,10 +36,11 @@ type Config struct {
 
 // Adapter connects one Slack app to a conversation.Handler.
 type Adapter struct {
-	api *slackapi.Client
-	h   conversation.Handler
-	log *zap.Logger
-	out *outbox
+	api  *slackapi.Client
+	h    conversation.Handler
+	log  *zap.Logger
+	out  *outbox
+	auth *slackapi.AuthTestResponse // set by Connect
 }
 
 // New checks cfg and builds an adapter; it does no I/O (Run does).
@@ -73,16 +74,39 @@ func New(cfg Config, h conversation.Handler) (*Adapter, error) {
 // Outbox returns the adapter's conversation.Outbox. It may be used before and while Run runs.
 func (a *Adapter) Outbox() conversation.Outbox { return a.out }
 
-// Run checks the bot token with auth.test, connects Socket Mode and hands every inbound event to
-// the handler, in arrival order, each acked first. It reconnects whenever the connection drops and
-// returns nil when ctx ends, or an error when Slack rejects the tokens.
-func (a *Adapter) Run(ctx context.Context) error {
+// Connect checks the bot token with auth.test and says who the bot is ("@threadflow in Acme"). A
+// server calls it before it announces Slack, so that "Slack on" means Slack answered and took the
+// token; Run calls it when nobody did. It must not be called while Run runs.
+func (a *Adapter) Connect(ctx context.Context) (string, error) {
 	auth, err := a.api.AuthTestContext(ctx)
 	if err != nil {
-		return fmt.Errorf("slack: checking the bot token with auth.test: %w", err)
+		return "", authError(err)
 	}
+	a.auth = auth
 	a.log.Info("slack.auth_checked", zap.String("team_id", auth.TeamID), zap.String("bot_user_id", auth.UserID))
-	in := newInbound(auth.UserID)
+	return fmt.Sprintf("@%s in %s", auth.User, auth.Team), nil
+}
+
+// authError says whether Slack refused the token or could not be asked at all.
+func authError(err error) error {
+	var refused slackapi.SlackErrorResponse
+	if errors.As(err, &refused) {
+		return fmt.Errorf("slack: Slack refused SLACK_BOT_TOKEN (auth.test: %w); copy the Bot User OAuth Token from "+
+			"OAuth & Permissions into SLACK_BOT_TOKEN", err)
+	}
+	return fmt.Errorf("slack: cannot reach Slack to check SLACK_BOT_TOKEN (auth.test): %w; check the network, and SLACK_API_URL if set", err)
+}
+
+// Run checks the bot token with auth.test (unless Connect did), connects Socket Mode and hands
+// every inbound event to the handler, in arrival order, each acked first. It reconnects whenever
+// the connection drops and returns nil when ctx ends, or an error when Slack rejects the tokens.
+func (a *Adapter) Run(ctx context.Context) error {
+	if a.auth == nil {
+		if _, err := a.Connect(ctx); err != nil {
+			return err
+		}
+	}
+	in := newInbound(a.auth.UserID)
 	sm := socketmode.New(a.api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
 
 	ctx, cancel := context.WithCancel(ctx)

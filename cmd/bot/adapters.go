@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -20,40 +22,55 @@ import (
 // is heavy is bounded on its own: free-text answers (maxAssistantTurns), runs (WORKERS).
 const inboxWorkers = 256
 
-// chatAdapters builds the chat adapters the configuration turns on, registers their outboxes, and
-// returns them as components. Each platform feeds the bot through its own Inbox, so messages of a
-// conversation are handled in order and redelivered events act once.
-func chatAdapters(cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
-	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) ([]component, error) {
-	var comps []component
+// chatAdapters builds the chat adapters the configuration turns on, registers their outboxes,
+// checks each one's credentials with its platform (connectChats), and returns them as components
+// with who the bot is on each platform. Each platform feeds the bot through its own Inbox, so
+// messages of a conversation are handled in order and redelivered events act once.
+func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
+	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) (comps []component, on map[string]string, err error) {
+	var inboxes []*conversation.Inbox
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, in := range inboxes { // no component will run to close it: stop its workers here
+			err = errors.Join(err, in.Close(ctx))
+		}
+	}()
 	if cfg.Slack.Enabled() {
 		in := conversation.NewInbox(eng.Dispatcher, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
+		inboxes = append(inboxes, in)
 		a, err := slack.New(slack.Config{BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			Log: log.Named("slack")}, inboxHandler{in: in, log: log, dups: dups})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		outboxes[slack.Platform] = record(a.Outbox())
-		comps = append(comps, adapterComponent("slack", a.Run, in))
+		comps = append(comps, adapterComponent(slack.Platform, a.Connect, a.Run, in))
 	}
 	if cfg.Discord.Enabled() {
 		// The Discord adapter claims every event by id in the database before acting (all replicas
 		// receive every gateway event), so its inbox must not de-duplicate the same id again.
 		in := conversation.NewInbox(eng.Dispatcher, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
+		inboxes = append(inboxes, in)
 		a, err := discord.New(discord.Config{BotToken: cfg.Discord.BotToken, AppID: cfg.Discord.AppID, GuildIDs: cfg.Discord.GuildIDs,
 			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Dispatcher, claimer{dedup})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		outboxes[discord.Platform] = record(a.Outbox())
-		comps = append(comps, adapterComponent("discord", a.Run, in))
+		comps = append(comps, adapterComponent(discord.Platform, a.Connect, a.Run, in))
 	}
-	return comps, nil
+	on, err = connectChats(ctx, comps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return comps, on, nil
 }
 
 // adapterComponent runs an adapter and, when it stops, lets its inbox finish what was accepted.
-func adapterComponent(name string, run func(context.Context) error, in *conversation.Inbox) component {
-	return component{name, func(ctx context.Context) error {
+func adapterComponent(name string, connect func(context.Context) (string, error), run func(context.Context) error, in *conversation.Inbox) component {
+	return component{name: name, connect: connect, run: func(ctx context.Context) error {
 		err := run(ctx)
 		closeErr := in.Close(context.WithoutCancel(ctx))
 		if err != nil {
@@ -63,19 +80,43 @@ func adapterComponent(name string, run func(context.Context) error, in *conversa
 	}}
 }
 
+// chatConnectTimeout bounds checking one chat platform's credentials at start-up, so a platform
+// that does not answer fails the start with its error instead of hanging it.
+const chatConnectTimeout = 30 * time.Second
+
+// connectChats checks every chat adapter's credentials with its platform before the bot announces
+// it, and returns who the bot is on each, by component name. The first failure stops start-up: an
+// adapter that cannot connect would stop the bot a moment later anyway.
+func connectChats(ctx context.Context, chats []component) (map[string]string, error) {
+	on := map[string]string{}
+	for _, c := range chats {
+		if c.connect == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, chatConnectTimeout)
+		who, err := c.connect(cctx)
+		cancel()
+		if err != nil {
+			return nil, c.named(err)
+		}
+		on[c.name] = who
+	}
+	return on, nil
+}
+
 // adapterStatus says which adapters are on and why the others are off, for the start-up banner.
-// base is the dashboard's URL; the web chat page is always on (issue 8).
-func adapterStatus(w io.Writer, cfg Config, base string) {
-	switch {
-	case cfg.Slack.Enabled():
-		fmt.Fprintln(w, "Slack on.")
-	default:
+// base is the dashboard's URL; the web chat page is always on (issue 8). on says who the bot is on
+// each chat platform it connected to at start-up (connectChats): those configured, since start-up
+// fails when one of them does not answer.
+func adapterStatus(w io.Writer, cfg Config, base string, on map[string]string) {
+	if who, ok := on[slack.Platform]; ok {
+		fmt.Fprintf(w, "Slack on: %s.\n", who)
+	} else {
 		fmt.Fprintln(w, "Slack off: SLACK_BOT_TOKEN and SLACK_APP_TOKEN not set (see docs/slack.md).")
 	}
-	switch {
-	case cfg.Discord.Enabled():
-		fmt.Fprintln(w, "Discord on.")
-	default:
+	if who, ok := on[discord.Platform]; ok {
+		fmt.Fprintf(w, "Discord on: %s.\n", who)
+	} else {
 		fmt.Fprintln(w, "Discord off: DISCORD_BOT_TOKEN not set (see docs/discord.md).")
 	}
 	webChat := "Web chat on: " + base + "chat (type /workflow run hello world)"

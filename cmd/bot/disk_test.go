@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"threadflow/testkit"
 )
 
 // smallDisk mounts a tmpfs of size (such as "32m") for the test, or skips when it cannot: mounting
@@ -15,11 +17,11 @@ import (
 func smallDisk(t *testing.T, size string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs as THREADFLOW_HOME needs root")
+		testkit.Missing(t, "mounting a small tmpfs as THREADFLOW_HOME needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v: %s", err, out)
+		testkit.Missing(t, "cannot mount a tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {

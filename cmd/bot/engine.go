@@ -104,8 +104,8 @@ type catalogs struct {
 	cat      *workflow.Catalog
 	loadedAt time.Time
 	lastErrs string
-	out      io.Writer // where a person reads about broken files; nil until announce
-	quiet    bool      // report on out only, not in the log (the terminal commands)
+	out      io.Writer      // where a person reads about broken files; nil until announce
+	shown    *problemsShown // a terminal's: what terminals last showed in full; nil for the server
 }
 
 func newCatalogs(cfg Config, log *zap.Logger) *catalogs {
@@ -115,43 +115,78 @@ func newCatalogs(cfg Config, log *zap.Logger) *catalogs {
 func (c *catalogs) Catalog() *workflow.Catalog {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cat != nil && time.Since(c.loadedAt) < catalogReload {
-		return c.cat
+	if c.cat == nil || time.Since(c.loadedAt) >= catalogReload {
+		c.load(false)
 	}
+	return c.cat
+}
+
+// load discovers the workflows and reports their problems when they changed, or at start
+// whatever they are; the caller holds c.mu.
+func (c *catalogs) load(start bool) {
 	cat, errs := workflow.Discover(c.home, c.dirs)
-	if msg := errs.Error(); msg != c.lastErrs {
-		c.report(errs)
+	if msg := errs.Error(); start || msg != c.lastErrs {
+		if c.shown != nil {
+			c.reportOnce(errs, start)
+		} else {
+			c.report(errs, start)
+		}
 		c.lastErrs = msg
 	}
 	c.cat, c.loadedAt = cat, time.Now()
-	return cat
 }
 
-// report tells about a changed set of problems; the caller holds c.mu.
-func (c *catalogs) report(errs workflow.Errors) {
-	if len(errs) > 0 && !c.quiet {
-		c.log.Warn("workflow.discover_failed", zap.Int("files", len(errs)), zap.String("errors", errs.Error()))
+// report tells the server's log and out about problems at start and at every change.
+func (c *catalogs) report(errs workflow.Errors, start bool) {
+	if len(errs) > 0 {
+		c.log.Warn("workflow.discover_failed", zap.Int("files", brokenFiles(errs)), zap.String("errors", errs.Error()))
 	}
-	if c.out == nil {
+	if c.out == nil || (start && len(errs) == 0) {
 		return
 	}
+	printProblems(c.out, errs)
+}
+
+// reportOnce tells a terminal about problems only when they differ from those the last terminal
+// command showed (kept in THREADFLOW_HOME), and otherwise, at start, in one line: every
+// `bot workflow` command reads the files, and the same list before each output buries it.
+// Terminals keep the problems out of their log, which is for warnings about the bot itself.
+func (c *catalogs) reportOnce(errs workflow.Errors, start bool) {
+	same, err := c.shown.same(errs)
+	if err != nil {
+		c.log.Warn("workflow.problems_shown_unreadable", zap.Error(err))
+	}
+	switch {
+	case same && start && len(errs) > 0:
+		fmt.Fprintln(c.out, problemsReminder(errs))
+	case !same:
+		printProblems(c.out, errs)
+		if err := c.shown.record(errs); err != nil {
+			c.log.Warn("workflow.problems_shown_unwritable", zap.Error(err))
+		}
+	}
+}
+
+// printProblems prints every problem of the workflow files, or that there are none any more.
+func printProblems(w io.Writer, errs workflow.Errors) {
 	if len(errs) == 0 {
-		fmt.Fprintf(c.out, "Every workflow file is valid again.\n")
+		fmt.Fprintf(w, "Every workflow file is valid again.\n")
 		return
 	}
-	fmt.Fprintf(c.out, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", orchestrator.CatalogReloadText)
+	fmt.Fprintf(w, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", orchestrator.CatalogReloadText)
 	for _, e := range errs {
-		fmt.Fprintf(c.out, "  %s\n", e.Error())
+		fmt.Fprintf(w, "  %s\n", e.Error())
 	}
 }
 
-// announce reports the current problems on out now, and every later change of them. quiet keeps
-// them out of the log, for the terminal commands, whose log is for warnings about the bot itself.
-func (c *catalogs) announce(out io.Writer, quiet bool) {
+// announce reports the current problems on out now, and every later change of them. shown is nil
+// for the server, which reports each change in full, in its log too; a terminal passes the
+// fingerprint of what terminals last showed.
+func (c *catalogs) announce(out io.Writer, shown *problemsShown) {
 	c.mu.Lock()
-	c.out, c.quiet, c.cat, c.lastErrs = out, quiet, nil, ""
-	c.mu.Unlock()
-	c.Catalog()
+	defer c.mu.Unlock()
+	c.out, c.shown = out, shown
+	c.load(true)
 }
 
 // watch re-reads the workflow files every catalogReload until ctx ends, so a broken file is

@@ -46,7 +46,7 @@ func terminalEngine(cfg Config, log *zap.Logger, st db.Store, w, errw io.Writer)
 	out := console.NewOutbox(w)
 	eng := newEngine(cfg, log, st, map[string]conversation.Outbox{console.Platform: out}, nil, nil)
 	if c, ok := eng.Dispatcher.Catalogs.(*catalogs); ok {
-		c.announce(errw, true)
+		c.announce(errw, newProblemsShown(cfg.Home))
 	}
 	return eng
 }

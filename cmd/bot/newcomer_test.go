@@ -22,19 +22,21 @@ func TestRunningABrokenWorkflowShowsItsProblems(t *testing.T) {
 	writeFile(t, file, brokenFlow)
 	env := cliEnv(t)
 	env["WORKFLOWS_DIR"] = dir
-	out, code := cli(t, env, "chat", "/workflow run typo")
+	c := runBot(t, env, "chat", "/workflow run typo")
+	code, out := exitCode(c.result(t)), c.stdout.String()
 	if code != 0 || !strings.Contains(out, file+":4:5: unknown field `bsh` in a node; did you mean `bash`?") ||
 		!strings.Contains(out, "bot workflow validate "+file) || strings.Contains(out, "no workflow named") {
 		t.Errorf("/workflow run typo = exit %d:\n%s\nwant the file's problem with file:line:col and how to check the fix", code, out)
 	}
+	// The terminal names the broken file when it starts, on stderr, as a sentence rather than a log.
+	if s := c.stderr.String(); !strings.Contains(s, "Workflow files with problems are left out until fixed") || strings.Contains(s, `"level"`) {
+		t.Errorf("stderr of bot chat with a broken file:\n%s", s)
+	}
+	// Running it still says why it cannot run, though the list of problems was shown already.
 	b := runBot(t, env, "workflow", "run", "typo")
 	err := b.result(t)
 	if exitCode(err) != 2 || !strings.Contains(b.stderr.String(), file+":4:5:") || !strings.Contains(b.stderr.String(), "bot workflow validate "+file) {
 		t.Errorf("bot workflow run typo = exit %d, stderr:\n%s", exitCode(err), b.stderr)
-	}
-	// The terminal names the broken file when it starts, on stderr, as a sentence rather than a log.
-	if s := b.stderr.String(); !strings.Contains(s, "Workflow files with problems are left out until fixed") || strings.Contains(s, `"level"`) {
-		t.Errorf("stderr of bot workflow with a broken file:\n%s", s)
 	}
 }
 

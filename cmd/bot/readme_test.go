@@ -26,6 +26,7 @@ var readmeWorkflowSection = map[string]readmeCommand{
 	"go build -o bot ./cmd/bot":                              {0, ""}, // built once for the whole test run
 	"./bot workflow list":                                    {0, "hello"},
 	"./bot workflow validate my-flow.yaml":                   {0, "my-flow.yaml: ok"},
+	"./bot workflow validate":                                {0, "Every workflow file is valid: 4 workflows"},
 	"./bot workflow run hello world":                         {0, "Hello, world!"},
 	"./bot workflow run release v1.4.2":                      {exitPaused, "waiting at `confirm`"},
 	"./bot workflow status RUN_ID":                           {0, "paused"},

@@ -30,6 +30,18 @@ const httpShutdownTimeout = 3 * time.Second
 type component struct {
 	name string
 	run  func(ctx context.Context) error
+	// connect, on a chat adapter, checks its credentials with the platform and says who the bot is
+	// there; wire calls it, so that start-up announces only platforms that answered.
+	connect func(ctx context.Context) (string, error)
+}
+
+// named is err as the component's failure: prefixed with its name, unless it starts with it already
+// (the chat adapters name their platform in every error).
+func (c component) named(err error) error {
+	if strings.HasPrefix(err.Error(), c.name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", c.name, err)
 }
 
 // app is the wired bot.
@@ -39,8 +51,9 @@ type app struct {
 	store      db.Store
 	url        string // where the HTTP server actually listens
 	components []component
-	catalogs   *catalogs   // reports broken workflow files once the bot is up
-	lock       *serverLock // held while serving a SQLite database; nil on PostgreSQL
+	chatsOn    map[string]string // who the bot is on each chat platform that answered, by component name
+	catalogs   *catalogs         // reports broken workflow files once the bot is up
+	lock       *serverLock       // held while serving a SQLite database; nil on PostgreSQL
 }
 
 // serve runs the bot until ctx is cancelled.
@@ -123,18 +136,19 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer) (*
 	a.catalogs, _ = eng.Dispatcher.Catalogs.(*catalogs)
 	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
 	dedup := conversation.NewBatchDeduper(st)
-	chats, err := chatAdapters(cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
+	chats, on, err := chatAdapters(ctx, cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
+	a.chatsOn = on
 	webp, err := newWeb(cfg, log, st, dedup, eng, m, outboxes) // issue 8: dashboard and web chat
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
 	mux := newMux(httpDeps{ready: readiness{store: st, disk: diskGuard(cfg), replica: cfg.ReplicaID}, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
 	a.components = append(a.components,
-		component{"http", httpComponent(newHTTPServer(mux, log), ln, log)},
-		component{"orchestrator", func(ctx context.Context) error { eng.Run(ctx); return nil }},
+		component{name: "http", run: httpComponent(newHTTPServer(mux, log), ln, log)},
+		component{name: "orchestrator", run: func(ctx context.Context) error { eng.Run(ctx); return nil }},
 		webp.component,
 	)
 	a.components = append(a.components, chats...)
@@ -166,7 +180,7 @@ func (a *app) run(ctx context.Context, stdout io.Writer) error {
 	for _, c := range a.components {
 		g.Go(func() error {
 			if err := c.run(gctx); err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
+				return c.named(err)
 			}
 			return nil
 		})
@@ -174,9 +188,9 @@ func (a *app) run(ctx context.Context, stdout io.Writer) error {
 	a.log.Info("bot.start_completed", zap.String("engine", string(a.cfg.Engine)),
 		zap.String("home", a.cfg.Home), zap.String("http_addr", a.url))
 	fmt.Fprintf(stdout, "Threadflow is up: %s\n", a.url)
-	adapterStatus(stdout, a.cfg, a.url) // issue 8: names the web chat page
-	if a.catalogs != nil {              // issue 17: broken workflow files are named at start-up and when saved
-		a.catalogs.announce(stdout, false)
+	adapterStatus(stdout, a.cfg, a.url, a.chatsOn) // issue 8: names the web chat page
+	if a.catalogs != nil {                         // issue 17: broken workflow files are named at start-up and when saved
+		a.catalogs.announce(stdout, nil)
 		g.Go(func() error { a.catalogs.watch(gctx); return nil })
 	}
 

@@ -49,7 +49,7 @@ func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper
 		return in.Close(context.WithoutCancel(ctx))
 	}
 	return webParts{dashboard: srv.Handler(), metrics: web.RequireToken(cfg.DashboardToken, m.Handler()),
-		component: component{"web", stop}}, nil
+		component: component{name: "web", run: stop}}, nil
 }
 
 // loopback reports whether HTTP_ADDR listens on the loopback interface only. An empty host

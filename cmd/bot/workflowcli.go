@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"threadflow/adapters/console"
 	"threadflow/conversation"
 	"threadflow/db"
@@ -38,7 +40,7 @@ func (e *runStopError) Error() string { return e.msg }
 func (e *runStopError) ExitCode() int { return e.code }
 
 const workflowUsage = `usage: bot workflow list [--json]
-       bot workflow validate FILE...
+       bot workflow validate [FILE...]
        bot workflow run [--user NAME] NAME [ARGS...]
        bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]
        bot workflow status [--json] RUN_ID
@@ -67,7 +69,8 @@ const workflowHelp = `bot workflow runs workflows from a shell, on the bot's dat
 ` + workflowUsage + `
 
   list      the workflows you can run (bundled, then WORKFLOWS_DIR and $THREADFLOW_HOME/workflows)
-  validate  check workflow files; prints file:line:col for every problem, exit 1 if any
+  validate  check workflow files (without FILE, every file the bot reads); prints file:line:col
+            for every problem, exit 1 if any
   run       start a run and wait until it stops
   runs      the newest runs of every conversation, newest first (--limit 20 by default)
   status    one run: its state, every node with its state and duration, the last error
@@ -99,6 +102,9 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		fmt.Fprintln(inv.stdout, workflowHelp)
 		return nil
 	case "validate":
+		if len(rest) == 0 {
+			return validateAll(inv)
+		}
 		return validateFiles(inv.stdout, rest)
 	case "list", "runs", "run", "status", "logs", "resume", "approve", "reject", "cancel", "abandon":
 	default:
@@ -163,9 +169,6 @@ func cliUser(sub string, args []string) (string, []string, error) {
 
 // validateFiles prints every problem of every file and fails when there is one.
 func validateFiles(w io.Writer, files []string) error {
-	if len(files) == 0 {
-		return &usageError{"bot workflow validate needs at least one FILE"}
-	}
 	bad := 0
 	for _, f := range files {
 		wf, err := workflow.ParseFile(f)
@@ -179,6 +182,34 @@ func validateFiles(w io.Writer, files []string) error {
 	if bad > 0 {
 		return fmt.Errorf("%d of %d files are not valid workflows", bad, len(files))
 	}
+	return nil
+}
+
+// validateAll checks every workflow file the bot reads (bundled, $THREADFLOW_HOME/workflows,
+// WORKFLOWS_DIR), prints every problem and fails when there is one. The other terminal commands
+// print the problems only when they change, and otherwise point here.
+func validateAll(inv invocation) error {
+	cfg, log, err := setup(inv, "workflow", nil)
+	if err != nil {
+		return err
+	}
+	cat, errs := workflow.Discover(cfg.Home, cfg.WorkflowsDirs)
+	for _, e := range errs {
+		fmt.Fprintln(inv.stdout, e.Error())
+	}
+	if _, err := os.Stat(cfg.Home); err == nil { // a check creates no home
+		if err := newProblemsShown(cfg.Home).record(errs); err != nil {
+			log.Warn("workflow.problems_shown_unwritable", zap.Error(err))
+		}
+	}
+	switch n := brokenFiles(errs); n {
+	case 0:
+	case 1:
+		return errors.New("1 workflow file is not valid and is left out until fixed")
+	default:
+		return fmt.Errorf("%d workflow files are not valid and are left out until fixed", n)
+	}
+	fmt.Fprintf(inv.stdout, "Every workflow file is valid: %d workflows (bot workflow list shows them).\n", len(cat.List()))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/db/postgres"
+	"threadflow/testkit"
 )
 
 // PostgresURLEnv names the variable holding the server the PostgreSQL tests use, for example
@@ -66,19 +67,33 @@ func PostgresDatabase(t testing.TB) string {
 	return u.String()
 }
 
+// MissingPostgresDatabase returns the URL of a database that does not exist on the TEST_DATABASE_URL
+// server, and its name. The URL carries a password (TEST_DATABASE_URL's, or a made-up one a trust
+// login ignores), so a test can check that no message shows it. Without TEST_DATABASE_URL the test
+// is skipped, or fails when CI=true.
+func MissingPostgresDatabase(t testing.TB) (dbURL, name string) {
+	t.Helper()
+	u, err := url.Parse(postgresURL(t))
+	if err != nil {
+		t.Fatalf("%s is not a URL: %v", PostgresURLEnv, err)
+	}
+	if _, ok := u.User.Password(); !ok {
+		u.User = url.UserPassword(u.User.Username(), "not-to-be-shown")
+	}
+	name = "threadflow_missing_" + db.NewToken()[:16]
+	u.Path = "/" + name
+	return u.String(), name
+}
+
 // postgresURL returns TEST_DATABASE_URL, or skips (fails on CI) when it is unset.
 func postgresURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(PostgresURLEnv)
-	switch {
-	case u != "":
-		return u
-	case os.Getenv("CI") == "true":
-		t.Fatalf("%s is not set; CI must run the PostgreSQL tests (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)", PostgresURLEnv)
-	default:
-		t.Skipf("%s is not set; skipping PostgreSQL tests", PostgresURLEnv)
+	if u == "" {
+		testkit.Missing(t, "%s is not set; set it to a PostgreSQL server to run the PostgreSQL tests "+
+			"(e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)", PostgresURLEnv)
 	}
-	return ""
+	return u
 }
 
 // adminExec runs one statement on the admin database. It uses its own context because cleanups run

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +26,7 @@ const (
 	codeDiskFull            = "53100"
 	codeIOError             = "58030"
 	codeReadOnlyTransaction = "25006" // a standby, or default_transaction_read_only
+	codeInvalidCatalogName  = "3D000" // the database the URL names does not exist
 )
 
 // foreignKeys says, per constraint, which referenced row was missing; PostgreSQL's default names.
@@ -99,4 +102,38 @@ func unavailable(err error) bool {
 		return true
 	}
 	return pgconn.SafeToRetry(err)
+}
+
+// isCode reports whether err carries a server error with SQLSTATE code.
+func isCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// createDatabaseHint says how to create the database c names on its server, as commands to copy:
+// createdb with the URL's host, port and user, or CREATE DATABASE. It never holds the password
+// (createdb asks for it, or reads PGPASSWORD).
+func createDatabaseHint(c *pgconn.Config) string {
+	args := []string{"createdb", "-h", shellWord(c.Host), "-p", strconv.Itoa(int(c.Port))}
+	if c.User != "" {
+		args = append(args, "-U", shellWord(c.User))
+	}
+	args = append(args, shellWord(c.Database))
+	name := c.Database
+	if !plainIdentifier.MatchString(name) {
+		name = pgx.Identifier{name}.Sanitize()
+	}
+	return fmt.Sprintf("create it with `%s` (or `CREATE DATABASE %s;` in psql), or name an existing database in the URL",
+		strings.Join(args, " "), name)
+}
+
+// plainIdentifier is a name PostgreSQL takes unquoted without folding it.
+var plainIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_$]*$`)
+
+// shellWord quotes s for a POSIX shell when it holds anything beyond plain characters.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@%+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

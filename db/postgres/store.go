@@ -112,7 +112,11 @@ func openLeasePool(ctx context.Context, cfg *pgxpool.Config, main *pgxpool.Pool,
 func (s *Store) start(ctx context.Context, cfg *pgxpool.Config) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		c := cfg.ConnConfig
-		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", c.Host, c.Port, c.Database, translate(err))
+		err = fmt.Errorf("postgres: connect to %s:%d/%s: %w", c.Host, c.Port, c.Database, translate(err))
+		if isCode(err, codeInvalidCatalogName) {
+			return fmt.Errorf("%w; %s", err, createDatabaseHint(&c.Config))
+		}
+		return err
 	}
 	m, err := newMigrator(s.sqlDB)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -95,6 +96,33 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatalf("Open error reveals the password: %v", err)
 			}
 		})
+	}
+}
+
+// A URL naming a database the server does not have says how to create it, with the URL's host,
+// port and user and without its password.
+func TestOpenAMissingDatabaseSaysHowToCreateIt(t *testing.T) {
+	dbURL, name := dbtest.MissingPostgresDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(t.Context(), dbURL, db.Options{}, nil)
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open of a missing database succeeded")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	want := fmt.Sprintf("; create it with `createdb -h %s -p %s -U %s %s` (or `CREATE DATABASE %s;` in psql), or name an existing database in the URL",
+		u.Hostname(), port, u.User.Username(), name, name)
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Open of a missing database = %v\nwant it to end with %q", err, want)
+	}
+	if password, _ := u.User.Password(); strings.Contains(err.Error(), password) {
+		t.Errorf("the error shows the password: %v", err)
 	}
 }
 
