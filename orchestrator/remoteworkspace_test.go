@@ -216,3 +216,37 @@ func TestDeletedBranchIsALostWorkspace(t *testing.T) {
 		}
 	})
 }
+
+// Runs kept on WORKSPACE_REMOTE move between replicas at every gate, not only when one dies. A run
+// paused at its first node, a gate, on host a and approved while host b holds it finds nothing on
+// the remote: b starts it in a fresh workspace, and the answer stands (the gate is not asked again).
+func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		remote := newRepo(t, true)
+		h.shutdown()
+		h.cfg.Dirs = orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
+		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ask\n    approval: {message: \"go?\"}\n"+
+			"  - id: write\n    depends_on: [ask]\n    bash: echo \"written\" >> notes.txt; cat notes.txt\n")
+		h.start()
+		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
+		h.shutdown()
+		h.cfg.Dirs = orchestrator.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.start()
+
+		h.say(admin, "", "/workflow approve "+run.ID)
+		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
+		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "written" {
+			t.Fatalf("run is %s with output %q, want completed; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
+		}
+		want := "↻ The workspace of run " + run.ID + " on host host-a never reached WORKSPACE_REMOTE (no node had completed in it), " +
+			"so the run starts again from its first node in a fresh workspace."
+		if note := h.waitMessage("never reached WORKSPACE_REMOTE"); len(note) != 1 || note[0].Text != want {
+			t.Errorf("the thread's note:\n%+v\nwant once:\n%s", note, want)
+		}
+		if n := countEvents(h.events(run.ID), db.EventGateRequested, "ask"); n != 1 {
+			t.Errorf("the gate was asked %d times, want once", n)
+		}
+	})
+}

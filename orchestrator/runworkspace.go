@@ -88,8 +88,10 @@ func (e *execution) fromRemote(ctx context.Context, events []db.Event, since fre
 	if err := e.setWorkspace(ctx, w); err != nil {
 		return nil, err
 	}
-	e.x.Log.Info("orchestrator.workspace_replaced", zap.String("run_id", id), zap.String("remote", w.Remote), zap.Strings("nodes", since.started))
-	e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Text: afreshText(id, lastWorkspace(events).Host, since.started)})
+	// The nodes that started run again; a gate already answered is not asked again.
+	again := slices.DeleteFunc(slices.Clone(since.started), func(n string) bool { return e.hist[n] != nil && e.hist[n].justAnswered })
+	e.x.Log.Info("orchestrator.workspace_replaced", zap.String("run_id", id), zap.String("remote", w.Remote), zap.Strings("nodes", again))
+	e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Text: afreshText(id, lastWorkspace(events).Host, again)})
 	return nil, nil
 }
 
@@ -100,7 +102,11 @@ func afreshText(runID, host string, again []string) conversation.Text {
 	if host != "" {
 		t = t.Append(conversation.P(" on host "), conversation.C(host))
 	}
-	t = t.Append(conversation.P(" never reached WORKSPACE_REMOTE (no node had completed in it), so the run starts again from its first node in a fresh workspace: "))
+	t = t.Append(conversation.P(" never reached WORKSPACE_REMOTE (no node had completed in it), so the run starts again from its first node in a fresh workspace"))
+	if len(again) == 0 {
+		return t.Append(conversation.P("."))
+	}
+	t = t.Append(conversation.P(": "))
 	for i, n := range again {
 		switch {
 		case i == 0:
