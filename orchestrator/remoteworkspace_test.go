@@ -250,3 +250,43 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 		}
 	})
 }
+
+// A node whose work finished but whose save the remote refused is not completed: it failed (the
+// run pauses blaming the remote), and nothing reached the remote. Resumed once host a is gone, the
+// run starts again in a fresh workspace on b, where the node runs again and its save is pushed.
+func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) {
+		h := newHarness(t, open)
+		remote := newRepo(t, true)
+		hook := filepath.Join(remote, "hooks", "pre-receive")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho refused by the test >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		h.shutdown()
+		h.cfg.Dirs = orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
+		h.writeWorkflow("notes", appendWorkflow)
+		h.start()
+		run := h.waitStatus(h.startRun("notes", "").ID, db.StatusPaused, db.StatusFailed, db.StatusCompleted)
+		if p := run.Meta.Pause; run.Status != db.StatusPaused || p == nil || !strings.Contains(p.Error, "refused by the test") ||
+			!strings.Contains(p.ResumeHint, "make WORKSPACE_REMOTE reachable and writable") {
+			t.Fatalf("run is %s with pause %+v; want paused blaming the remote; messages:\n%s", run.Status, p, h.out.Dump())
+		}
+		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, ""); n != 0 {
+			t.Fatalf("%d nodes recorded completed although nothing was pushed", n)
+		}
+		h.shutdown() // host a is gone for good
+		if err := os.Remove(hook); err != nil {
+			t.Fatal(err)
+		}
+		h.cfg.Dirs = orchestrator.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.start()
+
+		h.say(admin, "", "/workflow resume "+run.ID)
+		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
+		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
+			t.Fatalf("run is %s with output %q, want completed with only b's attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
+		}
+		h.waitMessage("never reached WORKSPACE_REMOTE (no node had completed in it), so the run starts again from its first node in a fresh workspace: write runs again.")
+	})
+}
