@@ -139,7 +139,8 @@ func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
 		if run.Status != db.StatusPaused || p == nil || !p.WorkspaceUnreachable || p.WorkspaceLost {
 			t.Fatalf("run is %s with pause %+v; want paused with an unreachable remote; messages:\n%s", run.Status, p, h.out.Dump())
 		}
-		for _, want := range []string{"the workspace of run " + run.ID + " cannot be recreated here", "WORKSPACE_REMOTE " + remote} {
+		for _, want := range []string{"the workspace of run " + run.ID + " cannot be recreated: WORKSPACE_REMOTE " + remote +
+			" cannot be read from this host: git ls-remote: ", "does not appear to be a git repository"} {
 			if !strings.Contains(p.Error, want) {
 				t.Errorf("pause error lacks %q: %s", want, p.Error)
 			}

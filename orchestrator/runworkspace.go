@@ -189,7 +189,7 @@ func (e *execution) pauseLost(ctx context.Context, l lostWorkspace) error {
 func (e *execution) pauseUnreachable(ctx context.Context, re *RemoteError) error {
 	e.x.Log.Warn("orchestrator.workspace_unreachable", zap.String("run_id", e.run.ID), zap.String("remote", re.Remote), zap.Error(re))
 	hint := fmt.Sprintf("make WORKSPACE_REMOTE %s reachable from this host, then /workflow resume %s", re.Remote, e.run.ID)
-	p := db.Pause{Kind: db.PauseRecovery, Error: fmt.Sprintf("the workspace of run %s cannot be recreated here: %v", e.run.ID, re),
+	p := db.Pause{Kind: db.PauseRecovery, Error: fmt.Sprintf("the workspace of run %s cannot be recreated: %v", e.run.ID, re),
 		ResumeHint: hint, WorkspaceUnreachable: true, Since: e.x.now()}
 	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
 	if err != nil {

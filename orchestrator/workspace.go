@@ -161,7 +161,7 @@ func (d Dirs) Remake(ctx context.Context, runID string) (db.Workspace, error) {
 	// --soft: the branch moves to the remote's commit, the files and the index stay the new ones.
 	for _, args := range [][]string{{"fetch", "-q", remoteName, "refs/heads/" + d.branch(runID)}, {"reset", "-q", "--soft", "FETCH_HEAD"}} {
 		if err := d.git(ctx, w.Path, args...); err != nil {
-			return db.Workspace{}, d.remoteError(runID, "continue the branch of run %s from", err)
+			return db.Workspace{}, d.remoteError(err)
 		}
 	}
 	return w, nil
@@ -177,7 +177,7 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 	work, br := d.WorkPath(runID), d.branch(runID)
 	if d.RepoPath != "" {
 		if err := d.git(ctx, d.RepoPath, "fetch", "-q", remoteName, "+refs/heads/"+br+":refs/heads/"+br); err != nil {
-			return db.Workspace{}, d.remoteError(runID, "fetch the branch of run %s from", err)
+			return db.Workspace{}, d.remoteError(err)
 		}
 		if err := d.git(ctx, d.RepoPath, "worktree", "add", "-q", work, br); err != nil {
 			return db.Workspace{}, fmt.Errorf("recreate git worktree of run %s: %w", runID, err)
@@ -191,7 +191,7 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 		return db.Workspace{}, fmt.Errorf("recreate the git repository of run %s: %w", runID, err)
 	}
 	if err := d.git(ctx, work, "fetch", "-q", remoteName, "refs/heads/"+br); err != nil {
-		return db.Workspace{}, d.remoteError(runID, "fetch the branch of run %s from", err)
+		return db.Workspace{}, d.remoteError(err)
 	}
 	if err := d.git(ctx, work, "reset", "-q", "--hard", "FETCH_HEAD"); err != nil {
 		return db.Workspace{}, fmt.Errorf("recreate run %s's workspace from WORKSPACE_REMOTE: %w", runID, err)
@@ -211,26 +211,25 @@ func (d Dirs) RemoteHasBranch(ctx context.Context, runID string) (bool, error) {
 	case errors.As(err, &exit) && exit.ExitCode() == 2: // --exit-code: the remote answered, nothing matched
 		return false, nil
 	}
-	return false, d.remoteError(runID, "look for the branch of run %s on", err)
+	return false, d.remoteError(err)
 }
 
 // RemoteError is a git command that could not read WORKSPACE_REMOTE (unreachable, refused, or
 // without the run's branch after all): the remote, not this host, is what a person must fix.
 type RemoteError struct {
 	Remote string // WORKSPACE_REMOTE as it may be shown
-	err    error
-	what   string
+	err    error  // git's own words
 }
 
 func (e *RemoteError) Error() string {
-	return fmt.Sprintf("%s WORKSPACE_REMOTE %s: %v", e.what, e.Remote, e.err)
+	return fmt.Sprintf("WORKSPACE_REMOTE %s cannot be read from this host: %v", e.Remote, e.err)
 }
 
 func (e *RemoteError) Unwrap() error { return e.err }
 
-// remoteError wraps a git failure to read the remote; what is a format with the run id's verb.
-func (d Dirs) remoteError(runID, what string, err error) *RemoteError {
-	return &RemoteError{Remote: d.remoteShown(), err: err, what: fmt.Sprintf(what, runID)}
+// remoteError wraps a git command's failure to read the remote.
+func (d Dirs) remoteError(err error) *RemoteError {
+	return &RemoteError{Remote: d.remoteShown(), err: err}
 }
 
 // clear removes what an earlier workspace of the run left on this host, and the artifacts
