@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,13 @@ func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
 		}
 		if len(made) != 2 || !made[1].Replaced || made[1].Recreated || made[1].Home != "home-b-0123456789" || made[1].Remote != remote {
 			t.Errorf("workspace_created events: %+v; want a's, then b's fresh one replacing it", made)
+		}
+		var history []string
+		for _, l := range orchestrator.Fold(h.events(run.ID)).Log {
+			history = append(history, l.What+" ("+l.Note+")")
+		}
+		if want := "workspace made afresh: the one before never reached " + remote + " (host-b: " + run.WorkingPath + ")"; !slices.Contains(history, want) {
+			t.Errorf("the run's history (the dashboard's) lacks %q:\n%s", want, strings.Join(history, "\n"))
 		}
 		if got := branchLog(t, remote, run.ID); got != "threadflow: run "+run.ID+", node read (attempt 1) completed\n"+
 			"threadflow: run "+run.ID+", node write (attempt 2) completed" {

@@ -359,6 +359,9 @@ func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
 			t.Errorf("b's chat page lacks %q:\n%s", want, page)
 		}
 	}
+	if n := strings.Count(page, "never reached WORKSPACE_REMOTE"); n != 1 {
+		t.Errorf("the thread says %d times that the workspace starts afresh, want once:\n%s", n, page)
+	}
 	if strings.Contains(page, "paused") {
 		t.Errorf("the run paused on its way (it needs no person):\n%s", page)
 	}
