@@ -36,8 +36,8 @@ type Command struct {
 	RunID    string   // a full run id or a prefix of at least db.MinPrefix characters, lower case
 	Text     string   // approve: the comment; reject: the reason. Kept as typed, trimmed.
 	Reply    int64    // approve, reject: answer with the text of the reply recorded as this run event (--reply N)
-	// FreshWorkspace: resume a run whose workspace is lost from its first node, in a new workspace
-	// (--fresh-workspace).
+	// FreshWorkspace: resume a run whose workspace cannot be recreated (lost, or its
+	// WORKSPACE_REMOTE did not answer) from its first node, in a new workspace (--fresh-workspace).
 	FreshWorkspace bool
 }
 

@@ -9,7 +9,7 @@ var usages = []struct {
 	what  string
 }{
 	{KindRun, "/workflow run <name> [--force] [args...]", "start a run; --force starts fresh even when an earlier run of it failed or is paused"},
-	{KindResume, "/workflow resume <run-id> [--fresh-workspace]", "continue a failed or paused run where it stopped; --fresh-workspace runs one whose workspace is lost again from its first node"},
+	{KindResume, "/workflow resume <run-id> [--fresh-workspace]", "continue a failed or paused run where it stopped; --fresh-workspace runs one whose workspace cannot be recreated again from its first node, in a new one"},
 	{KindAbandon, "/workflow abandon <run-id>", "discard a failed, paused or queued run for good"},
 	{KindApprove, "/workflow approve <run-id> [comment]", "approve the gate a run is waiting at"},
 	{KindReject, "/workflow reject <run-id> [reason]", "reject the gate a run is waiting at; the run is cancelled"},

@@ -115,6 +115,9 @@ type Pause struct {
 	ResumeHint      string    `json:"resume_hint,omitempty"`    // recovery pauses: what to do about it
 	Since           time.Time `json:"since,omitzero"`           // when the run paused: the age of a waiting gate
 	WorkspaceLost   bool      `json:"workspace_lost,omitempty"` // recovery pauses: no replica can reach the run's files
+	// WorkspaceUnreachable: recovery pauses: WORKSPACE_REMOTE, which keeps the run's workspace, did
+	// not answer. A plain resume tries it again; --fresh-workspace may start the run over instead.
+	WorkspaceUnreachable bool `json:"workspace_unreachable,omitempty"`
 
 	// Approval gates only: who may answer, and the gate's timers (see gates.go).
 	Gate      *GatePolicy `json:"gate,omitempty"`       // nil: anyone allowed to use the bot answers alone

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -61,13 +60,7 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 		}
 	}
 	if lost, err := e.ensureWorkspace(ctx, events); err != nil || lost != nil {
-		if lost != nil {
-			return e.pauseLost(ctx, *lost)
-		}
-		if errors.Is(err, db.ErrLeaseLost) || ctx.Err() != nil {
-			return e.interrupted(err)
-		}
-		return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable, or WORKSPACE_REMOTE reachable"})
+		return e.workspaceStopped(ctx, lost, err)
 	}
 	return e.schedule(ctx)
 }

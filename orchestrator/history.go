@@ -133,8 +133,11 @@ func (h *History) applyRunEvent(e db.Event) {
 	case db.EventWorkspace:
 		w := db.Decode[db.Workspace](e)
 		what := "workspace made"
-		if w.Recreated {
+		switch {
+		case w.Recreated:
 			what = "workspace recreated from " + w.Remote
+		case w.Replaced:
+			what = "workspace made afresh: the one before never reached " + w.Remote
 		}
 		h.Log = append(h.Log, LogEntry{At: e.At, What: what, Note: strings.TrimPrefix(w.Host+": ", ": ") + w.Path})
 	case db.EventRunCancelled:

@@ -55,10 +55,12 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 }
 
 // freshRefusal decides --fresh-workspace: it is the only resume of a run whose workspace is lost,
-// and is refused for any other run (it would throw away work a plain resume keeps). refuse is true
-// with the text to answer when the resume must not go ahead.
+// one choice of two for a run whose WORKSPACE_REMOTE did not answer (a plain resume tries it
+// again), and is refused for any other run (it would throw away work a plain resume keeps). refuse
+// is true with the text to answer when the resume must not go ahead.
 func (b *Dispatcher) freshRefusal(ctx context.Context, run db.Run, fresh bool) (t conversation.Text, refuse bool) {
 	lost := b.workspaceLost(ctx, run)
+	unreachable := run.Status == db.StatusPaused && run.Meta.Pause != nil && run.Meta.Pause.WorkspaceUnreachable
 	id := conversation.C(run.ID)
 	switch {
 	case lost && !fresh:
@@ -67,7 +69,7 @@ func (b *Dispatcher) freshRefusal(ctx context.Context, run db.Run, fresh bool) (
 			conversation.C(commands.Command{Kind: commands.KindResume, RunID: run.ID, FreshWorkspace: true}.String()),
 			conversation.P(" runs it again from its first node with the same arguments; "),
 			conversation.C(commands.Command{Kind: commands.KindAbandon, RunID: run.ID}.String()), conversation.P(" discards it.")), true
-	case fresh && !lost:
+	case fresh && !lost && !unreachable:
 		return conversation.T(conversation.P("Run "), id, conversation.P(" still has its workspace, so "),
 			conversation.C("--fresh-workspace"), conversation.P(" is not needed (it would throw its work away): "),
 			conversation.C(commands.Command{Kind: commands.KindResume, RunID: run.ID}.String()),
@@ -77,11 +79,15 @@ func (b *Dispatcher) freshRefusal(ctx context.Context, run db.Run, fresh bool) (
 }
 
 // workspaceLost reports whether the run paused because its workspace is lost, and it still is: its
-// directory is gone from this process's own home, or no live process sees the home that held it
-// (one that came back makes a plain resume work again).
+// branch is gone from WORKSPACE_REMOTE (any replica that claims the run finds it so), its directory
+// is gone from this process's own home, or no live process sees the home that held it (one that
+// came back makes a plain resume work again).
 func (b *Dispatcher) workspaceLost(ctx context.Context, run db.Run) bool {
 	if p := run.Meta.Pause; run.Status != db.StatusPaused || p == nil || !p.WorkspaceLost {
 		return false
+	}
+	if run.WorkspaceRemote != "" {
+		return true
 	}
 	if run.WorkspaceHome == "" || run.WorkspaceHome == b.Dirs.Token {
 		return !exists(run.WorkingPath)

@@ -96,7 +96,24 @@ func recoveryMessage(run db.Run) (conversation.Text, []conversation.Button) {
 			t = t.Append(conversation.P("\nTo continue: "), conversation.O(p.ResumeHint))
 		}
 	}
+	if p := run.Meta.Pause; p != nil && p.WorkspaceUnreachable {
+		return unreachableActions(t, run)
+	}
 	return nextActions(t, run)
+}
+
+// unreachableActions are the next actions of a run whose WORKSPACE_REMOTE did not answer: resume
+// once it does, or run it again in a fresh workspace rather than wait.
+func unreachableActions(t conversation.Text, run db.Run) (conversation.Text, []conversation.Button) {
+	resume, abandon := cmd(commands.KindResume, run.ID), cmd(commands.KindAbandon, run.ID)
+	fresh := commands.Command{Kind: commands.KindResume, RunID: run.ID, FreshWorkspace: true}.String()
+	t = t.Append(conversation.P("\nNext: "), conversation.C(resume), conversation.P(" tries the remote again; "), conversation.C(fresh),
+		conversation.P(" runs it again from its first node in a fresh workspace; "), conversation.C(abandon), conversation.P(" discards it."))
+	return t, []conversation.Button{
+		{Label: "Resume", Command: resume, Style: conversation.StylePrimary},
+		{Label: "Run again in a fresh workspace", Command: fresh},
+		{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
+	}
 }
 
 // lostMessage is the pause of a run whose workspace is lost: no plain resume can continue it, so

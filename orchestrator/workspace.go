@@ -142,9 +142,34 @@ func (d Dirs) Make(ctx context.Context, runID string) (db.Workspace, error) {
 	return d.describe(runID, false), nil
 }
 
+// Remake is Make for a run an earlier workspace of which was kept on WORKSPACE_REMOTE (a
+// --fresh-workspace resume): the new workspace starts as Make's does, and when the run's branch is
+// on the remote the new branch continues it, so the first save is a fast-forward that replaces the
+// earlier files and keeps their history. A remote that cannot be read is a *RemoteError.
+func (d Dirs) Remake(ctx context.Context, runID string) (db.Workspace, error) {
+	if d.Remote == "" {
+		return d.Make(ctx, runID)
+	}
+	has, err := d.RemoteHasBranch(ctx, runID)
+	if err != nil {
+		return db.Workspace{}, err
+	}
+	w, err := d.Make(ctx, runID)
+	if err != nil || !has {
+		return w, err
+	}
+	// --soft: the branch moves to the remote's commit, the files and the index stay the new ones.
+	for _, args := range [][]string{{"fetch", "-q", remoteName, "refs/heads/" + d.branch(runID)}, {"reset", "-q", "--soft", "FETCH_HEAD"}} {
+		if err := d.git(ctx, w.Path, args...); err != nil {
+			return db.Workspace{}, d.remoteError(err)
+		}
+	}
+	return w, nil
+}
+
 // Recreate makes a run's workspace from its branch on WORKSPACE_REMOTE: the files as the last
 // completed node left them. The remote's URL is never written into the workspace (a token in it
-// would be readable by every node).
+// would be readable by every node). A branch that cannot be fetched is a *RemoteError.
 func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) {
 	if err := d.clear(ctx, runID); err != nil {
 		return db.Workspace{}, err
@@ -152,7 +177,7 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 	work, br := d.WorkPath(runID), d.branch(runID)
 	if d.RepoPath != "" {
 		if err := d.git(ctx, d.RepoPath, "fetch", "-q", remoteName, "+refs/heads/"+br+":refs/heads/"+br); err != nil {
-			return db.Workspace{}, fmt.Errorf("fetch run %s's branch from WORKSPACE_REMOTE: %w", runID, err)
+			return db.Workspace{}, d.remoteError(err)
 		}
 		if err := d.git(ctx, d.RepoPath, "worktree", "add", "-q", work, br); err != nil {
 			return db.Workspace{}, fmt.Errorf("recreate git worktree of run %s: %w", runID, err)
@@ -162,12 +187,49 @@ func (d Dirs) Recreate(ctx context.Context, runID string) (db.Workspace, error) 
 	if err := os.Mkdir(work, 0o755); err != nil {
 		return db.Workspace{}, fmt.Errorf("create working directory: %w", err)
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", br}, {"fetch", "-q", remoteName, "refs/heads/" + br}, {"reset", "-q", "--hard", "FETCH_HEAD"}} {
-		if err := d.git(ctx, work, args...); err != nil {
-			return db.Workspace{}, fmt.Errorf("recreate run %s's workspace from WORKSPACE_REMOTE: %w", runID, err)
-		}
+	if err := d.git(ctx, work, "init", "-q", "-b", br); err != nil {
+		return db.Workspace{}, fmt.Errorf("recreate the git repository of run %s: %w", runID, err)
+	}
+	if err := d.git(ctx, work, "fetch", "-q", remoteName, "refs/heads/"+br); err != nil {
+		return db.Workspace{}, d.remoteError(err)
+	}
+	if err := d.git(ctx, work, "reset", "-q", "--hard", "FETCH_HEAD"); err != nil {
+		return db.Workspace{}, fmt.Errorf("recreate run %s's workspace from WORKSPACE_REMOTE: %w", runID, err)
 	}
 	return d.describe(runID, true), nil
+}
+
+// RemoteHasBranch asks WORKSPACE_REMOTE whether it has the run's branch. false with no error means
+// the remote answered and has none; a remote that cannot be read is a *RemoteError, never "none":
+// a remote that is down must not pass for one that never got the run's workspace.
+func (d Dirs) RemoteHasBranch(ctx context.Context, runID string) (bool, error) {
+	err := d.git(ctx, d.Home, "ls-remote", "-q", "--exit-code", remoteName, "refs/heads/"+d.branch(runID))
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &exit) && exit.ExitCode() == 2: // --exit-code: the remote answered, nothing matched
+		return false, nil
+	}
+	return false, d.remoteError(err)
+}
+
+// RemoteError is a git command that could not read WORKSPACE_REMOTE (unreachable, refused, or
+// without the run's branch after all): the remote, not this host, is what a person must fix.
+type RemoteError struct {
+	Remote string // WORKSPACE_REMOTE as it may be shown
+	err    error  // git's own words
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("WORKSPACE_REMOTE %s cannot be read from this host: %v", e.Remote, e.err)
+}
+
+func (e *RemoteError) Unwrap() error { return e.err }
+
+// remoteError wraps a git command's failure to read the remote.
+func (d Dirs) remoteError(err error) *RemoteError {
+	return &RemoteError{Remote: d.remoteShown(), err: err}
 }
 
 // clear removes what an earlier workspace of the run left on this host, and the artifacts
@@ -227,7 +289,7 @@ func (d Dirs) git(ctx context.Context, dir string, args ...string) error {
 		if d.Remote != "" {
 			msg = strings.ReplaceAll(msg, d.Remote, d.remoteShown())
 		}
-		return fmt.Errorf("git %s: %v: %s", args[0], err, msg)
+		return fmt.Errorf("git %s: %w: %s", args[0], err, msg)
 	}
 	return nil
 }

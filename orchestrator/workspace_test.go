@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,5 +145,84 @@ func TestHomeTokenIsStableAndSharedByAHome(t *testing.T) {
 	}
 	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}}); !strings.Contains(p, "Set one WORKSPACE_REMOTE on every replica") {
 		t.Errorf("separate homes, a without the remote: %q", p)
+	}
+}
+
+// RemoteHasBranch tells "the remote has no such branch" from "the remote cannot be read": only the
+// first may let a run start again in a fresh workspace.
+func TestRemoteHasBranchTellsAbsentFromUnreadable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	remote := newRepo(t, true)
+	d := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+	if has, err := d.RemoteHasBranch(ctx, "run1abcdef"); has || err != nil {
+		t.Fatalf("before any save: %v, %v; want false, nil", has, err)
+	}
+	w, err := d.Make(ctx, "run1abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Save(ctx, "run1abcdef", w.Path, "node plan completed"); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := d.RemoteHasBranch(ctx, "run1abcdef"); !has || err != nil {
+		t.Fatalf("after a save: %v, %v; want true, nil", has, err)
+	}
+	d.Remote = filepath.Join(t.TempDir(), "no-such-repository")
+	has, err := d.RemoteHasBranch(ctx, "run1abcdef")
+	var re *orchestrator.RemoteError
+	if has || !errors.As(err, &re) || re.Remote != d.Remote || !strings.Contains(err.Error(), "does not appear to be a git repository") {
+		t.Fatalf("an unreadable remote: %v, %v; want a RemoteError naming it", has, err)
+	}
+}
+
+// A new workspace of a run whose branch is on the remote (--fresh-workspace) starts without the
+// earlier files, and its branch continues the remote's: its first save is a fast-forward that
+// replaces them, with their history kept.
+func TestRemakeContinuesTheRemoteBranch(t *testing.T) {
+	t.Parallel()
+	for _, withRepo := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain directory", true: "REPO_PATH worktree"}[withRepo], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			remote := newRepo(t, true)
+			a := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+			b := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
+			if withRepo {
+				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
+			}
+			w, err := a.Make(ctx, "run1abcdef")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.Path, "old.txt"), []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Save(ctx, "run1abcdef", w.Path, "old node completed"); err != nil {
+				t.Fatal(err)
+			}
+			old := git(t, remote, "rev-parse", "threadflow/run1abcdef")
+
+			got, err := b.Remake(ctx, "run1abcdef")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Recreated || got.Home != b.Token {
+				t.Errorf("remade workspace = %+v", got)
+			}
+			if _, err := os.Stat(filepath.Join(got.Path, "old.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the new workspace has the earlier workspace's file: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(got.Path, "new.txt"), []byte("new\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Save(ctx, "run1abcdef", got.Path, "new node completed"); err != nil {
+				t.Fatalf("the new workspace's first save: %v", err)
+			}
+			if files := git(t, remote, "ls-tree", "--name-only", "threadflow/run1abcdef"); strings.Contains(files, "old.txt") || !strings.Contains(files, "new.txt") {
+				t.Errorf("files on the branch after the new save:\n%s", files)
+			}
+			git(t, remote, "merge-base", "--is-ancestor", old, "threadflow/run1abcdef")
+		})
 	}
 }

@@ -276,3 +276,97 @@ func TestLostWorkspaceWithoutRemoteResumesFresh(t *testing.T) {
 		t.Errorf("the fresh run's output is %q, want the file b's first node wrote", run.Meta.Output)
 	}
 }
+
+// firstNodeWorkflow appends to a file in its first node, then waits until the test lets it go (the
+// file $RELEASE exists), and prints the file in its second.
+const firstNodeWorkflow = `
+name: firstkill
+nodes:
+  - id: write
+    bash: 'echo "written by $WHO" >> notes.txt; until [ -e "$RELEASE" ]; do sleep 0.05; done'
+  - id: read
+    depends_on: [write]
+    bash: 'cat notes.txt'
+`
+
+// Acceptance of issue 27 (Deliver 3): with WORKSPACE_REMOTE, replica a is killed with SIGKILL while
+// the run's first node runs, before anything reached the remote. Replica b takes the run over once
+// a's lease expired, finds the branch was never pushed and no node's save recorded, and starts the
+// run again from its first node in a fresh workspace, saying so in the thread: the run completes
+// without a person, with nothing of a's workspace in it.
+func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
+	t.Parallel()
+	envA, envB := twoReplicas(t)
+	remote := bareRepo(t)
+	workflows, release := t.TempDir(), filepath.Join(t.TempDir(), "release")
+	if err := os.WriteFile(filepath.Join(workflows, "firstkill.yaml"), []byte(firstNodeWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []map[string]string{envA, envB} {
+		env["WORKSPACE_REMOTE"], env["WORKFLOWS_DIR"], env["RELEASE"] = remote, workflows, release
+	}
+	st := openStore(t, envA)
+	a := startBot(t, envA)
+	chatA := chatClient{t, a.URL(), "alice"}
+	chatA.say("/workflow run firstkill")
+	id := onlyRun(t, st)
+	nodeStarted(t, st, id, "write")
+	workA := filepath.Join(envA["THREADFLOW_HOME"], "runs", id, "work")
+	testkit.EventuallyWithin(t, e2eDeadline, "a's first node to write its file", func() bool {
+		b, err := os.ReadFile(filepath.Join(workA, "notes.txt"))
+		return err == nil && strings.TrimSpace(string(b)) == "written by a"
+	})
+	a.Kill()
+	if err := os.WriteFile(release, nil, 0o644); err != nil { // from now on the first node finishes at once
+		t.Fatal(err)
+	}
+
+	b := startBot(t, envB)
+	var run db.Run
+	testkit.EventuallyWithin(t, 3*e2eDeadline, "b to finish the run", func() bool {
+		var err error
+		if run, err = st.GetRun(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		return run.Status != db.StatusQueued && run.Status != db.StatusRunning
+	})
+	if run.Status != db.StatusCompleted {
+		t.Fatalf("the run is %s (%+v), want completed without a person", run.Status, run.Meta.Pause)
+	}
+	if strings.TrimSpace(run.Meta.Output) != "written by b" {
+		t.Fatalf("the run printed %q, want only what b's first node wrote in a fresh workspace", run.Meta.Output)
+	}
+	if !strings.HasPrefix(run.WorkingPath, envB["THREADFLOW_HOME"]) {
+		t.Errorf("the run's workspace is %s, want one in b's THREADFLOW_HOME", run.WorkingPath)
+	}
+	events, _ := st.Events(context.Background(), id)
+	var made []db.Workspace
+	for _, e := range events {
+		if e.Type == db.EventWorkspace {
+			made = append(made, db.Decode[db.Workspace](e))
+		}
+	}
+	if len(made) != 2 || made[1].Recreated || !made[1].Replaced || made[1].Home == made[0].Home || made[1].Remote != remote {
+		t.Errorf("workspace_created events: %+v; want a's, then a fresh one of b replacing it", made)
+	}
+	onB := chatClient{t, b.URL(), "alice"}
+	testkit.EventuallyWithin(t, e2eDeadline, "the completion on b's chat page", func() bool {
+		return strings.Contains(onB.page(), "of <code>firstkill</code> completed.")
+	})
+	page := onB.page()
+	for _, want := range []string{"never reached WORKSPACE_REMOTE", "starts again from its first node in a fresh workspace", "written by b"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("b's chat page lacks %q:\n%s", want, page)
+		}
+	}
+	if n := strings.Count(page, "never reached WORKSPACE_REMOTE"); n != 1 {
+		t.Errorf("the thread says %d times that the workspace starts afresh, want once:\n%s", n, page)
+	}
+	if strings.Contains(page, "paused") {
+		t.Errorf("the run paused on its way (it needs no person):\n%s", page)
+	}
+	if out, err := exec.Command("git", "-C", remote, "log", "--format=%s", "threadflow/"+id).CombinedOutput(); err != nil ||
+		strings.Count(string(out), "completed") != 2 || !strings.Contains(string(out), "node write (attempt 2) completed") {
+		t.Errorf("the remote's branch of the run (want b's two saves): %v\n%s", err, out)
+	}
+}

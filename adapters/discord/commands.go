@@ -46,7 +46,7 @@ func workflowCommand() *discordgo.ApplicationCommand {
 					Description: "Start fresh even if an earlier run of this workflow is paused or failed"}),
 			sub("resume", "Continue a paused or failed run where it stopped", runID(true),
 				&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionBoolean, Name: "fresh-workspace",
-					Description: "Run it again from its first node: only for a run whose workspace is lost"}),
+					Description: "Run it again from its first node: only for a run whose workspace cannot be recreated"}),
 			sub("abandon", "Discard a paused or failed run", runID(true)),
 			sub("approve", "Approve a run waiting at a gate", runID(true), strOpt("comment", "Optional comment", false, false)),
 			sub("reject", "Reject a run waiting at a gate", runID(true), strOpt("reason", "Why", false, false)),

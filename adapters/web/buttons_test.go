@@ -8,8 +8,9 @@ import (
 	"threadflow/db"
 )
 
-// A run whose workspace is lost offers a fresh start instead of a plain resume, and the button
-// sends the command every chat parser reads the same way.
+// A run whose workspace is lost offers a fresh start instead of a plain resume, one whose
+// WORKSPACE_REMOTE did not answer offers both, and the button sends the command every chat parser
+// reads the same way.
 func TestLostWorkspaceButton(t *testing.T) {
 	t.Parallel()
 	lost := db.Run{ID: "7k2m9x4q1c", Status: db.StatusPaused, Meta: db.Meta{Pause: &db.Pause{Kind: db.PauseRecovery, WorkspaceLost: true}}}
@@ -26,5 +27,9 @@ func TestLostWorkspaceButton(t *testing.T) {
 	paused := db.Run{ID: lost.ID, Status: db.StatusPaused, Meta: db.Meta{Pause: &db.Pause{Kind: db.PauseRecovery}}}
 	if got := actions(paused); !slices.Equal(got, []string{"resume", "abandon"}) {
 		t.Errorf("actions of a recovery pause = %v", got)
+	}
+	unreachable := db.Run{ID: lost.ID, Status: db.StatusPaused, Meta: db.Meta{Pause: &db.Pause{Kind: db.PauseRecovery, WorkspaceUnreachable: true}}}
+	if got := actions(unreachable); !slices.Equal(got, []string{"resume", actionFresh, "abandon"}) {
+		t.Errorf("actions of a run whose WORKSPACE_REMOTE did not answer = %v", got)
 	}
 }

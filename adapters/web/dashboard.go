@@ -40,7 +40,8 @@ var runIDPattern = regexp.MustCompile(`^[0-9a-z]{6,32}$`)
 var buttonCommands = map[string]string{"approve": "approve", "reject": "reject", "resume": "resume", "abandon": "abandon", "cancel": "cancel",
 	actionFresh: "resume"}
 
-// actionFresh is the button of a run whose workspace is lost: /workflow resume ID --fresh-workspace.
+// actionFresh is the button of a run whose workspace is lost, or whose WORKSPACE_REMOTE did not
+// answer: /workflow resume ID --fresh-workspace.
 const actionFresh = "fresh-workspace"
 
 // buttonCommand is the chat command of a button of run id; ok is false for an unknown button.

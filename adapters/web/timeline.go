@@ -156,6 +156,8 @@ func actions(r db.Run) []string {
 		return []string{"approve", "reject", "abandon"}
 	case r.Status == db.StatusPaused && r.Meta.Pause != nil && r.Meta.Pause.WorkspaceLost:
 		return []string{actionFresh, "abandon"} // a plain resume cannot continue it
+	case r.Status == db.StatusPaused && r.Meta.Pause != nil && r.Meta.Pause.WorkspaceUnreachable:
+		return []string{"resume", actionFresh, "abandon"} // its remote may answer again, or be given up on
 	case r.Status == db.StatusPaused || r.Status == db.StatusFailed:
 		return []string{"resume", "abandon"}
 	case r.Status == db.StatusQueued || r.Status == db.StatusRunning:
