@@ -79,14 +79,21 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	if thread.ThreadID != "" {
 		conv.ParentID = thread.Channel().ConversationID()
 	}
+	// A thread's channel is recorded before the thread: the one the run was asked in, or on the web
+	// chat the channel every person shares, apart from the person's own conversation.
+	parents := b.unrecorded(at)
+	if thread.ThreadID != "" && thread.Channel() != at.Channel() {
+		parents = append(parents, b.unrecorded(thread.Channel())...)
+	}
 	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: at.ConversationID(),
 		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
-		Conversation: conv, Parents: b.unrecorded(at), Messages: messages})
+		Conversation: conv, Parents: parents, Messages: messages})
 	if err != nil {
 		b.Reporter.forget(id)
 		return db.Run{}, err
 	}
 	b.known.add(at.ConversationID())
+	b.known.add(thread.Channel().ConversationID())
 	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
 	b.Workers.Wake()
 	return run, nil

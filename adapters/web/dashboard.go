@@ -209,6 +209,7 @@ type runPageData struct {
 	Graph     *graphView              // issue 17: the workflow drawn with each node's state
 	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
 	Sent      string                  // the command a button just sent, shown once after the redirect
+	Thread    string                  // the address of the run's thread on the chat page, if it has one
 	LiveURL   string
 	User      string
 }
@@ -219,7 +220,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	data.LiveURL, data.User = "/live/runs/"+data.Run.ID, userID(userName(r))
+	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, userID(userName(r)), webThread(data.Run)
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
 		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
@@ -241,6 +242,16 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v, events)
 	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
+}
+
+// webThread is the chat page's address of the run's thread, or "" when the run reports elsewhere
+// (Slack, Discord, a terminal, or a person's own web conversation before runs had threads there).
+func webThread(run db.Run) string {
+	platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID)
+	if !ok || platform != Platform || channel != threadsChannel || !refPattern.MatchString(thread) {
+		return ""
+	}
+	return threadPath(thread)
 }
 
 // nodeOutput serves the full output of a node's latest attempt as plain text, streamed from its
