@@ -296,7 +296,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
 	text, ok := buttonCommand(action, id, note)
 	if !ok || !runIDPattern.MatchString(id) {
-		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume, fresh-workspace and abandon.", http.StatusNotFound)
+		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume, fresh-workspace, abandon and cancel.", http.StatusNotFound)
 		return
 	}
 	if err := s.cfg.Limits.Check(text); err != nil { // the same limits as every chat

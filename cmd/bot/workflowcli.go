@@ -355,7 +355,7 @@ func (c *cliSession) waitStop(ctx context.Context, id string) error {
 			return err
 		}
 		if run.Status != db.StatusQueued && run.Status != db.StatusRunning {
-			return stopResult(run)
+			return c.stopResult(run)
 		}
 		select {
 		case <-ctx.Done():
@@ -366,19 +366,59 @@ func (c *cliSession) waitStop(ctx context.Context, id string) error {
 	}
 }
 
-func stopResult(run db.Run) error {
+// stopResult maps the run's status to the command's exit status, saying how to continue a run
+// that paused.
+func (c *cliSession) stopResult(run db.Run) error {
 	switch run.Status {
 	case db.StatusCompleted, db.StatusCancelled:
 		return nil
 	case db.StatusPaused:
-		return &runStopError{code: exitPaused, msg: fmt.Sprintf("run %s is paused; continue it with: bot workflow %s %s", run.ID, resumeVerb(run), run.ID)}
+		return &runStopError{code: exitPaused, msg: c.pausedHint(run)}
 	}
-	return &runStopError{code: exitFailed, msg: fmt.Sprintf("run %s failed; after fixing the cause: bot workflow resume %s", run.ID, run.ID)}
+	return &runStopError{code: exitFailed, msg: fmt.Sprintf("run %s failed; after fixing the cause: %s", run.ID, c.command("resume", run.ID))}
 }
 
-func resumeVerb(run db.Run) string {
-	if run.Meta.Pause != nil && run.Meta.Pause.Kind.IsGate() {
-		return "approve"
+// pausedHint says how to continue a paused run, as far as the terminal's user may: a gate that
+// does not let them approve (its requester, or someone it does not name) is not offered to them to
+// approve, by the gate's own rules (orchestrator.GateOffer); they are told who may, and how to act
+// as that person here.
+func (c *cliSession) pausedHint(run db.Run) string {
+	p := run.Meta.Pause
+	if p == nil || !p.Kind.IsGate() {
+		return fmt.Sprintf("run %s is paused; continue it with: %s", run.ID, c.command("resume", run.ID))
 	}
-	return "resume"
+	head := fmt.Sprintf("run %s is paused at gate %s", run.ID, p.Node)
+	offer := c.engine.Dispatcher.Auth.GateOffer(run, c.user)
+	if offer.MayApprove() {
+		return fmt.Sprintf("%s; continue it with: %s (or reject it: %s)", head, c.command("approve", run.ID), c.command("reject", run.ID))
+	}
+	hint := head + ". " + offer.Instead(c.command("reject", run.ID)+" [REASON]").String()
+	if name := otherConsoleName(offer); name != "" {
+		hint += " To approve as someone else here: bot workflow approve --user " + name + " " + run.ID
+	}
+	return hint
+}
+
+// otherConsoleName is a name the terminal can approve the gate as: NAME when the gate names nobody
+// (anyone but the refused person may), the first terminal user it names otherwise, or "" when it
+// names none.
+func otherConsoleName(offer orchestrator.GateOffer) string {
+	p := offer.Policy()
+	if !p.Restricted() {
+		return "NAME"
+	}
+	for _, id := range offer.Approvers() {
+		if name, ok := strings.CutPrefix(id, console.Platform+":"); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// command is the `bot workflow` command that does verb to run id as the terminal's user.
+func (c *cliSession) command(verb, id string) string {
+	if name, ok := strings.CutPrefix(c.user, console.Platform+":"); ok && c.user != orchestrator.LocalConsoleUser {
+		return "bot workflow " + verb + " --user " + name + " " + id
+	}
+	return "bot workflow " + verb + " " + id
 }
