@@ -61,13 +61,14 @@ const workflowHelp = `bot workflow runs workflows from a shell, on the bot's dat
             answer or continue a run, then wait until it stops
 
 run, resume, approve and reject exit 0 when the run completed, 1 when it failed and 3 when it
-paused (printing the command that continues it); 2 means the command itself was wrong.
+paused (printing the command that continues it, or at a gate that does not let you approve, who may
+and how you may reject it); 2 means the command itself was wrong.
 --json prints list, runs and status as JSON (the fields are described in README.md).
 Logs stay at warn unless LOG_LEVEL says otherwise.`
 
 // workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
 // shell. Commands that drive a run wait until it stops and exit 0 (completed), 1 (failed) or 3
-// (paused, printing the command that resumes it).
+// (paused, printing how it continues).
 func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	if len(args) == 0 {
 		return &usageError{"bot workflow needs a command such as list, run or status; bot workflow help lists them"}
