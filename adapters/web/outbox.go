@@ -108,8 +108,8 @@ func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 // StartThread opens a run's thread in the shared channel (threadsChannel), so every web user can
 // read the run and answer it, as in a Slack channel. The root message r heads the thread, is
 // listed on every chat page, and is also posted where the run was asked for (a person's own
-// conversation), linking to the thread. The thread is returned only once it is listed: a thread
-// nobody can find would hide the run, so a failed write leaves the run reporting in in.
+// conversation), linking to the thread. A failed write returns the error, so the run reports in in
+// as it did before threads (a thread already written then holds only its first message).
 func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
 	if err := check(ctx, in); err != nil {
 		return conversation.Address{}, conversation.Ref{}, err

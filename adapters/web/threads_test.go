@@ -103,6 +103,14 @@ func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
 		t.Errorf("bob's view of the thread shows local's refusal, or lacks local's reply:\n%s", page)
 	}
 
+	// A reply in a thread has the limits of every chat message (MAX_ARGS_BYTES, 16KB by default).
+	if code, body := bob.post(path, url.Values{"text": {"lgtm, " + strings.Repeat("x", 16_001)}}); code != 400 || !strings.Contains(body, "MAX_ARGS_BYTES") {
+		t.Errorf("an oversized reply in the thread = %d %q, want 400 naming MAX_ARGS_BYTES", code, body)
+	}
+	if _, page := bob.get(path); strings.Contains(page, "xxxxxxxxxx") {
+		t.Errorf("the thread shows an oversized reply that was refused")
+	}
+
 	bob.reply(thread, "lgtm, ship it")
 	r.waitRun("release", db.StatusCompleted)
 	done := "✅ Approved by <span class=\"user-text\">web:bob</span>: gate <code>confirm</code> of run <code>" + run.ID +
