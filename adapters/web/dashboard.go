@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"os"
@@ -210,12 +211,21 @@ type runPageData struct {
 	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
 	Sent      string                  // the command a button just sent, shown once after the redirect
 	Thread    string                  // the address of the run's thread on the chat page, if it has one
+	Offer     *orchestrator.GateOffer // what the viewer may answer at the gate the run waits at
+	Instead   template.HTML            // who may approve, to a viewer who may not
 	LiveURL   string
 	User      string
 }
 
+// MayApprove reports whether the page offers the viewer Approve; MayReject, Reject. The
+// orchestrator decides again when one is pressed: the page only spares people a refusal.
+func (d runPageData) MayApprove() bool { return d.Offer == nil || d.Offer.MayApprove() }
+
+// MayReject: see MayApprove.
+func (d runPageData) MayReject() bool { return d.Offer == nil || d.Offer.MayReject() }
+
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	data, err := s.readRun(r.Context(), r.PathValue("id"))
+	data, err := s.readRun(r.Context(), r.PathValue("id"), userID(userName(r)))
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -227,7 +237,8 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "run.html", data)
 }
 
-func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
+// readRun reads what the run page shows user.
+func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, error) {
 	if !runIDPattern.MatchString(id) {
 		return runPageData{}, db.ErrNotFound
 	}
@@ -241,7 +252,12 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v, events)
-	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}
+	if v.CanAnswer() {
+		offer := s.cfg.Auth.GateOffer(run, user)
+		data.Offer, data.Instead = &offer, Render(offer.Instead(""))
+	}
+	return data, nil
 }
 
 // webThread is the chat page's address of the run's thread, or "" when the run reports elsewhere
@@ -357,7 +373,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, user := r.PathValue("id"), userID(userName(r))
 	if !runIDPattern.MatchString(id) {
 		http.NotFound(w, r)
 		return
@@ -365,7 +381,7 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
 	sub := s.watch.subscribe("run:" + id)
 	defer s.watch.unsubscribe(sub)
 	s.stream(w, r, func() <-chan struct{} { return sub.changed }, func(ctx context.Context) (string, error) {
-		v, err := s.readRun(ctx, id)
+		v, err := s.readRun(ctx, id, user)
 		if err != nil {
 			return "", err
 		}

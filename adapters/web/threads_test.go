@@ -76,6 +76,15 @@ func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
 	if !strings.Contains(dash, `id="run-thread" href="/chat/threads/`+thread+`"`) {
 		t.Errorf("the run page does not link to the run's thread %s:\n%s", thread, dash)
 	}
+	if !strings.Contains(dash, `id="btn-approve"`) || strings.Contains(dash, `id="gate-offer"`) {
+		t.Errorf("the run page does not offer bob, who may approve, Approve:\n%s", dash)
+	}
+	// The requester is offered Reject, not Approve, and told who may approve.
+	_, dash = local.get("/runs/" + run.ID)
+	if strings.Contains(dash, `id="btn-approve"`) || !strings.Contains(dash, `id="btn-reject"`) ||
+		!strings.Contains(dash, `<p class="hint" id="gate-offer">You talk as <code>web:local</code>: Someone other than you must approve it.</p>`) {
+		t.Errorf("the run page offers its requester Approve, or does not say who may approve:\n%s", dash)
+	}
 
 	path := "/chat/threads/" + thread
 	testkit.Eventually(t, "the gate's question in the run's thread, for bob", func() bool {
