@@ -212,7 +212,7 @@ type runPageData struct {
 	Sent      string                  // the command a button just sent, shown once after the redirect
 	Thread    string                  // the address of the run's thread on the chat page, if it has one
 	Offer     *orchestrator.GateOffer // what the viewer may answer at the gate the run waits at
-	Instead   template.HTML            // who may approve, to a viewer who may not
+	Instead   template.HTML           // who may approve, to a viewer who may not
 	LiveURL   string
 	User      string
 }
