@@ -16,16 +16,17 @@ type Person struct {
 	Name string // the platform's display name, "" when it gave none; for messages only
 }
 
-// Label is how every message names a person: the display name when the platform gave one, else
-// the id without its platform ("discord:4567" -> "4567"). It is one line and bounded (DisplayName).
+// Label is how every message names a person: the display name their platform gave, else their
+// platform-qualified id ("console:local", "slack:U123"). A self-declared name (the terminal's
+// --user, the web chat's name) is no display name: it is the id's own part, and "local" on the web
+// is not "local" in a terminal, so it is shown with its platform. An unqualified label is therefore
+// always a name a platform gave. It is one line and bounded (DisplayName).
 func (p Person) Label() string {
-	if n := DisplayName(p.Name); n != "" {
-		return n
+	n := DisplayName(p.Name)
+	if _, own, ok := strings.Cut(p.ID, ":"); n == "" || (ok && n == own) {
+		return p.ID
 	}
-	if _, rest, ok := strings.Cut(p.ID, ":"); ok {
-		return rest
-	}
-	return p.ID
+	return n
 }
 
 // Span is the person's Label as untrusted text: a display name is chosen by its owner, so every

@@ -16,8 +16,10 @@ func TestPersonLabel(t *testing.T) {
 		want string
 	}{
 		{"display name", Person{ID: "discord:4567", Name: "Ann Lee"}, "Ann Lee"},
-		{"no name: the id without its platform", Person{ID: "discord:4567"}, "4567"},
-		{"blank name counts as none", Person{ID: "slack:U1", Name: " \n\t\u200b"}, "U1"},
+		{"no name: the platform-qualified id", Person{ID: "discord:4567"}, "discord:4567"},
+		{"blank name counts as none", Person{ID: "slack:U1", Name: " \n\t\u200b"}, "slack:U1"},
+		{"a self-declared name is the id's own: qualified", Person{ID: "web:local", Name: "local"}, "web:local"},
+		{"the terminal's name is qualified", Person{ID: "console:local"}, "console:local"},
 		{"id without platform", Person{ID: "alice"}, "alice"},
 		{"newlines become spaces", Person{ID: "discord:1", Name: "Ann\n\n@everyone\r\nhi"}, "Ann @everyone hi"},
 		{"bidi override and zero-width removed", Person{ID: "discord:1", Name: "a\u202eb\u200bc"}, "a b c"},

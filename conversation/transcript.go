@@ -90,9 +90,8 @@ func (r recorded) record(ctx context.Context, in Address, ref Ref, rep Reply, ed
 	}
 }
 
-// TranscriptEntry is the transcript row of a reply posted in a conversation as messageID. Web
-// chat has no threads, so a conversation is a channel there; elsewhere a thread is its own
-// conversation.
+// TranscriptEntry is the transcript row of a reply posted in a conversation as messageID: a
+// thread is a conversation of its own, apart from its channel.
 func TranscriptEntry(in Address, messageID string, rep Reply) db.TranscriptMessage {
 	conv := in.ConversationID()
 	m := db.TranscriptMessage{ConversationID: conv, Platform: in.Platform, ChannelID: in.ChannelID, ThreadID: in.ThreadID,

@@ -150,7 +150,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 		return GateVerdict{Err: err}
 	}
 	approvals := approvalsOf(st.After)
-	if reason := refusal(st.Run, p.Gate, g, approvals); reason != "" {
+	if reason := GateRefusal(st.Run, g, approvals); reason != "" {
 		return refuse(st, g, p.Gate, reason, len(approvals), now)
 	}
 	res := GateResult{Run: st.Run, Node: st.Node, Decision: g.Decision, Required: p.Gate.RequiredApprovals(), Text: text}
@@ -180,8 +180,16 @@ func resolve(st GateState, g GateResolution, res GateResult, now time.Time) Gate
 	return v
 }
 
-// refusal returns why g may not be given, or "".
-func refusal(run Run, p *GatePolicy, g GateResolution, approvals []GateApproval) RefusalReason {
+// GateRefusal returns why g may not be given at the gate run waits at, or "" when it may: who may
+// answer a gate, decided in one place. JudgeGate refuses answers by it, in the transaction that
+// records them; the bot asks it too before offering a person a way to answer (a hint, a button), so
+// nobody is offered what would be refused. approvals are the gate's approvals so far (nil when the
+// caller does not know them: a repeated approval is then not caught here, but by JudgeGate).
+func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalReason {
+	var p *GatePolicy
+	if run.Meta.Pause != nil {
+		p = run.Meta.Pause.Gate
+	}
 	if p.Restricted() && !slices.Contains(p.Approvers, g.By) && !(p.Admins && g.Admin) {
 		return RefusedNotApprover
 	}

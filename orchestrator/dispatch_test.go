@@ -179,7 +179,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 			t.Fatal("approval created a new run")
 		}
 		gate := h.out.ByID(gates[0].ID)
-		if !gate.Edited || len(gate.Buttons) != 0 || !strings.Contains(gate.Text, "Approved by admin") {
+		if !gate.Edited || len(gate.Buttons) != 0 || !strings.Contains(gate.Text, "Approved by console:admin") {
 			t.Fatalf("gate message not edited to show the decision without buttons: %+v", gate)
 		}
 	})

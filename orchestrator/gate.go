@@ -78,7 +78,7 @@ func (b *Dispatcher) askBack(ctx context.Context, m conversation.Message, run db
 		return
 	}
 	b.Log.Info("orchestrator.gate_reply_unclear", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
-	t, buttons := askBackMessage(run, text, why, ev.Seq)
+	t, buttons := askBackMessage(run, text, why, ev.Seq, b.Auth.GateOffer(run, m.UserID))
 	b.Reporter.AskBack(ctx, run, m.Address, ev.Seq, conversation.Reply{Text: t, Buttons: buttons})
 }
 
@@ -140,7 +140,7 @@ func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, ru
 	case errors.As(err, &re):
 		b.Log.Info("orchestrator.gate_answer_refused", zap.String("run_id", run.ID), zap.String("reason", string(re.Reason)),
 			zap.String("user", MaskUser(m.UserID)))
-		b.replyEphemeral(ctx, m, gateRefusalText(re))
+		b.replyEphemeral(ctx, m, gateRefusalText(re, b.Auth.GateOffer(run, m.UserID)))
 	case errors.Is(err, db.ErrStaleReply):
 		b.replyEphemeral(ctx, m, conversation.T(conversation.P("That reply was made before the gate asked its current question, so it cannot answer it; nothing was changed. Answer the question in the latest message of run "),
 			conversation.C(run.ID), conversation.P(".")))

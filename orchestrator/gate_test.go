@@ -64,8 +64,8 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 		run, thread := gated(t, h, "")
 		h.say(admin, thread, "nah, fix the tests first")
 		h.waitStatus(run.ID, db.StatusCancelled)
-		h.waitMessage("🛑 Rejected by admin: gate confirm of run " + run.ID + " with reason: fix the tests first. The run is cancelled.")
-		if status := joined(h.say(ops, "", "/workflow status "+run.ID)); !strings.Contains(status, "• gate confirm: 🛑 rejected by admin ") || !strings.Contains(status, " ago: fix the tests first\n") {
+		h.waitMessage("🛑 Rejected by console:admin: gate confirm of run " + run.ID + " with reason: fix the tests first. The run is cancelled.")
+		if status := joined(h.say(ops, "", "/workflow status "+run.ID)); !strings.Contains(status, "• gate confirm: 🛑 rejected by console:admin ") || !strings.Contains(status, " ago: fix the tests first\n") {
 			t.Errorf("status does not show the rejection and its reason:\n%s", status)
 		}
 		if len(h.out.Find("shipped")) != 0 {
@@ -114,7 +114,7 @@ func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
 			t.Fatalf("ship saw %q, want the quoted reply as the note", out)
 		}
 		settled := h.out.ByID(ask.ID)
-		if len(settled.Buttons) != 0 || !strings.Contains(settled.Text, "✅ Approved by ops") {
+		if len(settled.Buttons) != 0 || !strings.Contains(settled.Text, "✅ Approved by console:ops") {
 			t.Fatalf("ask-back after the answer: %+v; want the decision without buttons", settled)
 		}
 		if text := joined(h.click(ops, ask, "Reject with this reason")); !strings.Contains(text, "already answered") {
@@ -201,7 +201,7 @@ nodes:
 `)
 		run := h.waitStatus(h.startRun("two", "").ID, db.StatusPaused)
 		thread := runThread(t, h, run.ID)
-		if text := joined(h.say("console:alice", thread, "lgtm")); !strings.Contains(text, "👍 Approved by alice (1 of 2 approvals): gate gate of run "+run.ID+" waits for 1 more approval from someone else.") {
+		if text := joined(h.say("console:alice", thread, "lgtm")); !strings.Contains(text, "👍 Approved by console:alice (1 of 2 approvals): gate gate of run "+run.ID+" waits for 1 more approval from someone else.") {
 			t.Fatalf("first approval said:\n%s", text)
 		}
 		if text := joined(h.say("console:alice", thread, "yes")); !strings.Contains(text, "You already approved gate gate of run "+run.ID+"; it needs 1 more approval from someone else.") {
@@ -212,10 +212,10 @@ nodes:
 		}
 		h.say("console:bob", thread, "+1")
 		h.waitStatus(run.ID, db.StatusCompleted)
-		h.waitMessage("✅ Approved by alice and bob: gate gate of run " + run.ID)
+		h.waitMessage("✅ Approved by console:alice and console:bob: gate gate of run " + run.ID)
 		h.waitMessage("done after approved by console:alice and console:bob")
 		status := joined(h.say(ops, "", "/workflow status "+run.ID))
-		for _, want := range []string{"• gate gate: 👍 approved by alice ", "• gate gate: ✅ approved by bob "} {
+		for _, want := range []string{"• gate gate: 👍 approved by console:alice ", "• gate gate: ✅ approved by console:bob "} {
 			if !strings.Contains(status, want) {
 				t.Errorf("status lacks %q:\n%s", want, status)
 			}
@@ -253,7 +253,7 @@ func TestStrangerCannotResumeSomeoneElsesRun(t *testing.T) {
 		h := newHarness(t, open)
 		prior := failedDeploy(t, h, "task A")
 		text := joined(h.say("console:mallory", "", "/workflow resume "+prior.ID))
-		if !strings.Contains(text, "Only the run's owner (admin) or an admin (ADMIN_USER_IDS) may resume run "+prior.ID) {
+		if !strings.Contains(text, "Only the run's owner (console:admin) or an admin (ADMIN_USER_IDS) may resume run "+prior.ID) {
 			t.Fatalf("stranger's resume said:\n%s", text)
 		}
 		if got, _ := h.store.GetRun(context.Background(), prior.ID); got.Status != db.StatusFailed {

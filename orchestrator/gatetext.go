@@ -163,10 +163,11 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// gateRefusalText tells a person why their answer changed nothing; in a terminal, where one person
-// may play several, it also says how to talk as someone else.
-func gateRefusalText(re *db.GateRefusedError) conversation.Text {
-	t := refusalReason(re)
+// gateRefusalText tells a person why their answer changed nothing, and what they may do instead
+// (offer); in a terminal, where one person may play several, it also says how to talk as someone
+// else.
+func gateRefusalText(re *db.GateRefusedError, offer GateOffer) conversation.Text {
+	t := refusalReason(re, offer)
 	if strings.HasPrefix(re.By, "console:") && re.Reason != db.RefusedAlreadyApproved {
 		t = t.Append(conversation.P(" In a terminal, answer as someone else with "), conversation.C("--user NAME"),
 			conversation.P(" ("), conversation.C("bot chat --user NAME ..."), conversation.P(" or "),
@@ -175,12 +176,13 @@ func gateRefusalText(re *db.GateRefusedError) conversation.Text {
 	return t
 }
 
-func refusalReason(re *db.GateRefusedError) conversation.Text {
+func refusalReason(re *db.GateRefusedError, offer GateOffer) conversation.Text {
 	gate := []conversation.Span{conversation.P("gate "), conversation.C(re.Node), conversation.P(" of run "), conversation.C(re.RunID)}
 	switch re.Reason {
 	case db.RefusedSelfApproval:
 		t := conversation.T(conversation.P("You started this run, and ")).Append(gate...)
-		return t.Append(conversation.P(" does not allow self-approval: someone else must approve it. You may still reject it. Nothing was changed."))
+		t = t.Append(conversation.P(" does not allow self-approval. Nothing was changed. "))
+		return t.Append(offer.Instead(cmd(commands.KindReject, re.RunID) + " [reason]")...)
 	case db.RefusedAlreadyApproved:
 		more := re.Policy.RequiredApprovals() - re.Have
 		t := conversation.T(conversation.P("You already approved ")).Append(gate...)
@@ -193,19 +195,26 @@ func refusalReason(re *db.GateRefusedError) conversation.Text {
 }
 
 // askBackMessage answers a reply that was neither a clear yes nor a clear no: what could not be
-// decided, the reply quoted, and buttons that approve or reject with it.
-func askBackMessage(run db.Run, text, why string, seq int64) (conversation.Text, []conversation.Button) {
+// decided, the reply quoted, and buttons that answer with it, as far as the person who wrote it may
+// answer (offer): a requester who may not approve is offered Reject only, and told who may approve.
+func askBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (conversation.Text, []conversation.Button) {
 	node := run.Meta.Pause.Node
 	t := conversation.T(conversation.P("🤔 I could not tell whether that approves or rejects "), conversation.C(node),
 		conversation.P(" of run "), conversation.C(run.ID), conversation.P(": "+why+". Nothing was changed.\nYou said: "),
-		conversation.U(conversation.Preview(text, quoteRunes)),
-		conversation.P("\nReply again with a clear yes or no (a note may follow after a comma), or use the buttons to answer with these words as they are."))
-	approve := commands.Command{Kind: commands.KindApprove, RunID: run.ID, Reply: seq}.String()
-	reject := commands.Command{Kind: commands.KindReject, RunID: run.ID, Reply: seq}.String()
-	return t, []conversation.Button{
-		{Label: "Approve with this note", Command: approve, Style: conversation.StylePrimary},
-		{Label: "Reject with this reason", Command: reject, Style: conversation.StyleDanger},
+		conversation.U(conversation.Preview(text, quoteRunes)), conversation.P("\n"))
+	approve := conversation.Button{Label: "Approve with this note", Style: conversation.StylePrimary,
+		Command: commands.Command{Kind: commands.KindApprove, RunID: run.ID, Reply: seq}.String()}
+	reject := conversation.Button{Label: "Reject with this reason", Style: conversation.StyleDanger,
+		Command: commands.Command{Kind: commands.KindReject, RunID: run.ID, Reply: seq}.String()}
+	switch {
+	case offer.MayApprove() && offer.MayReject():
+		t = t.Append(conversation.P("Reply again with a clear yes or no (a note may follow after a comma), or use the buttons to answer with these words as they are."))
+		return t, []conversation.Button{approve, reject}
+	case offer.MayReject():
+		t = t.Append(conversation.P("Reply again with a clear no (a reason may follow after a comma), or use the button to reject with these words as they are. "))
+		return t.Append(offer.Instead("")...), []conversation.Button{reject}
 	}
+	return t.Append(offer.Instead("")...), nil
 }
 
 // reminderText is the one reminder of a gate nobody answered yet.

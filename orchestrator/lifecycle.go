@@ -105,8 +105,10 @@ func (b *Dispatcher) workspaceLost(ctx context.Context, run db.Run) bool {
 	return true
 }
 
-// abandon moves a run to cancelled: failed, paused, queued and running runs alike. A running run's
-// processes are stopped here when this replica runs it, and by the lost lease elsewhere.
+// abandon moves a run to cancelled: failed, paused, queued and running runs alike. `/workflow
+// abandon` discards a run for good, `/workflow cancel` stops one; they differ only in how they are
+// said. A running run's processes are stopped here when this replica runs it, and by the lost
+// lease elsewhere.
 func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c commands.Command) {
 	var run db.Run
 	ok := false
@@ -118,24 +120,42 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 	if !ok {
 		return
 	}
+	verb := string(c.Kind) // "abandon" or "cancel"
 	if !b.Auth.MayControl(m.UserID, run) {
-		b.notOwner(ctx, m, run, "abandon")
+		b.notOwner(ctx, m, run, verb)
 		return
 	}
-	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, "abandoned")
+	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, pastTense(verb))
 	if err != nil {
-		b.refused(ctx, m, run, "abandon", err)
+		b.refused(ctx, m, run, verb, err)
 		return
 	}
 	b.Workers.Stop(run.ID)
 	observerOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
-	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
-	t := conversation.T(conversation.P("Abandoned run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
-		conversation.P(" (was "+string(run.Status)+"; by "), m.Sender().Span(),
-		conversation.P("). A new "), conversation.C("/workflow run "+run.Workflow), conversation.P(" starts fresh."))
-	b.reply(ctx, m, t)
+	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("how", verb), zap.String("user", MaskUser(m.UserID)))
+	t := stoppedText(c.Kind, run, m.Sender())
+	// One message for one event: the run's conversation is told by the notice, and where it was
+	// asked from only when that is elsewhere (a click there shows it on the message clicked).
 	b.settle(ctx, m, t)
+	if m.Action == nil && m.ConversationID() != cancelled.ConversationID {
+		b.reply(ctx, m, t)
+	}
 	b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: cancelled, Text: t})
+}
+
+// stoppedText says that a run was abandoned or cancelled, by whom, and from which status: abandon
+// discards a run, cancel stops one (and what it was running).
+func stoppedText(k commands.Kind, run db.Run, by conversation.Person) conversation.Text {
+	what := "Abandoned run "
+	if k == commands.KindCancel {
+		what = "Cancelled run "
+	}
+	t := conversation.T(conversation.P(what), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
+		conversation.P(" (was "+string(run.Status)+"; by "), by.Span(), conversation.P(")"))
+	if run.Status == db.StatusRunning {
+		t = t.Append(conversation.P(": what it was running is stopped"))
+	}
+	return t.Append(conversation.P(". A new "), conversation.C("/workflow run "+run.Workflow), conversation.P(" starts fresh."))
 }
 
 // latestActive finds the newest queued, running or paused run of this conversation for
@@ -179,7 +199,7 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(answeredBy(conversation.Person{ID: ge.By, Name: ge.ByName})...).
 			Append(conversation.P(". Nothing else happened."))
 	case errors.As(err, &te):
-		t = refusalText(run, action, te.Found)
+		t = refusalText(b.Auth.GateOffer(run, m.UserID), action, te.Found)
 	default:
 		b.internalError(ctx, m, action+" the run", err)
 		return
@@ -187,7 +207,10 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 	b.replyEphemeralOrReply(ctx, m, t)
 }
 
-func refusalText(run db.Run, action string, found db.Status) conversation.Text {
+// refusalText says why action did not happen to the run of offer, which the store found in the
+// status found; a run waiting at a gate is answered, as far as the person asking may (offer).
+func refusalText(offer GateOffer, action string, found db.Status) conversation.Text {
+	run := offer.Run
 	id := conversation.C(run.ID)
 	switch {
 	case found == db.StatusQueued || found == db.StatusRunning:
@@ -195,6 +218,9 @@ func refusalText(run db.Run, action string, found db.Status) conversation.Text {
 			return conversation.T(conversation.P("Run "), id, conversation.P(" is already being resumed (it is "+string(found)+"). Nothing else happened."))
 		}
 		return conversation.T(conversation.P("Run "), id, conversation.P(" is "+string(found)+", not waiting at a gate. Nothing else happened."))
+	case found == db.StatusPaused && action == "resume" && !offer.MayApprove():
+		return conversation.T(conversation.P("Run "), id, conversation.P(" is waiting at a gate, which resuming does not answer. ")).
+			Append(offer.Instead(cmd(commands.KindReject, run.ID) + " [reason]")...)
 	case found == db.StatusPaused && action == "resume":
 		return conversation.T(conversation.P("Run "), id, conversation.P(" is waiting at a gate: answer it with "),
 			conversation.C("/workflow approve "+run.ID), conversation.P(" or "), conversation.C("/workflow reject "+run.ID), conversation.P("."))
@@ -214,6 +240,8 @@ func pastTense(action string) string {
 		return "rejected"
 	case "abandon":
 		return "abandoned"
+	case "cancel":
+		return "cancelled"
 	}
 	return action + "d"
 }

@@ -79,14 +79,21 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	if thread.ThreadID != "" {
 		conv.ParentID = thread.Channel().ConversationID()
 	}
+	// A thread's channel is recorded before the thread: the one the run was asked in, or on the web
+	// chat the channel every person shares, apart from the person's own conversation.
+	parents := b.unrecorded(at)
+	if thread.ThreadID != "" && thread.Channel() != at.Channel() {
+		parents = append(parents, b.unrecorded(thread.Channel())...)
+	}
 	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: at.ConversationID(),
 		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
-		Conversation: conv, Parents: b.unrecorded(at), Messages: messages})
+		Conversation: conv, Parents: parents, Messages: messages})
 	if err != nil {
 		b.Reporter.forget(id)
 		return db.Run{}, err
 	}
 	b.known.add(at.ConversationID())
+	b.known.add(thread.Channel().ConversationID())
 	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
 	b.Workers.Wake()
 	return run, nil
@@ -147,21 +154,38 @@ func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c 
 	t = t.Append(priorDetail(prior)...)
 	t = t.Append(conversation.P(".\nIt was started with: "), conversation.U(conversation.Preview(prior.UserMessage, previewRunes)),
 		conversation.P("\nChoose one:\n"))
-	first := conversation.Button{Label: "Resume", Command: resume, Style: conversation.StylePrimary}
+	var buttons []conversation.Button
 	if gate := prior.Meta.Pause; prior.Status == db.StatusPaused && gate != nil && gate.Kind.IsGate() {
-		approve := commands.Command{Kind: commands.KindApprove, RunID: prior.ID}.String()
-		first = conversation.Button{Label: "Approve", Command: approve, Style: conversation.StylePrimary}
-		t = t.Append(conversation.P("• "), conversation.C(approve), conversation.P(" or "),
-			conversation.C(commands.Command{Kind: commands.KindReject, RunID: prior.ID}.String()),
-			conversation.P(" - answer its gate and let it continue\n"))
+		var first []conversation.Span
+		first, buttons = answerChoice(b.Auth.GateOffer(prior, m.UserID))
+		t = t.Append(first...)
 	} else {
+		buttons = []conversation.Button{{Label: "Resume", Command: resume, Style: conversation.StylePrimary}}
 		t = t.Append(conversation.P("• "), conversation.C(resume), conversation.P(" - continue that run where it stopped (it re-runs its original request)\n"))
 	}
 	t = t.Append(conversation.P("• "), conversation.C(abandon), conversation.P(" then run again - discard it and start fresh\n"),
 		conversation.P("• "), conversation.C(force), conversation.P(" - start fresh with your new arguments and leave the old run as it is"))
-	b.reply(ctx, m, t, first,
+	b.reply(ctx, m, t, append(buttons,
 		conversation.Button{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
-		conversation.Button{Label: "Start fresh", Command: force})
+		conversation.Button{Label: "Start fresh", Command: force})...)
+}
+
+// answerChoice is the resume gate's first choice for a run waiting at a gate: answering it, as far
+// as the person may (offer). A requester whom the gate does not let approve is offered Reject and
+// told who may approve.
+func answerChoice(offer GateOffer) ([]conversation.Span, []conversation.Button) {
+	id := offer.Run.ID
+	approve, reject := cmd(commands.KindApprove, id), cmd(commands.KindReject, id)
+	switch {
+	case offer.MayApprove():
+		return []conversation.Span{conversation.P("• "), conversation.C(approve), conversation.P(" or "), conversation.C(reject),
+			conversation.P(" - answer its gate and let it continue\n")}, []conversation.Button{{Label: "Approve", Command: approve, Style: conversation.StylePrimary}}
+	case offer.MayReject():
+		out := []conversation.Span{conversation.P("• "), conversation.C(reject), conversation.P(" - reject its gate. ")}
+		out = append(out, offer.Instead("")...)
+		return append(out, conversation.P("\n")), []conversation.Button{{Label: "Reject", Command: reject, Style: conversation.StyleDanger}}
+	}
+	return append([]conversation.Span{conversation.P("• ")}, append(offer.Instead(""), conversation.P("\n"))...), nil
 }
 
 func priorDetail(r db.Run) []conversation.Span {

@@ -157,20 +157,46 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	)
 	screenshot(t, ctx, "dashboard-runs.png")
 
-	// A third run is rejected at its gate, with a reason: the gate shows rejected, by whom and why.
+	// A third run is answered in words in its thread, which the chat page links to.
 	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v4.0-finish"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	act(t, ctx, "start a third run",
+	act(t, ctx, "start a third run and open its thread from the chat page",
 		chromedp.Navigate(base+"chat"),
 		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
 		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v4.0"),
 		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.WaitVisible(`//div[@id="thread-list"]//li[3]`), // the newest of three, listed first
+		chromedp.Click(`//div[@id="thread-list"]//li[1]/a`),
+		chromedp.WaitVisible(`//div[@id="chat-log"]//div[contains(@class,"msg-body") and contains(., "is waiting at approve-release")]`),
+	)
+	act(t, ctx, "approve in plain words in the thread and see the run complete there",
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "lgtm, ship it"),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.WaitVisible(`//div[@id="chat-log"]//div[contains(@class,"msg-body") and contains(., "✅ Approved by web:local") and contains(., "with note: ship it")]`),
+		chromedp.WaitVisible(`//div[@id="chat-log"]//div[contains(@class,"msg-body") and contains(., "of ship completed") and contains(., "deployed v4.0")]`),
+	)
+	page = value(t, ctx, "read the run's thread", chromedp.Text(chromedp.CSS("#chat-log")))
+	if !strings.Contains(page, "lgtm, ship it") {
+		t.Errorf("the run's thread does not show the reply typed in it:\n%s", page)
+	}
+
+	// A fourth run is rejected at its gate on the dashboard, with a reason: the gate shows rejected,
+	// by whom and why, and the nodes after it did not run.
+	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v5.0-finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	act(t, ctx, "start a fourth run",
+		chromedp.Navigate(base+"chat"),
+		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v5.0"),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+		chromedp.WaitVisible(`//div[@id="thread-list"]//li[4]`), // started before the page is left
 		chromedp.Navigate(base+"?state=paused"),
 		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
 	)
-	href = value(t, ctx, "read the third run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
-	act(t, ctx, "reject the third run's gate with a reason",
+	href = value(t, ctx, "read the fourth run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
+	act(t, ctx, "reject the fourth run's gate with a reason",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
 		chromedp.WaitVisible(chromedp.CSS("#btn-reject")),
 		chromedp.SendKeys(chromedp.CSS("#gate-note"), "the changelog is missing"),

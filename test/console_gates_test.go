@@ -101,16 +101,16 @@ func TestTerminalGateRules(t *testing.T) {
 		}
 		wantIn(t, "an unclear reply", c.chat("bob", "ship it but not on friday"), "I could not tell whether that approves or rejects `confirm`",
 			"it also says “not”", "[Approve with this note] /workflow approve "+id+" --reply ")
-		wantIn(t, "bob's approval", c.chat("bob", "lgtm, changelog checked"), "👍 Approved by bob (1 of 2 approvals)")
+		wantIn(t, "bob's approval", c.chat("bob", "lgtm, changelog checked"), "👍 Approved by console:bob (1 of 2 approvals)")
 		wantIn(t, "bob's second approval", c.chat("bob", "yes"), "You already approved gate `confirm`")
 
 		out, code = c.run("workflow", "approve", "--user", "carol", id, "fine by me")
 		if code != 0 {
 			t.Fatalf("bot workflow approve --user carol = exit %d:\n%s", code, out)
 		}
-		wantIn(t, "carol's approval", out, "✅ Approved by bob and carol", "shipped v1 with notes [changelog checked\nfine by me]")
+		wantIn(t, "carol's approval", out, "✅ Approved by console:bob and console:carol", "shipped v1 with notes [changelog checked\nfine by me]")
 		out, _ = c.run("workflow", "status", id)
-		wantIn(t, "status", out, "completed", "• gate `confirm`: 👍 approved by bob ", ": changelog checked", "• gate `confirm`: ✅ approved by carol ", ": fine by me")
+		wantIn(t, "status", out, "completed", "• gate `confirm`: 👍 approved by console:bob ", ": changelog checked", "• gate `confirm`: ✅ approved by console:carol ", ": fine by me")
 	})
 }
 
@@ -162,7 +162,7 @@ func TestTerminalObjectionRejectsTheRelease(t *testing.T) {
 		t.Fatalf("run release = exit %d:\n%s", code, out)
 	}
 	out, code = c.run("chat", "nah, fix the tests first")
-	if code != 0 || !strings.Contains(out, "🛑 Rejected by local: gate `confirm` of run `") || !strings.Contains(out, "with reason: fix the tests first. The run is cancelled.") {
+	if code != 0 || !strings.Contains(out, "🛑 Rejected by console:local: gate `confirm` of run `") || !strings.Contains(out, "with reason: fix the tests first. The run is cancelled.") {
 		t.Fatalf("the objection = exit %d:\n%s", code, out)
 	}
 	if strings.Contains(out, "shipped") {

@@ -59,11 +59,11 @@ func TestSlackGateAnswers(t *testing.T) {
 		wantOutput string // "" when the last node must not run
 	}{
 		{"Approve button", func(s *slackBot, _ run, gate slackfake.Message) { s.fake.Click(alice, gate, "Approve") },
-			"completed", "✅ Approved by " + alice, "finished after approved by slack:" + alice},
+			"completed", "✅ Approved by slack:" + alice, "finished after approved by slack:" + alice},
 		{"lgtm typed in the thread", func(s *slackBot, r run, _ slackfake.Message) { s.fake.ThreadMessage(alice, channel, r.root.TS, "lgtm") },
-			"completed", "✅ Approved by " + alice, "finished after approved by slack:" + alice},
+			"completed", "✅ Approved by slack:" + alice, "finished after approved by slack:" + alice},
 		{"no typed in the thread", func(s *slackBot, r run, _ slackfake.Message) { s.fake.ThreadMessage(alice, channel, r.root.TS, "no") },
-			"cancelled", "🛑 Rejected by " + alice, ""},
+			"cancelled", "🛑 Rejected by slack:" + alice, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func checkStartedFresh(t *testing.T, s *slackBot, failed run) {
 	fresh := s.waitRoot(t, "picky", 2)
 	// Anywhere in the channel: where a run's report goes is TestSlackRunReportStaysInItsThread's.
 	s.waitMessage(t, "the fresh run's output", containsText("✅ Run `"+fresh.id+"` of `picky` completed.\ndeployed B"))
-	s.waitMessage(t, "the prompt settled", hasPrefix("Started a fresh run `"+fresh.id+"` for "+alice))
+	s.waitMessage(t, "the prompt settled", hasPrefix("Started a fresh run `"+fresh.id+"` for slack:"+alice))
 	if fresh.id == failed.id {
 		t.Fatalf("Start fresh reused run %s", failed.id)
 	}

@@ -79,11 +79,11 @@ func TestSlackGateRules(t *testing.T) {
 		}
 
 		s.fake.ThreadMessage(bob, channel, r.root.TS, "lgtm, changelog checked")
-		s.waitInThread(t, r, "bob's counted approval", containsText("👍 Approved by "+bob+" (1 of 2 approvals)"))
+		s.waitInThread(t, r, "bob's counted approval", containsText("👍 Approved by slack:"+bob+" (1 of 2 approvals)"))
 		s.fake.Mention(carol, channel, r.root.TS, "approve")
 		s.waitStatus(t, r, "completed")
 		s.waitInThread(t, r, "the completion message", containsText("shipped v1 with notes [changelog checked"))
-		if now := s.message(t, gate.TS); len(now.Buttons) != 0 || !strings.HasPrefix(now.Text, "✅ Approved by "+bob+" and "+carol) {
+		if now := s.message(t, gate.TS); len(now.Buttons) != 0 || !strings.HasPrefix(now.Text, "✅ Approved by slack:"+bob+" and slack:"+carol) {
 			t.Errorf("answered gate message = %q with %v", now.Text, buttonLabels(now))
 		}
 	})
@@ -110,7 +110,7 @@ func TestSlackUnclearReplyIsAskedBack(t *testing.T) {
 		}
 		s.fake.Click(alice, ask, "Reject with this reason")
 		s.waitStatus(t, r, "cancelled")
-		s.waitInThread(t, r, "the rejection", containsText("🛑 Rejected by "+alice+": gate `gate` of run `"+r.id+"` with reason: ship it but not on"))
+		s.waitInThread(t, r, "the rejection", containsText("🛑 Rejected by slack:"+alice+": gate `gate` of run `"+r.id+"` with reason: ship it but not on"))
 		if now := s.message(t, ask.TS); len(now.Buttons) != 0 {
 			t.Errorf("the ask-back kept its buttons after the answer: %v", buttonLabels(now))
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -62,14 +63,34 @@ func (c chatClient) page() string {
 	return string(b)
 }
 
+// threadLink finds the link to a run's thread on the chat page.
+var threadLink = regexp.MustCompile(`href="(/chat/threads/[0-9a-f]{16})"`)
+
+// thread returns the address of the newest run thread the chat page links to, and its HTML; ""
+// when the page links to none yet.
+func (c chatClient) thread() (path, page string) {
+	c.t.Helper()
+	m := threadLink.FindStringSubmatch(c.page())
+	if m == nil {
+		return "", ""
+	}
+	resp := c.request(context.Background(), "GET", m[1], nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return m[1], string(b)
+}
+
 // live opens the chat page's live view and returns the HTML of each update it sends.
-func (c chatClient) live() <-chan string {
+func (c chatClient) live() <-chan string { return c.liveAt("/live/chat") }
+
+// liveAt opens a live view and returns the HTML of each update it sends.
+func (c chatClient) liveAt(path string) <-chan string {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	c.t.Cleanup(cancel)
-	resp := c.request(ctx, "GET", "/live/chat", nil)
+	resp := c.request(ctx, "GET", path, nil)
 	if resp.StatusCode != http.StatusOK {
-		c.t.Fatalf("GET /live/chat = %d", resp.StatusCode)
+		c.t.Fatalf("GET %s = %d", path, resp.StatusCode)
 	}
 	out := make(chan string, 64)
 	go func() {
@@ -92,8 +113,8 @@ func (c chatClient) live() <-chan string {
 }
 
 // TestWebChatFollowsTheUserAcrossReplicas: two `bot serve` processes on one PostgreSQL database.
-// Alice's chat page on B, open before she types on A, receives live what A's side posted, and
-// B's page shows the whole conversation, whichever replica ran the run.
+// Alice's chat page on B, open before she types on A, receives live the link to the run's thread,
+// and B shows the whole conversation and thread, whichever replica ran the run.
 func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.PostgresDatabase(t)
@@ -108,11 +129,16 @@ func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 	testkit.ReceiveContaining(t, updates, e2eDeadline, "No messages yet")
 
 	onA.say("/workflow run hello world")
-	testkit.ReceiveContaining(t, updates, e2eDeadline, "of <code>hello</code> completed.")
-	page := onB.page()
-	for _, want := range []string{"/workflow run hello world", "<strong>completed</strong>", "Hello, world!"} {
+	testkit.ReceiveContaining(t, updates, e2eDeadline, "Open the run's thread")
+	path, _ := onB.thread()
+	testkit.ReceiveContaining(t, onB.liveAt("/live"+path), e2eDeadline, "of <code>hello</code> completed.")
+	if page := onB.page(); !strings.Contains(page, "/workflow run hello world") {
+		t.Errorf("server B's chat page lacks what alice typed:\n%s", page)
+	}
+	_, page := onB.thread()
+	for _, want := range []string{"<strong>completed</strong>", "Hello, world!"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("server B's chat page lacks %q:\n%s", want, page)
+			t.Errorf("server B's view of the run's thread lacks %q:\n%s", want, page)
 		}
 	}
 	if strings.Contains(chatClient{t, b.URL(), "bob"}.page(), `user-text">/workflow run hello world`) {
@@ -121,7 +147,7 @@ func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 }
 
 // TestWebChatSurvivesRestart: a single server on SQLite, restarted while a run waits at its gate,
-// shows the chat as it was; the gate is answered from the restarted server's page.
+// shows the chat and the run's thread as they were.
 func TestWebChatSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	env := botEnv(t)
@@ -129,18 +155,21 @@ func TestWebChatSurvivesRestart(t *testing.T) {
 	bot := startBot(t, env)
 	alice := chatClient{t, bot.URL(), "alice"}
 	alice.say("/workflow run gated v4")
-	testkit.Eventually(t, "the gate question on the chat page", func() bool { return strings.Contains(alice.page(), "Ship v4?") })
+	testkit.Eventually(t, "the gate question in the run's thread", func() bool {
+		_, page := alice.thread()
+		return strings.Contains(page, "Ship v4?")
+	})
 
 	bot.Stop()
 	bot.Restart()
 	alice = chatClient{t, bot.URL(), "alice"}
-	page := alice.page()
-	for _, want := range []string{"/workflow run gated v4", "Ship v4?", "/workflow approve "} {
-		if !strings.Contains(page, want) {
-			t.Errorf("chat page after the restart lacks %q:\n%s", want, page)
-		}
+	if page := alice.page(); !strings.Contains(page, "/workflow run gated v4") {
+		t.Errorf("chat page after the restart lacks what alice typed:\n%s", page)
 	}
-	if strings.Contains(page, "No messages yet") {
-		t.Errorf("chat page after the restart is empty:\n%s", page)
+	_, page := alice.thread()
+	for _, want := range []string{"Ship v4?", "/workflow approve "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run's thread after the restart lacks %q:\n%s", want, page)
+		}
 	}
 }

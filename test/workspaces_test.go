@@ -208,14 +208,19 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	}
 	// The run is completed in the database before b posts the end of it in the chat.
 	onB := chatClient{t, b.URL(), "alice"}
-	testkit.EventuallyWithin(t, e2eDeadline, "the completion on b's chat page", func() bool {
-		return strings.Contains(onB.page(), "of <code>handover</code> completed.")
+	testkit.EventuallyWithin(t, e2eDeadline, "the completion in the run's thread on b", func() bool {
+		_, page := onB.thread()
+		return strings.Contains(page, "of <code>handover</code> completed.")
 	})
-	page := onB.page()
-	for _, want := range []string{"/workflow run handover", "▶ <code>handover</code> - run <code>" + id, "<strong>completed</strong>", "written by a"} {
+	chat := onB.page()
+	_, page := onB.thread()
+	for _, want := range []string{"▶ <code>handover</code> - run <code>" + id, "<strong>completed</strong>", "written by a"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("b's chat page lacks %q (a posted the start, b the end):\n%s", want, page)
+			t.Errorf("the run's thread on b lacks %q (a posted the start, b the end):\n%s", want, page)
 		}
+	}
+	if !strings.Contains(chat, "/workflow run handover") {
+		t.Errorf("b's chat page lacks what alice typed on a:\n%s", chat)
 	}
 	if out, err := exec.Command("git", "-C", remote, "log", "--format=%s", "threadflow/"+id).CombinedOutput(); err != nil ||
 		!strings.Contains(string(out), "node write (attempt 1) completed") || !strings.Contains(string(out), "node read") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"net/url"
@@ -211,24 +212,35 @@ type runPageData struct {
 	Graph     *graphView              // issue 17: the workflow drawn with each node's state
 	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
 	Sent      string                  // the command a button just sent, shown once after the redirect
+	Thread    string                  // the address of the run's thread on the chat page, if it has one
+	Offer     *orchestrator.GateOffer // what the viewer may answer at the gate the run waits at
+	Instead   template.HTML           // who may approve, to a viewer who may not
 	LiveURL   string
 	User      string
 }
 
+// MayApprove reports whether the page offers the viewer Approve; MayReject, Reject. The
+// orchestrator decides again when one is pressed: the page only spares people a refusal.
+func (d runPageData) MayApprove() bool { return d.Offer == nil || d.Offer.MayApprove() }
+
+// MayReject: see MayApprove.
+func (d runPageData) MayReject() bool { return d.Offer == nil || d.Offer.MayReject() }
+
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	data, err := s.readRun(r.Context(), r.PathValue("id"))
+	data, err := s.readRun(r.Context(), r.PathValue("id"), userID(userName(r)))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	data.LiveURL, data.User = "/live/runs/"+data.Run.ID, userID(userName(r))
+	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, userID(userName(r)), webThread(data.Run)
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
 		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
 	s.render(w, "run.html", data)
 }
 
-func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
+// readRun reads what the run page shows user.
+func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, error) {
 	if !runIDPattern.MatchString(id) {
 		return runPageData{}, db.ErrNotFound
 	}
@@ -242,7 +254,22 @@ func (s *Server) readRun(ctx context.Context, id string) (runPageData, error) {
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v)
-	return runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}, nil
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}
+	if v.CanAnswer() {
+		offer := s.cfg.Auth.GateOffer(run, user)
+		data.Offer, data.Instead = &offer, Render(offer.Instead(""))
+	}
+	return data, nil
+}
+
+// webThread is the chat page's address of the run's thread, or "" when the run reports elsewhere
+// (Slack, Discord, a terminal, or a person's own web conversation before runs had threads there).
+func webThread(run db.Run) string {
+	platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID)
+	if !ok || platform != Platform || channel != threadsChannel || !refPattern.MatchString(thread) {
+		return ""
+	}
+	return threadPath(thread)
 }
 
 // nodeOutput serves the output of a node's latest attempt as plain text, streamed from its file:
@@ -305,7 +332,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	note := strings.Join(strings.Fields(r.PostFormValue("note")), " ") // on one line
 	text, ok := buttonCommand(action, id, note)
 	if !ok || !runIDPattern.MatchString(id) {
-		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume, fresh-workspace and abandon.", http.StatusNotFound)
+		http.Error(w, "Unknown action; the run page's buttons are approve, reject, resume, fresh-workspace, abandon and cancel.", http.StatusNotFound)
 		return
 	}
 	if err := s.cfg.Limits.Check(text); err != nil { // the same limits as every chat
@@ -366,7 +393,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, user := r.PathValue("id"), userID(userName(r))
 	if !runIDPattern.MatchString(id) {
 		http.NotFound(w, r)
 		return
@@ -374,7 +401,7 @@ func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
 	sub := s.watch.subscribe("run:" + id)
 	defer s.watch.unsubscribe(sub)
 	s.stream(w, r, func() <-chan struct{} { return sub.changed }, func(ctx context.Context) (string, error) {
-		v, err := s.readRun(ctx, id)
+		v, err := s.readRun(ctx, id, user)
 		if err != nil {
 			return "", err
 		}

@@ -19,10 +19,13 @@ func TestGatedRunFromChatToApproval(t *testing.T) {
 	b.say("/workflow run gated v1.2")
 	run := r.waitRun("gated", db.StatusPaused)
 
-	// The run is paused in the store a moment before the reporter posts the gate's message.
-	testkit.Eventually(t, "the gate prompt with an Approve button on the chat page", func() bool {
-		_, chat := b.get("/chat")
-		return strings.Contains(chat, "Ship it?") && strings.Contains(chat, `value="/workflow approve `+run.ID+`"`)
+	// The run is paused in the store a moment before the reporter posts the gate's message, in the
+	// run's thread that the chat page links to.
+	_, chat := b.get("/chat")
+	thread := runThread(t, chat)
+	testkit.Eventually(t, "the gate prompt with an Approve button in the run's thread", func() bool {
+		_, page := b.get("/chat/threads/" + thread)
+		return strings.Contains(page, "Ship it?") && strings.Contains(page, `value="/workflow approve `+run.ID+`"`)
 	})
 	if _, list := b.get("/?state=paused&workflow=gated"); !strings.Contains(list, `href="/runs/`+run.ID+`"`) {
 		t.Errorf("runs list filtered to paused gated runs lacks %s:\n%s", run.ID, list)

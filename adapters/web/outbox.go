@@ -2,9 +2,11 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"slices"
 	"time"
 
 	"threadflow/conversation"
@@ -18,8 +20,11 @@ var (
 )
 
 // keepMessages is how many of a conversation's newest messages the chat page shows; the store
-// keeps db.TranscriptKeep of them.
-const keepMessages = 200
+// keeps db.TranscriptKeep of them. threadsShown is how many of the newest run threads it lists.
+const (
+	keepMessages = 200
+	threadsShown = 50
+)
 
 // messageIDBytes is the length of a web message id: random hex, unique across replicas.
 const messageIDBytes = 16
@@ -39,7 +44,10 @@ type ChatMessage struct {
 	HTML    template.HTML
 	Buttons []conversation.Button
 	From    string // the web user who typed it; empty for the bot's messages
+	Mine    bool   // typed by the person viewing the page
 	ToUser  string // set for ephemeral replies: shown to that user only
+	Thread  string // the run thread this message opens (its root), if any
+	RunID   string // the run the message reports on, if any
 	At      time.Time
 	Edited  bool
 }
@@ -61,9 +69,10 @@ func NewOutbox(store Transcripts) *Outbox { return &Outbox{store: store} }
 // Platform returns "web".
 func (o *Outbox) Platform() string { return Platform }
 
-// Capabilities: the chat page is one conversation per user without threads; its buttons click.
+// Capabilities: a run started on the chat page reports in a thread every web user reads and
+// answers (threadsChannel); buttons click, and commands typed in a thread reach the bot.
 func (o *Outbox) Capabilities() conversation.Capabilities {
-	return conversation.Capabilities{Buttons: true, CommandsInThreads: true}
+	return conversation.Capabilities{Threads: true, Buttons: true, CommandsInThreads: true}
 }
 
 // Post appends r to the conversation of to.
@@ -71,7 +80,7 @@ func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversati
 	if err := check(ctx, to); err != nil {
 		return conversation.Ref{}, err
 	}
-	m := entry(to, newMessageID(), r)
+	m := conversation.TranscriptEntry(to, newMessageID(), r)
 	m.RunID = conversation.RunOf(ctx)
 	if _, err := o.store.AppendMessage(ctx, m); err != nil {
 		return conversation.Ref{}, fmt.Errorf("web: record message: %w", err)
@@ -85,7 +94,7 @@ func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 	if err := check(ctx, ref.Address); err != nil {
 		return err
 	}
-	_, err := o.store.EditMessage(ctx, entry(ref.Address, ref.MessageID, r))
+	_, err := o.store.EditMessage(ctx, conversation.TranscriptEntry(ref.Address, ref.MessageID, r))
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return fmt.Errorf("%w: edit of message %q", ErrUnknownMessage, ref.MessageID)
@@ -96,20 +105,61 @@ func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 	return nil
 }
 
-// StartThread posts r and returns in itself: the chat page has no threads, so a run reports in the
-// conversation it was started from and answers typed there reach its gate, as in the terminal.
+// StartThread opens a run's thread in the shared channel (threadsChannel), so every web user can
+// read the run and answer it, as in a Slack channel. The root message r heads the thread, is
+// listed on every chat page, and is also posted where the run was asked for (a person's own
+// conversation), linking to the thread. A failed write returns the error, so the run reports in in
+// as it did before threads (a thread already written then holds only its first message).
 func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
-	ref, err := o.Post(ctx, in, r)
-	if err != nil {
+	if err := check(ctx, in); err != nil {
 		return conversation.Address{}, conversation.Ref{}, err
 	}
-	return in, ref, nil
+	thread := threadAddress(newMessageID())
+	head := conversation.TranscriptEntry(thread, newMessageID(), r)
+	listed := opening(threadsIndex, thread, r)
+	asked := opening(in, thread, r)
+	for _, m := range []db.TranscriptMessage{head, listed, asked} {
+		m.RunID = conversation.RunOf(ctx)
+		if _, err := o.store.AppendMessage(ctx, m); err != nil {
+			return conversation.Address{}, conversation.Ref{}, fmt.Errorf("web: open a run thread: %w", err)
+		}
+	}
+	o.kick()
+	return thread, conversation.Ref{Address: thread, MessageID: head.MessageID}, nil
+}
+
+// opening is the transcript row, in the conversation at, of a message that opens thread: the
+// chat page shows it with a link to the thread.
+func opening(at, thread conversation.Address, r conversation.Reply) db.TranscriptMessage {
+	m := conversation.TranscriptEntry(at, newMessageID(), r)
+	b, err := json.Marshal(webBody{Body: conversation.Body{Text: r.Text, Buttons: r.Buttons}, Thread: thread.ThreadID})
+	if err != nil {
+		panic("web: encode a thread's root: " + err.Error()) // spans and buttons are strings and ints
+	}
+	m.Body = b
+	return m
+}
+
+// webBody is a transcript body as the web chat reads it: the reply's, and for a message that
+// opens a run's thread, the thread's id.
+type webBody struct {
+	conversation.Body
+	Thread string `json:"thread,omitempty"`
+}
+
+// decode reads a row's body; a row without a readable one renders as conversation.DecodeBody says.
+func decode(m db.TranscriptMessage) webBody {
+	var b webBody
+	if len(m.Body) == 0 || json.Unmarshal(m.Body, &b) != nil {
+		return webBody{Body: conversation.DecodeBody(m)}
+	}
+	return b
 }
 
 // Said records what a web user typed in their conversation, so the chat page reads like a chat.
 // It is not a reply and goes to no platform.
 func (o *Outbox) Said(ctx context.Context, to conversation.Address, user, text string) error {
-	m := entry(to, newMessageID(), conversation.Reply{Text: conversation.T(conversation.U(text))})
+	m := conversation.TranscriptEntry(to, newMessageID(), conversation.Reply{Text: conversation.T(conversation.U(text))})
 	m.From = user
 	if _, err := o.store.AppendMessage(ctx, m); err != nil {
 		return fmt.Errorf("web: record what %s typed: %w", user, err)
@@ -119,7 +169,19 @@ func (o *Outbox) Said(ctx context.Context, to conversation.Address, user, text s
 
 // Messages returns the newest messages of a conversation that user may see, oldest first.
 func (o *Outbox) Messages(ctx context.Context, conversationID, user string) ([]ChatMessage, error) {
-	rows, err := o.store.Transcript(ctx, conversationID, keepMessages)
+	return o.messages(ctx, conversationID, user, keepMessages)
+}
+
+// Threads returns the newest run threads of the chat page, newest first: the root message of each.
+func (o *Outbox) Threads(ctx context.Context, user string) ([]ChatMessage, error) {
+	msgs, err := o.messages(ctx, threadsIndex.ConversationID(), user, threadsShown)
+	slices.Reverse(msgs)
+	return msgs, err
+}
+
+// messages returns the newest limit messages of a conversation that user may see, oldest first.
+func (o *Outbox) messages(ctx context.Context, conversationID, user string, limit int) ([]ChatMessage, error) {
+	rows, err := o.store.Transcript(ctx, conversationID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +190,9 @@ func (o *Outbox) Messages(ctx context.Context, conversationID, user string) ([]C
 		if m.ToUser != "" && m.ToUser != user {
 			continue
 		}
-		body := conversation.DecodeBody(m)
-		out = append(out, ChatMessage{ID: m.MessageID, HTML: Render(body.Text), Buttons: body.Buttons, From: m.From, ToUser: m.ToUser,
-			At: m.PostedAt, Edited: m.Edited()})
+		body := decode(m)
+		out = append(out, ChatMessage{ID: m.MessageID, HTML: Render(body.Text), Buttons: body.Buttons, From: m.From, Mine: m.From != "" && m.From == user,
+			ToUser: m.ToUser, Thread: body.Thread, RunID: m.RunID, At: m.PostedAt, Edited: m.Edited()})
 	}
 	return out, nil
 }
@@ -138,13 +200,6 @@ func (o *Outbox) Messages(ctx context.Context, conversationID, user string) ([]C
 // Changed returns a channel closed when the conversation may have changed, on any replica.
 func (o *Outbox) Changed(conversationID string) <-chan struct{} {
 	return o.store.TranscriptChanged(conversationID)
-}
-
-// entry is the transcript row of a web message: a web conversation is the user's channel.
-func entry(to conversation.Address, id string, r conversation.Reply) db.TranscriptMessage {
-	m := conversation.TranscriptEntry(to, id, r)
-	m.ConversationID = to.Channel().ConversationID()
-	return m
 }
 
 func newMessageID() string { return db.NewToken()[:messageIDBytes] }

@@ -46,75 +46,89 @@ func approveButton(t *testing.T, page, runID string) string {
 
 // TestChatPageOnAnyReplica: two servers, each with its own orchestrator, on one PostgreSQL
 // database. Alice starts a gated run on server A; her chat page on server B, opened before, is
-// updated live with what A's side posted; she approves with B's button; and both servers' pages
-// show the whole conversation, the status message edited in place, whichever replica ran the run.
+// updated live with the link to the run's thread; the thread on B shows live what A's side posted;
+// she approves with B's button; and both servers show the whole conversation and thread, the status
+// message edited in place, whichever replica ran the run.
 func TestChatPageOnAnyReplica(t *testing.T) {
 	dbURL := dbtest.PostgresDatabase(t)
 	open := func(t testing.TB, opts db.Options) db.Store { return dbtest.PostgresOn(t, dbURL, opts) }
 	a, b := newRig(t, rigOptions{open: open}), newRig(t, rigOptions{open: open})
 	onA, onB := a.browser("alice"), b.browser("alice")
 	events := onB.live("/live/chat")
+	threads := onB.live("/live/chat/threads")
 	testkit.ReceiveContaining(t, events, waitTimeout, "No messages yet")
+	testkit.ReceiveContaining(t, threads, waitTimeout, "No run has been started")
 
 	onA.say("/workflow run gated v2")
 	run := a.waitRun("gated", db.StatusPaused)
-	testkit.ReceiveContaining(t, events, waitTimeout, "Ship it?")
+	testkit.ReceiveContaining(t, events, waitTimeout, "Open the run's thread")
+	_, chat := onB.get("/chat")
+	thread := runThread(t, chat)
+	testkit.ReceiveContaining(t, threads, waitTimeout, `href="/chat/threads/`+thread+`"`)
+	inThread := onB.live("/live/chat/threads/" + thread)
+	testkit.ReceiveContaining(t, inThread, waitTimeout, "Ship it?")
 
-	_, page := onB.get("/chat")
-	for _, want := range []string{"/workflow run gated v2", "Status of run <code>" + run.ID + "</code>", "Ship it?"} {
+	_, page := onB.get("/chat/threads/" + thread)
+	for _, want := range []string{"run <code>" + run.ID + "</code> by", "Status of run <code>" + run.ID + "</code>", "Ship it?"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("server B's chat page lacks %q:\n%s", want, page)
+			t.Errorf("server B's view of the thread lacks %q:\n%s", want, page)
 		}
 	}
 	ref := approveButton(t, page, run.ID)
-	if code, body := onB.post("/chat", url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}}); code != 200 {
+	if code, body := onB.post("/chat/threads/"+thread, url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}}); code != 200 {
 		t.Fatalf("approve from server B's page = %d: %s", code, body)
 	}
 	b.waitRun("gated", db.StatusCompleted)
-	testkit.ReceiveContaining(t, events, waitTimeout, "of <code>gated</code> completed.")
+	testkit.ReceiveContaining(t, inThread, waitTimeout, "of <code>gated</code> completed.")
 
 	for name, br := range map[string]*browser{"A": onA, "B": onB} {
-		testkit.Eventually(t, "server "+name+"'s chat page to show the completed run once", func() bool {
-			_, page := br.get("/chat")
-			return strings.Contains(page, "<strong>completed</strong>") && strings.Count(page, "of <code>gated</code> completed.") == 1 &&
-				strings.Count(page, "/workflow run gated v2") == 1
+		testkit.Eventually(t, "server "+name+"'s view of the thread to show the completed run once", func() bool {
+			_, page := br.get("/chat/threads/" + thread)
+			return strings.Contains(page, "<strong>completed</strong>") && strings.Count(page, "of <code>gated</code> completed.") == 1
 		})
+		if _, page := br.get("/chat"); strings.Count(page, "/workflow run gated v2") != 1 || !strings.Contains(page, `href="/chat/threads/`+thread+`"`) {
+			t.Errorf("server %s's chat page does not show the command once with the link to its thread:\n%s", name, page)
+		}
 	}
 }
 
-// TestChatTranscriptSurvivesRestart: a server restarted on the same SQLite file shows the chat as
-// it was, with the gate still waiting and its button working. Each server lives in a subtest, whose
-// end stops it and closes its store.
+// TestChatTranscriptSurvivesRestart: a server restarted on the same SQLite file shows the chat and
+// the run's thread as they were, with the gate still waiting and its button working. Each server
+// lives in a subtest, whose end stops it and closes its store.
 func TestChatTranscriptSurvivesRestart(t *testing.T) {
 	home := t.TempDir() // outlives both servers, as a host's disk does
 	path := filepath.Join(home, "threadflow.db")
 	open := func(t testing.TB, opts db.Options) db.Store { return dbtest.SQLiteAt(t, path, opts) }
 	var run db.Run
+	var thread string
 	t.Run("before the restart", func(t *testing.T) {
 		first := newRig(t, rigOptions{open: open, home: home})
 		alice := first.browser("alice")
 		alice.say("/workflow run gated v3")
 		run = first.waitRun("gated", db.StatusPaused)
-		testkit.Eventually(t, "the gate prompt on the chat page", func() bool {
-			_, page := alice.get("/chat")
+		_, chat := alice.get("/chat")
+		thread = runThread(t, chat)
+		testkit.Eventually(t, "the gate prompt in the run's thread", func() bool {
+			_, page := alice.get("/chat/threads/" + thread)
 			return strings.Contains(page, `value="/workflow approve `+run.ID+`"`)
 		})
 	})
 	t.Run("after the restart", func(t *testing.T) {
 		second := newRig(t, rigOptions{open: open, home: home})
 		alice := second.browser("alice")
-		_, page := alice.get("/chat")
-		for _, want := range []string{"/workflow run gated v3", "Ship it?"} {
-			if !strings.Contains(page, want) {
-				t.Errorf("chat page after the restart lacks %q:\n%s", want, page)
-			}
+		if _, page := alice.get("/chat"); !strings.Contains(page, "/workflow run gated v3") || !strings.Contains(page, `href="/chat/threads/`+thread+`"`) {
+			t.Errorf("chat page after the restart lacks the command or the link to its run's thread:\n%s", page)
+		}
+		_, page := alice.get("/chat/threads/" + thread)
+		if !strings.Contains(page, "Ship it?") {
+			t.Errorf("the run's thread after the restart lacks the gate's question:\n%s", page)
 		}
 		ref := approveButton(t, page, run.ID)
-		alice.post("/chat", url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}})
+		alice.post("/chat/threads/"+thread, url.Values{"text": {"/workflow approve " + run.ID}, "ref": {ref}})
 		second.waitRun("gated", db.StatusCompleted)
-		testkit.Eventually(t, "the completion on the restarted server's chat page", func() bool {
-			_, page := alice.get("/chat")
-			return strings.Contains(page, "of <code>gated</code> completed.") && strings.Contains(page, "/workflow run gated v3")
+		testkit.Eventually(t, "the completion in the run's thread on the restarted server", func() bool {
+			_, page := alice.get("/chat/threads/" + thread)
+			return strings.Contains(page, "of <code>gated</code> completed.")
 		})
 	})
 }

@@ -104,7 +104,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
 	in := conversation.NewInbox(eng.Dispatcher, st, 2, log)
-	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond})
+	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond, Auth: eng.Dispatcher.Auth})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func actions(r db.Run) []string {
 	case r.Status == db.StatusPaused || r.Status == db.StatusFailed:
 		return []string{"resume", "abandon"}
 	case r.Status == db.StatusQueued || r.Status == db.StatusRunning:
-		return []string{"abandon"}
+		return []string{"cancel"} // stops it; abandon is for a run that stopped on its own
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 // Package web is the browser adapter: a run dashboard (the runs list, one run's timeline, live
 // updates over server-sent events, and approve/reject/resume/abandon buttons) and a chat page that
-// talks to the bot like the terminal does. Its platform name is "web".
+// talks to the bot. Each person has a conversation of their own there; a run started from it
+// reports in a thread of a channel every web user shares, where anyone answers its gate in plain
+// words, as in a Slack or Discord thread. Its platform name is "web".
 //
 // Everything is server-rendered from html/template files embedded in the binary, with a little
 // plain JavaScript and no build step. The dashboard reads runs and their events from the store and
@@ -28,6 +30,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator"
 )
 
 // Platform is the platform name of web addresses and user ids ("web:alice").
@@ -60,6 +63,7 @@ type Config struct {
 	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
 	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
 	Limits  commands.Limits      // MAX_ARGS_BYTES: a refused message is not shown nor handed on
+	Auth    orchestrator.Auth    // who is an admin, so a run page offers a person only the gate answers they may give
 	Log     *zap.Logger
 	Poll    time.Duration    // how often live views look for changes; 0 means one second
 	Streams int              // live views open at once; 0 means 64
@@ -125,6 +129,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /chat", s.chatSend)
 	mux.HandleFunc("POST /chat/name", s.chatName)
 	mux.HandleFunc("GET /live/chat", s.liveChat)
+	mux.HandleFunc("GET /chat/threads/{thread}", s.threadPage)
+	mux.HandleFunc("POST /chat/threads/{thread}", s.threadSend)
+	mux.HandleFunc("GET /live/chat/threads", s.liveThreads)
+	mux.HandleFunc("GET /live/chat/threads/{thread}", s.liveThread)
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic("web: the embedded static directory is missing: " + err.Error()) // a build fault, never input

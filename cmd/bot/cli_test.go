@@ -87,7 +87,7 @@ func TestWorkflowRunExitStatusesAndApprove(t *testing.T) {
 		t.Fatalf("self-approval = exit %d, want %d with the refusal and how to answer as someone else:\n%s", code, exitPaused, out)
 	}
 	out, code = cli(t, env, "workflow", "approve", "--user", "bob", id, "ship it on Friday")
-	if code != 0 || !strings.Contains(out, "Approved by bob") || !strings.Contains(out, "note from the approver: ship it on Friday") {
+	if code != 0 || !strings.Contains(out, "Approved by console:bob") || !strings.Contains(out, "note from the approver: ship it on Friday") {
 		t.Fatalf("workflow approve --user bob = exit %d:\n%s", code, out)
 	}
 	broken := t.TempDir()
@@ -112,7 +112,7 @@ func TestChatContinuesAConversationAcrossCalls(t *testing.T) {
 		t.Fatalf("a question at the gate = exit %d:\n%s", code, out)
 	}
 	out, code = cli(t, env, "chat", "--user", "bob", "lgtm, ship it")
-	if code != 0 || !strings.Contains(out, "Approved by bob") || !strings.Contains(out, "shipped v2") || !strings.Contains(out, "note from the approver: ship it") {
+	if code != 0 || !strings.Contains(out, "Approved by console:bob") || !strings.Contains(out, "shipped v2") || !strings.Contains(out, "note from the approver: ship it") {
 		t.Fatalf("second chat = exit %d:\n%s", code, out)
 	}
 	out, _ = cli(t, env, "chat", "--conversation", "elsewhere", "lgtm")
@@ -180,5 +180,53 @@ func TestTerminalRefusesToRunOnALowDisk(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(env["THREADFLOW_HOME"], "runs")); len(entries) > 0 {
 		t.Fatalf("a refused terminal left %d run directories", len(entries))
+	}
+}
+
+// What bot workflow prints when a run pauses at a gate depends on who runs it: the gate's rules
+// decide whether the command that continues it is offered, or who may approve and how the person
+// may act as them here.
+func TestPausedHintOffersOnlyWhatTheUserMayDo(t *testing.T) {
+	env := cliEnv(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "guarded.yaml"), `name: guarded
+nodes:
+  - id: confirm
+    approval:
+      message: Ship it?
+      approvers: ["console:alice", "console:bob"]
+      allow_self_approval: false
+`)
+	env["WORKFLOWS_DIR"] = dir
+	hint := func(args ...string) (stdout, said string) {
+		t.Helper()
+		b := runBot(t, env, args...)
+		err := b.result(t)
+		if exitCode(err) != exitPaused {
+			t.Fatalf("%v = exit %d (%v), want %d:\n%s", args, exitCode(err), err, exitPaused, b.stdout)
+		}
+		return b.stdout.String(), err.Error()
+	}
+	out, got := hint("workflow", "run", "--user", "alice", "guarded")
+	m := runIDPattern.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", out)
+	}
+	id := m[1]
+	if want := "run " + id + " is paused at gate confirm. It needs an approval from someone other than you: console:bob. " +
+		"You may reject it: bot workflow reject --user alice " + id + " [REASON]. To approve as someone else here: bot workflow approve --user bob " + id; got != want {
+		t.Errorf("the requester is told\n%q\nwant\n%q", got, want)
+	}
+	if _, got = hint("workflow", "approve", "--user", "mallory", id); got != "run "+id+" is paused at gate confirm. Only console:alice, console:bob may answer it. "+
+		"To approve as someone else here: bot workflow approve --user alice "+id {
+		t.Errorf("someone the gate does not name is told %q", got)
+	}
+	if _, got = hint("workflow", "reject", "--user", "carol", id); got != "run "+id+" is paused at gate confirm. Only console:alice, console:bob may answer it. "+
+		"To approve as someone else here: bot workflow approve --user alice "+id {
+		t.Errorf("someone the gate does not name, rejecting, is told %q", got)
+	}
+	if _, got = hint("workflow", "resume", "--user", "bob", id); got != "run "+id+" is paused at gate confirm; continue it with: bot workflow approve --user bob "+id+
+		" (or reject it: bot workflow reject --user bob "+id+")" {
+		t.Errorf("an approver is told %q", got)
 	}
 }

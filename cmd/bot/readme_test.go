@@ -20,6 +20,17 @@ type readmeCommand struct {
 	want string // a substring of stdout, when the line promises something visible
 }
 
+// readmeHint is what a line tells the person beyond its stdout: how to continue a paused run on
+// stderr, as far as its user may (release does not let its requester approve it), and what stdout
+// must not offer them.
+type readmeHint struct {
+	stderr, without string
+}
+
+// selfApprovalHint is what `bot workflow` tells release's requester when the run pauses at its
+// gate, which does not let them approve: who may, and what they may do themselves.
+const selfApprovalHint = "is paused at gate confirm. Someone other than you must approve it. You may reject it: bot workflow reject "
+
 // readmeWorkflowSection lists every line of the README's `bot workflow` block. A line the README
 // gains without an entry here fails the test, so the two cannot drift apart.
 var readmeWorkflowSection = map[string]readmeCommand{
@@ -29,9 +40,10 @@ var readmeWorkflowSection = map[string]readmeCommand{
 	"./bot workflow validate":                                {0, "Every workflow file is valid: 4 workflows"},
 	"./bot workflow run hello world":                         {0, "Hello, world!"},
 	"./bot workflow run release v1.4.2":                      {exitPaused, "waiting at `confirm`"},
+	"./bot workflow approve RUN_ID":                          {exitPaused, "does not allow self-approval. Nothing was changed. Someone other than you must approve it. You may reject it"},
 	"./bot workflow status RUN_ID":                           {0, "paused"},
 	"./bot workflow logs RUN_ID check":                       {0, "release v1.4.2 checked"},
-	`./bot workflow approve --user bob RUN_ID "looks good"`:  {0, "Approved by bob"},
+	`./bot workflow approve --user bob RUN_ID "looks good"`:  {0, "Approved by console:bob"},
 	"./bot workflow runs":                                    {0, "release"},
 	"./bot workflow runs --json --state completed --limit 5": {0, `"state": "completed"`},
 	"./bot workflow status --json RUN_ID":                    {0, `"id": "confirm"`},
@@ -39,12 +51,20 @@ var readmeWorkflowSection = map[string]readmeCommand{
 	"./bot version":                                          {0, "threadflow "},
 }
 
+// readmeHints are the hints of the lines where release's requester meets its gate.
+var readmeHints = map[string]readmeHint{
+	"./bot workflow run release v1.4.2": {stderr: selfApprovalHint},
+	"./bot workflow approve RUN_ID": {stderr: selfApprovalHint + "RUN_ID [REASON]. To approve as someone else here: bot workflow approve --user NAME RUN_ID",
+		without: "Approve with this note"},
+	`go run ./cmd/bot chat "nah, fix the tests first?"`: {without: "Approve with this note"},
+}
+
 // readmeTerminalSection: every `bot chat` line of "Try it in the terminal" answers and exits 0.
 var readmeTerminalSection = map[string]readmeCommand{
 	`go run ./cmd/bot chat "/workflow list" "/workflow run hello world"`: {0, "Hello, world!"},
 	`go run ./cmd/bot chat "/workflow run release v1.4.2"`:               {0, "waiting at `confirm`"},
-	`go run ./cmd/bot chat "nah, fix the tests first?"`:                  {0, "could not"},
-	`go run ./cmd/bot chat --user bob "lgtm, ship it"`:                   {0, "Approved by bob"},
+	`go run ./cmd/bot chat "nah, fix the tests first?"`:                  {0, "Reply again with a clear no (a reason may follow after a comma), or use the button to reject with these words as they are. Someone other than you must approve it."},
+	`go run ./cmd/bot chat --user bob "lgtm, ship it"`:                   {0, "Approved by console:bob"},
 	`go run ./cmd/bot chat "/workflow status"`:                           {0, "Recently finished"},
 }
 
@@ -94,6 +114,13 @@ func TestReadmeWalkthrough(t *testing.T) {
 			stdout, stderr, code := runBinary(t, bin, dir, args)
 			if code != exp.exit || !strings.Contains(stdout, exp.want) {
 				t.Fatalf("%s\nexit %d (want %d), stdout lacks %q:\n%s\nstderr:\n%s", line, code, exp.exit, exp.want, stdout, stderr)
+			}
+			hint := readmeHints[line]
+			if want := strings.ReplaceAll(hint.stderr, "RUN_ID", runID); !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks the hint %q:\n%s", line, want, stderr)
+			}
+			if hint.without != "" && strings.Contains(stdout, hint.without) {
+				t.Errorf("%s: stdout offers %q:\n%s", line, hint.without, stdout)
 			}
 			// A terminal reads like a chat: no internal message ids, no line said twice, no threads.
 			if strings.Contains(stdout, "(edited") || strings.Count(stdout, "Approved by") > 1 || threadWord.MatchString(stdout) {

@@ -38,7 +38,7 @@ func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper
 	wlog := log.With(zap.String("platform", web.Platform))
 	in := conversation.NewInbox(eng.Dispatcher, dedup, webInboxWorkers, wlog)
 	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog,
-		Limits: cfg.limits()})
+		Limits: cfg.limits(), Auth: eng.Dispatcher.Auth})
 	if err != nil {
 		return webParts{}, err
 	}

@@ -82,16 +82,17 @@ const workflowHelp = `bot workflow runs workflows from a shell, on the bot's dat
             stop a run: queued, running, paused or failed (as chat's /workflow cancel)
 
 run, resume, approve and reject exit 0 when the run completed, 1 when it failed and 3 when it
-paused (printing the command that continues it), and 4 when someone else cancelled it while they
-waited (printing who); reject, cancel and abandon exit 0 when they cancelled it themselves; 2
-means the command itself was wrong.
+paused (printing the command that continues it, or at a gate that does not let you approve, who may
+and how you may reject it), and 4 when someone else cancelled it while they waited (printing who);
+reject, cancel and abandon exit 0 when they cancelled it themselves; 2 means the command itself was
+wrong.
 Run ids may be shortened to a unique prefix of at least 6 characters.
 --json prints list, runs and status as JSON (the fields are described in README.md).
 Logs stay at warn unless LOG_LEVEL says otherwise.`
 
 // workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
 // shell. Commands that drive a run wait until it stops and exit 0 (completed), 1 (failed) or 3
-// (paused, printing the command that resumes it).
+// (paused, printing how it continues).
 func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	if len(args) == 0 {
 		return &usageError{"bot workflow needs a command such as list, run or status; bot workflow help lists them"}
@@ -444,7 +445,7 @@ func (c *cliSession) waitStop(ctx context.Context, id string) error {
 			return c.cancelledElsewhere(ctx, run)
 		}
 		if run.Status != db.StatusQueued && run.Status != db.StatusRunning {
-			return stopResult(run)
+			return c.stopResult(run)
 		}
 		select {
 		case <-ctx.Done():
@@ -473,20 +474,59 @@ func (c *cliSession) cancelledElsewhere(ctx context.Context, run db.Run) error {
 }
 
 // stopResult is the exit of a command whose run stopped: nil when it completed, or when the
-// command's own answer cancelled it (reject, abandon, cancel).
-func stopResult(run db.Run) error {
+// command's own answer cancelled it (reject, abandon, cancel); for a run that paused, how to
+// continue it.
+func (c *cliSession) stopResult(run db.Run) error {
 	switch run.Status {
 	case db.StatusCompleted, db.StatusCancelled:
 		return nil
 	case db.StatusPaused:
-		return &runStopError{code: exitPaused, msg: fmt.Sprintf("run %s is paused; continue it with: bot workflow %s %s", run.ID, resumeVerb(run), run.ID)}
+		return &runStopError{code: exitPaused, msg: c.pausedHint(run)}
 	}
-	return &runStopError{code: exitFailed, msg: fmt.Sprintf("run %s failed; after fixing the cause: bot workflow resume %s", run.ID, run.ID)}
+	return &runStopError{code: exitFailed, msg: fmt.Sprintf("run %s failed; after fixing the cause: %s", run.ID, c.command("resume", run.ID))}
 }
 
-func resumeVerb(run db.Run) string {
-	if run.Meta.Pause != nil && run.Meta.Pause.Kind.IsGate() {
-		return "approve"
+// pausedHint says how to continue a paused run, as far as the terminal's user may: a gate that
+// does not let them approve (its requester, or someone it does not name) is not offered to them to
+// approve, by the gate's own rules (orchestrator.GateOffer); they are told who may, and how to act
+// as that person here.
+func (c *cliSession) pausedHint(run db.Run) string {
+	p := run.Meta.Pause
+	if p == nil || !p.Kind.IsGate() {
+		return fmt.Sprintf("run %s is paused; continue it with: %s", run.ID, c.command("resume", run.ID))
 	}
-	return "resume"
+	head := fmt.Sprintf("run %s is paused at gate %s", run.ID, p.Node)
+	offer := c.engine.Dispatcher.Auth.GateOffer(run, c.user)
+	if offer.MayApprove() {
+		return fmt.Sprintf("%s; continue it with: %s (or reject it: %s)", head, c.command("approve", run.ID), c.command("reject", run.ID))
+	}
+	hint := head + ". " + offer.Instead(c.command("reject", run.ID)+" [REASON]").String()
+	if name := otherConsoleName(offer); name != "" {
+		hint += " To approve as someone else here: bot workflow approve --user " + name + " " + run.ID
+	}
+	return hint
+}
+
+// otherConsoleName is a name the terminal can approve the gate as: NAME when the gate names nobody
+// (anyone but the refused person may), the first terminal user it names otherwise, or "" when it
+// names none.
+func otherConsoleName(offer orchestrator.GateOffer) string {
+	p := offer.Policy()
+	if !p.Restricted() {
+		return "NAME"
+	}
+	for _, id := range offer.Approvers() {
+		if name, ok := strings.CutPrefix(id, console.Platform+":"); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// command is the `bot workflow` command that does verb to run id as the terminal's user.
+func (c *cliSession) command(verb, id string) string {
+	if name, ok := strings.CutPrefix(c.user, console.Platform+":"); ok && c.user != orchestrator.LocalConsoleUser {
+		return "bot workflow " + verb + " --user " + name + " " + id
+	}
+	return "bot workflow " + verb + " " + id
 }
