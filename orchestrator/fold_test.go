@@ -109,10 +109,10 @@ func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
 				"ship not_run not run: the run was abandoned by the timeout of confirm "}},
 		{"abandoned at the gate",
 			append(atGate(), ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
-			[]string{"build completed  ", "confirm cancelled cancelled by U1 slack:U1", "ship not_run not run: the run was cancelled "}},
+			[]string{"build completed  ", "confirm cancelled cancelled by slack:U1 slack:U1", "ship not_run not run: the run was cancelled "}},
 		{"cancelled while a node runs",
 			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
-			[]string{"build cancelled cancelled by U1 slack:U1", "confirm not_run not run: the run was cancelled ", "ship not_run not run: the run was cancelled "}},
+			[]string{"build cancelled cancelled by slack:U1 slack:U1", "confirm not_run not run: the run was cancelled ", "ship not_run not run: the run was cancelled "}},
 		{"failed when its worker was lost too often", // not final: what did not start stays pending
 			append(built()[:2], ev(db.EventRunFailed, "", db.RecoveryBudgetExhausted(3, 2))),
 			[]string{"build failed stopped when the run failed: the run lost its worker 3 times in a row without completing a node (MAX_RECOVERIES is 2); fix the cause (a crash or a node that never finishes), then resume it ",
@@ -123,7 +123,7 @@ func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
 			[]string{"build waiting claude: not found ", "confirm pending  ", "ship pending  "}},
 		{"written to after it was cancelled", // never allowed by the store: every view shows it
 			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1"}), ev(db.EventNodeStarted, "confirm", db.NodeData{})),
-			[]string{"build cancelled cancelled by U1 slack:U1", "confirm running  ", "ship not_run not run: the run was cancelled "}},
+			[]string{"build cancelled cancelled by slack:U1 slack:U1", "confirm running  ", "ship not_run not run: the run was cancelled "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -246,11 +246,15 @@ type OutputMissingError struct {
 	Unknown bool               // the run has no node named Node
 	Nodes   []string           // the run's nodes, in file order
 	State   workflow.NodeState // the node's state, when the run has it
+	Reason  string             // why a node that did not run did not (the fold's reason)
 }
 
 func (e *OutputMissingError) Error() string {
 	if e.Unknown {
 		return fmt.Sprintf("run %s has no node %q; its nodes are %s", e.RunID, e.Node, strings.Join(e.Nodes, ", "))
+	}
+	if e.State == NodeNotRun {
+		return fmt.Sprintf("node %s of run %s has no output: %s", e.Node, e.RunID, e.Reason)
 	}
 	return fmt.Sprintf("node %s of run %s has no output yet (it is %s)", e.Node, e.RunID, e.State)
 }
@@ -270,7 +274,7 @@ func NodeOutputFile(run db.Run, events []db.Event, node string) (OutputRef, erro
 	for _, s := range RunNodes(run, events) {
 		missing.Nodes = append(missing.Nodes, s.ID)
 		if s.ID == node {
-			missing.Unknown, missing.State = false, workflow.NodeState(s.State)
+			missing.Unknown, missing.State, missing.Reason = false, workflow.NodeState(s.State), s.Reason
 		}
 	}
 	return OutputRef{}, missing

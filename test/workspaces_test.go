@@ -355,13 +355,14 @@ func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
 		t.Errorf("workspace_created events: %+v; want a's, then a fresh one of b replacing it", made)
 	}
 	onB := chatClient{t, b.URL(), "alice"}
-	testkit.EventuallyWithin(t, e2eDeadline, "the completion on b's chat page", func() bool {
-		return strings.Contains(onB.page(), "of <code>firstkill</code> completed.")
+	testkit.EventuallyWithin(t, e2eDeadline, "the completion in the run's thread on b", func() bool {
+		_, page := onB.thread()
+		return strings.Contains(page, "of <code>firstkill</code> completed.")
 	})
-	page := onB.page()
+	_, page := onB.thread()
 	for _, want := range []string{"never reached WORKSPACE_REMOTE", "starts again from its first node in a fresh workspace", "written by b"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("b's chat page lacks %q:\n%s", want, page)
+			t.Errorf("the run's thread on b lacks %q:\n%s", want, page)
 		}
 	}
 	if n := strings.Count(page, "never reached WORKSPACE_REMOTE"); n != 1 {

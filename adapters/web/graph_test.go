@@ -177,14 +177,15 @@ func TestPartialOutputIsServedWhileRunningAndAfterACancel(t *testing.T) {
 	b.say("/workflow run branchy " + filepath.Join(t.TempDir(), "never-created"))
 	run := r.waitRun("branchy", db.StatusRunning)
 	link := "/runs/" + run.ID + "/output/start"
-	assertPartial := func(why string) {
+	// label is how the run page introduces the output, pre the id of the block that holds it.
+	assertPartial := func(why, label, pre string) {
 		t.Helper()
 		var page string
 		testkit.Eventually(t, "the run page to show the partial output: "+why, func() bool {
 			_, page = b.get("/runs/" + run.ID)
-			return strings.Contains(page, `id="partial-start">partial output: `+why+` (`)
+			return strings.Contains(page, `id="partial-note-start">`+label+`, partial: `+why+` (`)
 		})
-		for _, want := range []string{`id="live-start">first line of live output`, `href="` + link + `">partial output of attempt 1 (`} {
+		for _, want := range []string{`id="` + pre + `">first line of live output`, `href="` + link + `">partial output of attempt 1 (`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("run page lacks %q:\n%s", want, page)
 			}
@@ -194,19 +195,19 @@ func TestPartialOutputIsServedWhileRunningAndAfterACancel(t *testing.T) {
 			t.Errorf("GET %s = %d %q, want 200 %q", link, code, body, want)
 		}
 	}
-	assertPartial("the node is still running")
+	assertPartial("the node is still running", "live output", "live-start")
 	if code, _ := b.post("/runs/"+run.ID+"/cancel", nil); code != 200 {
 		t.Fatalf("cancel button answered %d", code)
 	}
 	r.waitRun("branchy", db.StatusCancelled)
-	assertPartial("the run was cancelled while it ran")
+	assertPartial("the run was cancelled while it ran", "output until it was stopped", "partial-start")
 
 	code, body := b.get("/runs/" + run.ID + "/output/strat")
 	if want := `Run ` + run.ID + ` has no node "strat"; its nodes are start, never, after.`; code != 404 || !strings.Contains(body, want) {
 		t.Errorf("output of an unknown node = %d %q, want 404 with %q", code, body, want)
 	}
 	code, body = b.get("/runs/" + run.ID + "/output/after")
-	if want := `Node after of run ` + run.ID + ` has no output yet (it is pending).`; code != 404 || !strings.Contains(body, want) {
+	if want := `Node after of run ` + run.ID + ` has no output: not run: the run was cancelled.`; code != 404 || !strings.Contains(body, want) {
 		t.Errorf("output of a node that never ran = %d %q, want 404 with %q", code, body, want)
 	}
 }

@@ -184,7 +184,7 @@ func (r *endRig) assertNodes(id, runState string, want []nodeEnd) {
 func TestRejectedGateIsRejectedAndTheRestNotRun(t *testing.T) {
 	r := newEndRig(t)
 	id := r.start("release", "v1.0")
-	if out, code := cli(t, r.env, "workflow", "reject", "--user", "bob", id, "changelog missing"); code != 0 || !strings.Contains(out, "Rejected by bob") {
+	if out, code := cli(t, r.env, "workflow", "reject", "--user", "bob", id, "changelog missing"); code != 0 || !strings.Contains(out, "Rejected by console:bob") {
 		t.Fatalf("workflow reject = exit %d:\n%s", code, out)
 	}
 	r.assertNodes(id, "cancelled", []nodeEnd{

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"threadflow/testkit"
 )
 
 // `go run ./cmd/bot version` in a git checkout shows the checkout's revision: go run stamps none
@@ -11,7 +13,7 @@ import (
 func TestVersionUnderGoRunShowsTheCheckoutsRevision(t *testing.T) {
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
-		t.Skipf("not a git checkout: %v", err)
+		testkit.Missing(t, "git or a git checkout: %v", err)
 	}
 	status, err := exec.Command("git", "status", "--porcelain").Output()
 	if err != nil {
