@@ -73,6 +73,7 @@ nodes:
       fi
       echo "deployed $ARGUMENTS"
 `,
+	"inert.yaml": inertWorkflow,
 	// long prints 5,000 characters: 50 numbered lines of 99 characters and a newline each.
 	"long.yaml": `name: long
 description: Prints 5,000 characters.
