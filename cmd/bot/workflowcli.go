@@ -292,13 +292,18 @@ func (c *cliSession) logs(ctx context.Context, w io.Writer, args []string) error
 	return nil
 }
 
-// copyFile streams a file to w; an output of any size passes through a small buffer.
+// copyFile streams a file to w; an output of any size passes through a small buffer. To a terminal
+// it passes without escape sequences and other controls, which a node's output could use to
+// rewrite the screen, the window title or the clipboard; to a pipe or a file, unchanged.
 func copyFile(w io.Writer, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read the output file: %w", err)
 	}
 	defer f.Close()
+	if isTerminal(w) {
+		return console.CopyToTerminal(w, f)
+	}
 	_, err = io.Copy(w, f)
 	return err
 }
