@@ -245,6 +245,18 @@ func contentHas(sub string) func(discordfake.Message) bool {
 	return func(m discordfake.Message) bool { return strings.Contains(m.Content, sub) }
 }
 
+// shownHas matches a message whose text, as Discord shows it, holds sub: workflow output arrives
+// with its brackets escaped (\[), which Discord shows as the brackets alone.
+func shownHas(sub string) func(discordfake.Message) bool {
+	return func(m discordfake.Message) bool { return strings.Contains(discordShown(m.Content), sub) }
+}
+
+// discordShown is content without the backslashes of Discord's escapes (a backslash before anything
+// but a letter, a digit or a space), as Discord shows it outside code.
+func discordShown(content string) string { return discordEscape.ReplaceAllString(content, "$1") }
+
+var discordEscape = regexp.MustCompile(`\\([^0-9A-Za-z\s])`)
+
 // discordLabels lists a message's button labels in order.
 func discordLabels(m discordfake.Message) []string {
 	out := make([]string, 0, len(m.Buttons))

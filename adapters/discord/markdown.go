@@ -22,9 +22,6 @@ var (
 	// fenceLanguage is an info string Discord reads as a language; any other is dropped, or Discord
 	// would show it as the first line of code.
 	fenceLanguage = regexp.MustCompile(`^[a-zA-Z0-9_+\-.#]+$`)
-	// proseEscaper escapes, in output's prose, every character that could start markup reaching
-	// past its place: masked links ([), spoilers (||), emphasis and the escape character itself.
-	proseEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, `|`, `\|`, `[`, `\[`, `]`, `\]`)
 )
 
 // renderOutput renders untrusted Markdown (workflow and agent output) as Discord Markdown. What
@@ -143,10 +140,10 @@ func prose(s string) string {
 			m = mdInline.FindStringSubmatchIndex(s[start:])
 		}
 		if m == nil {
-			b.WriteString(proseEscaper.Replace(s))
+			b.WriteString(escapeProse(s))
 			return b.String()
 		}
-		b.WriteString(proseEscaper.Replace(s[:start+m[0]]))
+		b.WriteString(escapeProse(s[:start+m[0]]))
 		b.WriteString(kept(s[start:], m))
 		s = s[start+m[1]:]
 	}
@@ -182,11 +179,35 @@ func kept(s string, m []int) string {
 		if u, ok := webURL(group(4) + group(5)); ok {
 			return "<" + u + ">"
 		}
-		return proseEscaper.Replace(s[m[0]:m[1]])
+		return escapeProse(s[m[0]:m[1]])
 	case m[16] >= 0:
 		return "~~" + prose(group(8)) + "~~"
 	}
 	return "**" + prose(group(6)+group(7)) + "**"
+}
+
+// escapeProse backslash-escapes, in output's prose, every character that could start markup reaching
+// past its place: masked links ([ and ]), spoilers (||) and emphasis. A backslash is escaped only
+// where Discord would read it as an escape, before anything but a letter, a digit or a space, and at
+// the end, where other markup follows: "C:\Work" stays as typed.
+func escapeProse(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case strings.IndexByte(`*_~|[]`, c) >= 0:
+			b.WriteByte('\\')
+		case c == '\\' && (i+1 == len(s) || !isWordOrSpace(s[i+1])):
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isWordOrSpace reports an ASCII letter, digit or white space: what a Discord escape cannot escape.
+func isWordOrSpace(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(" \t\n\r\f\v", c) >= 0
 }
 
 // shownLink renders a Markdown link so that Discord shows its URL: "label (<url>)", or "<url>" for

@@ -47,6 +47,7 @@ func TestRender(t *testing.T) {
 		{"emphasis closed on its line kept", c(conversation.O("**b** __c__ ~~d~~ **<https://e.com>**")),
 			"**b** **c** ~~d~~ **<https://e.com>**"},
 		{"other emphasis escaped", c(conversation.O("*i* _j_ a ** b ~~ c 2*3")), `\*i\* \_j\_ a \*\* b \~\~ c 2\*3`},
+		{"backslash escaped only where Discord reads an escape", c(conversation.O(`C:\Work\Repo\ \* \`)), `C:\Work\Repo\ \\\* \\`},
 		{"spoiler escaped", c(conversation.O("||secret||")), `\|\|secret\|\|`},
 		{"heading keeps no bold of its own", c(conversation.O("## **Summary**\n# <@1>")), "**Summary**\n**<\u200b@1>**"},
 		{"quotes escaped", c(conversation.O("> q\n  >>> all after")), "\\> q\n  \\>>> all after"},
