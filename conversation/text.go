@@ -12,7 +12,7 @@ const (
 	Code                      // inline code; the content is escaped for the platform's code span
 	CodeBlock                 // fenced block; content kept verbatim inside a fence
 	UserText                  // untrusted text from a person: every markup and mention escaped
-	Output                    // untrusted workflow or agent output: Markdown converted, mentions neutralised
+	Output                    // untrusted workflow or agent output: inert text, some Markdown (OutputLines)
 )
 
 // Span is one piece of a Text.

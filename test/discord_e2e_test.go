@@ -108,7 +108,7 @@ func TestDiscordGateAnswers(t *testing.T) {
 			tt.answer(fake, r, gate)
 			waitDiscordStatus(t, fake, r, tt.wantStatus)
 			if tt.wantOutput != "" {
-				waitInRunThread(t, fake, r, "the completion message", contentHas(tt.wantOutput))
+				waitInRunThread(t, fake, r, "the completion message", shownHas(tt.wantOutput))
 			} else {
 				waitInRunThread(t, fake, r, "the cancellation notice", contentHas("The run is cancelled."))
 				for _, m := range fake.BotMessages(r.thread) {
@@ -311,7 +311,7 @@ func TestDiscordGateAnsweredAfterRestart(t *testing.T) {
 	restartDiscordBot(t, b)
 
 	fake.ThreadMessage(discordAlice, r.thread, "lgtm, ship it")
-	waitInRunThread(t, fake, r, "the completion message", contentHas("answer was [ship it]"))
+	waitInRunThread(t, fake, r, "the completion message", shownHas("answer was [ship it]"))
 	// The worker let go of the run a second time, after the restart: its reports are all sent.
 	fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool {
 		return len(b.bot.LogEvents("orchestrator.run_stopped")) == 2

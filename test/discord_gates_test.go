@@ -60,7 +60,7 @@ func TestDiscordGateRules(t *testing.T) {
 		waitInRunThread(t, fake, r, "bob's counted approval", contentHas("👍 Approved by "+bobShown+" (1 of 2 approvals)"))
 		fake.Click(discordCarol, gate, "Approve")
 		waitDiscordStatus(t, fake, r, "completed")
-		waitInRunThread(t, fake, r, "the completion message", contentHas("shipped v1 with notes [changelog checked"))
+		waitInRunThread(t, fake, r, "the completion message", shownHas("shipped v1 with notes [changelog checked"))
 		// Bob's name comes back from his recorded approval; Carol's from her click.
 		if now := discordMessage(t, fake, gate); len(now.Buttons) != 0 || !strings.HasPrefix(now.Content, "✅ Approved by "+bobShown+" and "+carolShown+":") {
 			t.Errorf("answered gate message = %q with %v", now.Content, discordLabels(now))

@@ -73,6 +73,7 @@ nodes:
       fi
       echo "deployed $ARGUMENTS"
 `,
+	"inert.yaml": inertWorkflow,
 	// long prints 5,000 characters: 50 numbered lines of 99 characters and a newline each.
 	"long.yaml": `name: long
 description: Prints 5,000 characters.
@@ -243,6 +244,18 @@ func contentPrefix(prefix string) func(discordfake.Message) bool {
 func contentHas(sub string) func(discordfake.Message) bool {
 	return func(m discordfake.Message) bool { return strings.Contains(m.Content, sub) }
 }
+
+// shownHas matches a message whose text, as Discord shows it, holds sub: workflow output arrives
+// with its brackets escaped (\[), which Discord shows as the brackets alone.
+func shownHas(sub string) func(discordfake.Message) bool {
+	return func(m discordfake.Message) bool { return strings.Contains(discordShown(m.Content), sub) }
+}
+
+// discordShown is content without the backslashes of Discord's escapes (a backslash before anything
+// but a letter, a digit or a space), as Discord shows it outside code.
+func discordShown(content string) string { return discordEscape.ReplaceAllString(content, "$1") }
+
+var discordEscape = regexp.MustCompile(`\\([^0-9A-Za-z\s])`)
 
 // discordLabels lists a message's button labels in order.
 func discordLabels(m discordfake.Message) []string {

@@ -69,6 +69,7 @@ nodes:
       echo "cannot handle $ARGUMENTS" >&2
       exit 3
 `,
+	"inert.yaml": inertWorkflow,
 	// long prints 10,000 characters: a heading, a fenced block of 123 numbered 80-character lines,
 	// and a closing line.
 	"long.yaml": `name: long

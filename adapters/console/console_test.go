@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"threadflow/conversation"
 )
@@ -39,6 +40,20 @@ func TestRender(t *testing.T) {
 				t.Fatalf("Render = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCopyToTerminal: output streamed to a terminal loses what Render removes, wherever a read
+// ends, a character cut in two included.
+func TestCopyToTerminal(t *testing.T) {
+	t.Parallel()
+	in := "ok \x1b]52;c;cGF3bmVk\x07\x1b[2J\r\n\tx\u009b31m é\xff end\n"
+	var out bytes.Buffer
+	if err := CopyToTerminal(&out, iotest.OneByteReader(strings.NewReader(in))); err != nil {
+		t.Fatal(err)
+	}
+	if want := "ok ]52;c;cGF3bmVk[2J\n\tx31m é\uFFFD end\n"; out.String() != want {
+		t.Fatalf("CopyToTerminal = %q, want %q", out.String(), want)
 	}
 }
 

@@ -1,6 +1,8 @@
 package console
 
 import (
+	"bufio"
+	"io"
 	"strings"
 
 	"threadflow/conversation"
@@ -47,14 +49,35 @@ func writeBlock(b *strings.Builder, s string) {
 // tab (ESC starts escape sequences, CR overwrites a line, BS erases), DEL, and C1 controls (U+009B is
 // a one-character CSI on some terminals). Invalid UTF-8 bytes become U+FFFD, so a raw 0x9b byte
 // cannot slip through either.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			return -1
-		}
+func sanitize(s string) string { return strings.Map(shown, s) }
+
+// shown is sanitize's rule for one rune: the rune, or -1 to drop it.
+func shown(r rune) rune {
+	switch {
+	case r == '\n' || r == '\t':
 		return r
-	}, s)
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+		return -1
+	}
+	return r
+}
+
+// CopyToTerminal streams r to w as Render shows text: without what a terminal would interpret,
+// invalid UTF-8 shown as U+FFFD. For output of any size headed for a terminal (bot workflow logs).
+func CopyToTerminal(w io.Writer, r io.Reader) error {
+	in, out := bufio.NewReader(r), bufio.NewWriter(w)
+	for {
+		c, _, err := in.ReadRune()
+		if err == io.EOF {
+			return out.Flush()
+		}
+		if err != nil {
+			return err
+		}
+		if c = shown(c); c >= 0 {
+			if _, err := out.WriteRune(c); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -16,29 +16,71 @@ var markdownEscaper = strings.NewReplacer(
 )
 
 // Render turns a Text into Discord message content. Bot-authored spans keep their markup; user
-// text is fully escaped and workflow output keeps its Markdown, and in both every mention is
-// neutralised. Messages are also sent with no allowed mentions, so this is the second of two locks.
+// text is fully escaped, workflow output keeps what renderOutput allows, and in both every mention
+// is neutralised. Messages are also sent with no allowed mentions, so this is the second of two
+// locks.
 func Render(t conversation.Text) string {
-	var b strings.Builder
-	for i, sp := range t {
+	var w contentWriter
+	for _, sp := range t {
 		switch sp.Kind {
 		case conversation.Plain:
-			b.WriteString(sp.S)
+			w.write(sp.S)
 		case conversation.Strong:
 			if sp.S != "" {
-				b.WriteString("**" + sp.S + "**")
+				w.write("**" + sp.S + "**")
 			}
 		case conversation.Code:
-			b.WriteString(codeSpan(sp.S))
+			w.write(codeSpan(sp.S))
 		case conversation.CodeBlock:
-			writeBlock(&b, sp.S, i < len(t)-1)
+			w.block(breakFences(strings.TrimSuffix(sp.S, "\n")))
 		case conversation.UserText:
-			b.WriteString(neutralise(markdownEscaper.Replace(sp.S)))
+			w.write(neutralise(markdownEscaper.Replace(sp.S)))
 		case conversation.Output:
-			b.WriteString(neutralise(sp.S))
+			w.output(renderOutput(sp.S))
 		}
 	}
-	return b.String()
+	return w.String()
+}
+
+// contentWriter puts code fences on lines of their own, which conversation.Split expects, whatever
+// text comes before or after them.
+type contentWriter struct {
+	strings.Builder
+	afterBlock bool
+}
+
+func (w *contentWriter) write(s string) {
+	if s == "" {
+		return
+	}
+	if w.afterBlock && !strings.HasPrefix(s, "\n") {
+		w.WriteByte('\n')
+	}
+	w.afterBlock = false
+	w.WriteString(s)
+}
+
+// block writes a fenced block starting on its own line.
+func (w *contentWriter) block(content string) {
+	w.lineStart()
+	w.WriteString("```\n" + content + "\n```")
+	w.afterBlock = true
+}
+
+// output writes rendered output, whose first or last line may be a fence.
+func (w *contentWriter) output(s string) {
+	if strings.HasPrefix(s, "```") {
+		w.lineStart()
+	}
+	w.write(s)
+	w.afterBlock = strings.HasSuffix(s, "```")
+}
+
+func (w *contentWriter) lineStart() {
+	if w.Len() > 0 && !strings.HasSuffix(w.String(), "\n") {
+		w.WriteByte('\n')
+	}
+	w.afterBlock = false
 }
 
 // codeSpan renders inline code. A span cannot hold a newline, and backticks end it: with one
@@ -55,20 +97,6 @@ func codeSpan(s string) string {
 		return "`` " + s + " ``"
 	}
 	return "`" + s + "`"
-}
-
-// writeBlock writes a fenced block starting on its own line. A fence inside the content would
-// close the block early, so it is broken with a zero-width space.
-func writeBlock(b *strings.Builder, s string, more bool) {
-	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString("```\n")
-	b.WriteString(strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "```", "`"+zwsp+"``"))
-	b.WriteString("\n```")
-	if more {
-		b.WriteString("\n")
-	}
 }
 
 // neutralise breaks every mention: user (<@id>, <@!id>), role (<@&id>), channel (<#id>),

@@ -4,40 +4,47 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"threadflow/conversation"
 )
 
 var (
 	mdHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
-	mdLink    = regexp.MustCompile(`\[([^\]\n]*)\]\(([^)\s]+)\)`)
-	mdBold    = regexp.MustCompile(`\*\*([^*\n]+?)\*\*|__([^_\n]+?)__`)
-	mdStrike  = regexp.MustCompile(`~~([^~\n]+?)~~`)
+	// mdLink is a Markdown link, [label](url), [label](<url>) or with a "title", or an autolink
+	// <url>. Groups: 1 the label, 2 or 3 the link's URL, 4 the autolink's.
+	mdLink   = regexp.MustCompile(`\[([^\]\n]*)\]\(\s*(?:<([^<>\n]*)>|((?:[^()\s]|\([^()\s]*\))+))(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)|<([a-zA-Z][a-zA-Z0-9+.-]*:[^\s<>]*)>`)
+	mdBold   = regexp.MustCompile(`\*\*([^*\n]+?)\*\*|__([^_\n]+?)__`)
+	mdStrike = regexp.MustCompile(`~~([^~\n]+?)~~`)
 )
 
-// convertMarkdown renders untrusted Markdown (workflow and agent output) as mrkdwn: **bold** and
-// __bold__ become *bold*, ~~strike~~ becomes ~strike~, [text](url) becomes <url|text> when url is
-// http(s), headings become bold lines, and fences are kept (an unclosed one is closed, so the rest
-// of the message is not swallowed). Everything else is escaped like user text.
+// convertMarkdown renders untrusted Markdown (workflow and agent output) as mrkdwn. What output
+// may keep on Slack is decided here:
+//
+//   - Links show where they go. [label](url) becomes "label (<url>)", an autolink <url> becomes
+//     <url>, for http(s) URLs; never <url|label>, whose label would hide the URL. Anything else,
+//     Slack's own <url|label> syntax included, is escaped and shown as typed.
+//   - Emphasis stays: **bold** and __bold__ become *bold*, ~~strike~~ becomes ~strike~, headings
+//     become bold lines. It only changes how text that is shown anyway looks, and Slack ends it at
+//     the end of the line, so it cannot reach the bot's text after the span.
+//   - Code blocks are those conversation.OutputLines finds, on fence lines of their own (the info
+//     string is dropped: Slack would show it as the first code line), closed within the span; a
+//     fence anywhere else, inside a block included, is broken, so no block runs past the span.
+//   - A line starting with >>> is not a quote of the rest of the message.
+//   - Everything else is escaped like user text, so nothing mentions or pings.
 func convertMarkdown(s string) string {
-	lines := strings.Split(s, "\n")
-	inFence := false
-	for i, line := range lines {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			// The info string ("```go") is dropped: Slack would show it as the first code line.
-			inFence = !inFence
-			lines[i] = "```"
-			continue
+	lines := conversation.OutputLines(s)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		switch l.Kind {
+		case conversation.FenceOpen, conversation.FenceClose:
+			out[i] = "```"
+		case conversation.CodeLine:
+			out[i] = breakBackticks(escape(l.Text))
+		default:
+			out[i] = convertLine(breakFences(l.Text))
 		}
-		if inFence {
-			lines[i] = breakBackticks(escape(line))
-			continue
-		}
-		// A fence in mid-line would open a code block Slack never closes.
-		lines[i] = convertLine(breakFences(line))
 	}
-	if inFence {
-		lines = append(lines, "```")
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 func convertLine(line string) string {
@@ -45,9 +52,27 @@ func convertLine(line string) string {
 		if m[1] == "" {
 			return ""
 		}
-		return "*" + convertInline(m[1]) + "*"
+		return "*" + convertInline(unbold(m[1])) + "*"
+	}
+	if strings.HasPrefix(strings.TrimLeft(line, " \t"), ">>>") {
+		// ">>>" quotes everything after it, the bot's own text included; a zero-width space before it
+		// leaves the line as it was typed.
+		return zeroWidthSpace + convertInline(line)
 	}
 	return convertInline(line)
+}
+
+// unbold removes the bold a heading's text often carries itself ("## **Summary**"): the heading is
+// made bold already.
+func unbold(s string) string {
+	for _, d := range []string{"**", "__"} {
+		if inner, ok := strings.CutPrefix(s, d); ok && len(inner) > len(d) && strings.HasSuffix(inner, d) {
+			if inner = strings.TrimSuffix(inner, d); !strings.Contains(inner, d) {
+				return inner
+			}
+		}
+	}
+	return s
 }
 
 // convertInline converts one line outside fences. Inline code spans are escaped but otherwise left
@@ -68,14 +93,17 @@ func convertInline(line string) string {
 	return b.String()
 }
 
-// convertProse escapes text and turns Markdown links and emphasis into mrkdwn.
+// convertProse escapes text, turns Markdown links into links that show their URL and converts
+// emphasis.
 func convertProse(s string) string {
+	if !strings.ContainsAny(s, "[<") { // every link starts with one; the regular expression is slow
+		return convertEmphasis(escape(s))
+	}
 	var b strings.Builder
 	last := 0
 	for _, m := range mdLink.FindAllStringSubmatchIndex(s, -1) {
 		b.WriteString(convertEmphasis(escape(s[last:m[0]])))
-		label, target := s[m[2]:m[3]], s[m[4]:m[5]]
-		if link, ok := slackLink(target, label); ok {
+		if link, ok := shownLink(s, m); ok {
 			b.WriteString(link)
 		} else {
 			b.WriteString(convertEmphasis(escape(s[m[0]:m[1]])))
@@ -91,11 +119,31 @@ func convertEmphasis(s string) string {
 	return mdStrike.ReplaceAllString(s, "~$1~")
 }
 
-// slackLink builds <url|label> for an http(s) URL with a host. Anything else (javascript:, slack:,
-// relative paths, URLs carrying characters that would end the link token) is refused, and the
-// caller shows the Markdown as escaped text.
-func slackLink(target, label string) (string, bool) {
-	if strings.ContainsAny(target, "<>|\"") {
+// shownLink renders the mdLink match m of s so that the URL is what Slack shows: "label (<url>)",
+// or "<url>" for an autolink, an empty label or a label that is the URL. It refuses URLs that are
+// not http(s) with a host (javascript:, slack:, relative paths) or that hold characters ending a
+// Slack link token; the caller then shows the Markdown as escaped text.
+func shownLink(s string, m []int) (string, bool) {
+	group := func(i int) string {
+		if m[2*i] < 0 {
+			return ""
+		}
+		return s[m[2*i]:m[2*i+1]]
+	}
+	label, target := group(1), group(2)+group(3)+group(4)
+	link, ok := slackURL(target)
+	if !ok {
+		return "", false
+	}
+	if label = strings.TrimSpace(label); label == "" || label == target {
+		return link, true
+	}
+	return convertEmphasis(escape(label)) + " (" + link + ")", true
+}
+
+// slackURL returns <url> for an http(s) URL with a host that Slack can show as a link.
+func slackURL(target string) (string, bool) {
+	if strings.ContainsAny(target, "<>|\" \t") {
 		return "", false
 	}
 	u, err := url.Parse(target)
@@ -103,10 +151,5 @@ func slackLink(target, label string) (string, bool) {
 		return "", false
 	}
 	// url.Parse lowers the scheme but the target keeps "HTTP://": write it as Slack expects a link.
-	target = u.Scheme + target[len(u.Scheme):]
-	label = strings.ReplaceAll(convertEmphasis(escape(label)), "|", "¦")
-	if label == "" {
-		return "<" + escape(target) + ">", true
-	}
-	return "<" + escape(target) + "|" + label + ">", true
+	return "<" + escape(u.Scheme+target[len(u.Scheme):]) + ">", true
 }

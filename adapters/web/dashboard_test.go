@@ -3,9 +3,12 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,6 +94,69 @@ func TestUserTextIsEscaped(t *testing.T) {
 	if _, page := b.get("/runs/" + run.ID); !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("run page does not show the request escaped:\n%s", page)
 	}
+}
+
+// inertWorkflow prints a masked link, an HTML link and code fences left open: on the web they must
+// all stay text.
+const inertWorkflow = "name: inert\nnodes:\n  - id: print\n    bash: |\n" +
+	"      echo '[click](https://evil.example) <a href=\"https://evil.example\">click</a>'\n" +
+	"      echo 'a stray ``` fence'\n" +
+	"      echo '```'\n" +
+	"      echo '<b>still text</b>'\n"
+
+// TestWorkflowOutputIsInertText: on the run page and the chat page, what a workflow printed is shown
+// as it was printed: no link but the dashboard's own, each showing where it goes or inside the
+// site, and no markup of the output's.
+func TestWorkflowOutputIsInertText(t *testing.T) {
+	r := newRig(t, rigOptions{workflows: map[string]string{"inert.yaml": inertWorkflow}})
+	b := r.browser("")
+	b.say("/workflow run inert")
+	run := r.waitRun("inert", db.StatusCompleted)
+	const shown = "[click](https://evil.example) &lt;a href=&#34;https://evil.example&#34;&gt;click&lt;/a&gt;\n" +
+		"a stray ``` fence\n```\n&lt;b&gt;still text&lt;/b&gt;"
+	var chat string
+	testkit.Eventually(t, "the completion message with the output on the chat page", func() bool {
+		_, chat = b.get("/chat")
+		return strings.Contains(chat, "completed.")
+	})
+	_, page := b.get("/runs/" + run.ID)
+	for name, html := range map[string]string{"run page": page, "chat page": chat} {
+		if !strings.Contains(html, shown) {
+			t.Errorf("the %s does not show the output as printed (%q):\n%s", name, shown, html)
+		}
+		if strings.Contains(html, "<b>") {
+			t.Errorf("the %s shows the output's markup:\n%s", name, html)
+		}
+		if hidden := hiddenLinks(html); len(hidden) > 0 {
+			t.Errorf("the %s has links whose text hides where they go: %q", name, hidden)
+		}
+	}
+}
+
+var (
+	anchor = regexp.MustCompile(`(?s)<a\b([^>]*)>(.*?)</a>`)
+	href   = regexp.MustCompile(`\bhref="([^"]*)"`)
+	tag    = regexp.MustCompile(`<[^>]*>`)
+)
+
+// hiddenLinks returns the links of a page that leave the site without their text showing where
+// to: an <a> to another site whose text does not hold its href.
+func hiddenLinks(page string) []string {
+	var hidden []string
+	if n := strings.Count(page, "<a "); n != len(anchor.FindAllString(page, -1)) {
+		hidden = append(hidden, fmt.Sprintf("%d <a> opened, %d closed", n, len(anchor.FindAllString(page, -1))))
+	}
+	for _, m := range anchor.FindAllStringSubmatch(page, -1) {
+		target := ""
+		if h := href.FindStringSubmatch(m[1]); h != nil {
+			target = html.UnescapeString(h[1])
+		}
+		text := html.UnescapeString(tag.ReplaceAllString(m[2], ""))
+		if !strings.HasPrefix(target, "/") && !strings.Contains(text, target) {
+			hidden = append(hidden, m[0])
+		}
+	}
+	return hidden
 }
 
 func TestRequestsThatAreRefused(t *testing.T) {

@@ -27,6 +27,8 @@ func TestRender(t *testing.T) {
 		{"block", conversation.T(conversation.Block("a\n<b>")), "<pre><code>a\n&lt;b&gt;</code></pre>"},
 		{"user text", conversation.T(conversation.U(`<img src=x onerror=alert(1)>`)), `<span class="user-text">&lt;img src=x onerror=alert(1)&gt;</span>`},
 		{"output", conversation.T(conversation.O("<script>")), `<span class="output">&lt;script&gt;</span>`},
+		{"output links and fences are text", conversation.T(conversation.O("[click](https://evil.example) <a href=\"https://evil.example\">x</a>\n```")),
+			`<span class="output">[click](https://evil.example) &lt;a href=&#34;https://evil.example&#34;&gt;x&lt;/a&gt;` + "\n```</span>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -363,8 +363,10 @@ func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string)
 	return nil
 }
 
-// copyFile streams a file to w through a small buffer, however large, and returns its last byte
-// (0 for an empty file).
+// copyFile streams a file to w through a small buffer, however large, and returns the last byte it
+// wrote (0 for an empty file). To a terminal it passes without escape sequences and other controls,
+// which a node's output could use to rewrite the screen, the window title or the clipboard; to a
+// pipe or a file, unchanged.
 func copyFile(w io.Writer, path string) (byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -372,7 +374,11 @@ func copyFile(w io.Writer, path string) (byte, error) {
 	}
 	defer f.Close()
 	lw := &lastByteWriter{w: w}
-	_, err = io.Copy(lw, f)
+	if isTerminal(w) {
+		err = console.CopyToTerminal(lw, f)
+	} else {
+		_, err = io.Copy(lw, f)
+	}
 	return lw.last, err
 }
 
