@@ -41,6 +41,14 @@ func CheckKey(r Reply) error {
 	}
 }
 
+// CheckFind is CheckKey for the key a Finder is asked about: the same rules, and there must be one.
+func CheckFind(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: finding a message needs its key", ErrBadKey)
+	}
+	return CheckKey(Reply{Key: key})
+}
+
 // ChunkKey is the key of message i (from 0) of a keyed reply that a platform shows as several
 // messages because it is long: key + "#" + i. Every message is keyed, the first too, so a repeated
 // post finds each one and posts only those missing. The suffix after the last "#" is the index,

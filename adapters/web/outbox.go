@@ -109,6 +109,9 @@ func (o *Outbox) Find(ctx context.Context, to conversation.Address, key string) 
 	if err := check(ctx, to); err != nil {
 		return conversation.Ref{}, false, err
 	}
+	if err := conversation.CheckFind(key); err != nil {
+		return conversation.Ref{}, false, fmt.Errorf("web: %w", err)
+	}
 	id := messageID(key)
 	_, err := o.store.FindMessage(ctx, Platform, to.ChannelID, id)
 	switch {
