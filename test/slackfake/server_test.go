@@ -3,6 +3,8 @@ package slackfake
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -135,5 +137,22 @@ func TestMetadataIsKeptAndReadBackOnlyWhenAsked(t *testing.T) {
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventPayload: map[string]any{"key": "k"}}))
 	if !errors.As(err, &se) || se.Err != "invalid_metadata_format" {
 		t.Errorf("metadata without an event_type: %v, want invalid_metadata_format", err)
+	}
+
+	// chat.update keeps the metadata unless it sends some; an empty object removes it.
+	if _, _, _, err := c.UpdateMessageContext(t.Context(), "C1", root, slack.MsgOptionText("root, edited", false)); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Messages("C1")[0]; m.Text != "root, edited" || m.Metadata.Payload["key"] != "r" {
+		t.Fatalf("after an update without metadata: %+v, want the metadata kept", m)
+	}
+	resp, err := http.PostForm(s.URL()+"chat.update", url.Values{"token": {BotToken}, "channel": {"C1"}, "ts": {root},
+		"text": {"root"}, "metadata": {"{}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if m := s.Messages("C1")[0]; m.Metadata.EventType != "" {
+		t.Errorf("after an update with empty metadata: %+v, want none", m.Metadata)
 	}
 }

@@ -222,14 +222,21 @@ func parseMessage(r *http.Request) (Message, string) {
 }
 
 // parseMetadata reads a message's "metadata" argument: a JSON object with a non-empty event_type
-// and an event_payload object, as Slack requires.
+// and an event_payload object, as Slack requires, or an empty object, which chat.update takes to
+// remove the metadata (Slack keeps it when the argument is left out).
 func parseMetadata(raw string) (Metadata, bool) {
 	var md struct {
-		EventType    string         `json:"event_type"`
+		EventType    *string        `json:"event_type"`
 		EventPayload map[string]any `json:"event_payload"`
 	}
-	if err := json.Unmarshal([]byte(raw), &md); err != nil || md.EventType == "" || md.EventPayload == nil {
+	if err := json.Unmarshal([]byte(raw), &md); err != nil {
 		return Metadata{}, false
 	}
-	return Metadata{EventType: md.EventType, Payload: md.EventPayload}, true
+	if md.EventType == nil && md.EventPayload == nil {
+		return Metadata{}, true
+	}
+	if md.EventType == nil || *md.EventType == "" || md.EventPayload == nil {
+		return Metadata{}, false
+	}
+	return Metadata{EventType: *md.EventType, Payload: md.EventPayload}, true
 }
