@@ -22,7 +22,8 @@ const (
 	channelRate    = rate.Limit(1) // messages per second per channel
 	channelBurst   = 3
 	// Reads (conversations.history and .replies, to find keyed messages) are Tier 3 for an app
-	// installed in its own workspace: about 50 a minute per method for the whole workspace.
+	// installed in its own workspace: about 50 a minute per method for the whole workspace. The
+	// two methods share one pace, which keeps each below its limit.
 	readRate  = rate.Limit(50.0 / 60)
 	readBurst = 5
 )
@@ -67,7 +68,7 @@ func (s *sender) do(ctx context.Context, op, channel string, call func(context.C
 }
 
 // read is do for a read of channel's messages: retried alike, but paced by the workspace's read
-// limit rather than by the channel's posting pace, so a lookup never delays a post.
+// limit rather than by the channel's posting pace, which it leaves to the posts.
 func (s *sender) read(ctx context.Context, op, channel string, call func(context.Context) error) error {
 	return s.try(ctx, op, channel, s.reads, call)
 }
