@@ -1,9 +1,10 @@
 // Package discordfake is a loopback fake of Discord's REST API and gateway for tests. It speaks
 // enough of both for a discordgo client: the gateway handshake (HELLO, IDENTIFY, READY with its
 // resume_gateway_url, RESUME, heartbeats) and dispatches, application command registration,
-// interaction callbacks and webhook followups, channel messages with edits, and threads started
-// from messages. Tests drive it as users would
-// (slash commands, mentions, thread replies, button clicks) and read back what users would see.
+// interaction callbacks and webhook followups, channel messages with edits and nonces (enforce_nonce
+// returns the message a nonce made), and threads started from messages (with the message's id).
+// Tests drive it as users would (slash commands, mentions, thread replies, button clicks) and read
+// back what users would see, and how many messages were created.
 package discordfake
 
 import (
