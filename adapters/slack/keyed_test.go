@@ -184,3 +184,19 @@ func TestKeyedEphemeralReplyIsRefused(t *testing.T) {
 		t.Errorf("Find without a key: %v, want ErrBadKey", err)
 	}
 }
+
+// TestKeyedPostThatCannotLookIsPostedAnyway: when Slack refuses the read (an app installed without
+// a history scope), a keyed reply is still posted, once, and Find says why it cannot answer.
+func TestKeyedPostThatCannotLookIsPostedAnyway(t *testing.T) {
+	t.Parallel()
+	fake := slackfake.New(t)
+	out := newAdapter(t, fake, &recorder{}).Outbox()
+	fake.FailReads("missing_scope")
+	ref, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{Text: conversation.T(conversation.P("done")), Key: "r1/final"})
+	if err != nil || fake.Posts("C1", "") != 1 || fake.Messages("C1")[0].TS != ref.MessageID {
+		t.Fatalf("Post = %+v, %v with %d post(s); want the message posted once", ref, err, fake.Posts("C1", ""))
+	}
+	if _, _, err := finder(t, out).Find(t.Context(), addr("C1", ""), "r1/final"); err == nil || !strings.Contains(err.Error(), "missing_scope") {
+		t.Errorf("Find while Slack refuses reads: %v, want the missing_scope error", err)
+	}
+}

@@ -34,6 +34,7 @@ var (
 type outbox struct {
 	api  *slackapi.Client
 	send *sender
+	log  *zap.Logger
 
 	selfMu sync.Mutex
 	selfID string // the bot's user id, once known (self)
@@ -42,7 +43,7 @@ type outbox struct {
 var _ conversation.Finder = (*outbox)(nil)
 
 func newOutbox(api *slackapi.Client, log *zap.Logger) *outbox {
-	return &outbox{api: api, send: newSender(log)}
+	return &outbox{api: api, send: newSender(log), log: log}
 }
 
 func (o *outbox) Platform() string { return Platform }
@@ -110,8 +111,10 @@ func (o *outbox) postChunks(ctx context.Context, to conversation.Address, r conv
 	}
 	var have found
 	if r.Key != "" {
+		// A look that fails (a scope missing, Slack refusing reads) does not stop the post: a
+		// message shown twice beats one never shown.
 		if have, err = o.posted(ctx, to, r.Key, startThread, repostLookup); err != nil {
-			return "", conversation.Ref{}, err
+			o.log.Warn("slack.post_unchecked", zap.String("channel", to.ChannelID), zap.Error(err))
 		}
 	}
 	var first string
@@ -161,10 +164,10 @@ func (o *outbox) postOne(ctx context.Context, to conversation.Address, r convers
 	var ts string
 	tried := false
 	err := o.send.do(ctx, "chat.post", to.ChannelID, func(ctx context.Context) error {
-		if tried && r.Key != "" {
-			f, err := o.scan(ctx, to, r.Key, repostLookup)
-			if ts = f.ts[i]; err != nil || ts != "" {
-				return err
+		if tried && r.Key != "" { // as above, a look that fails leaves the retry to post
+			if f, err := o.scan(ctx, to, r.Key, repostLookup); err == nil && f.ts[i] != "" {
+				ts = f.ts[i]
+				return nil
 			}
 		}
 		tried = true

@@ -24,6 +24,9 @@ func (s *Server) history(r *http.Request) apiResult {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readError != "" {
+		return apiResult{"error": s.readError}
+	}
 	msgs := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.ThreadTS == "" })
 	sort.Slice(msgs, func(i, j int) bool { return tsLess(msgs[j].TS, msgs[i].TS) })
 	res, errCode := s.pageLocked(r, msgs, historyDefaultLimit, historyMaxLimit)
@@ -43,6 +46,9 @@ func (s *Server) replies(r *http.Request) apiResult {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.readError != "" {
+		return apiResult{"error": s.readError}
+	}
 	root := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.TS == ts })
 	if len(root) == 0 {
 		return apiResult{"error": "thread_not_found"}

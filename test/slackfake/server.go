@@ -74,8 +74,9 @@ type Server struct {
 	posts       map[string]int
 	ephemerals  map[string][]Message
 	rateLimited int
-	refuseAfter int // chat.postMessage answers internal_error after this many more posts; -1: never
-	loseAnswers int // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	refuseAfter int    // chat.postMessage answers internal_error after this many more posts; -1: never
+	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
 }
@@ -231,6 +232,14 @@ func (s *Server) LoseNextAnswers(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseAnswers = n
+}
+
+// FailReads makes conversations.history and conversations.replies answer the Slack error code
+// (such as missing_scope, for an app installed without a history scope) until it is called with "".
+func (s *Server) FailReads(code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readError = code
 }
 
 // WaitFor polls cond until it holds, re-checking on every change of the fake and at a short interval
