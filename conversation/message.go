@@ -61,6 +61,11 @@ type Reply struct {
 	Buttons   []Button
 	Ephemeral bool   // shown only to ToUser where the platform supports it
 	ToUser    string // platform-qualified user id for ephemeral replies
+	// Key, when set, makes posting idempotent: Post and StartThread mark what they post with it,
+	// and posting the same key again to the same place returns what the first post made instead
+	// of posting it twice, within each platform's window (docs/design-notes.md, "Posting is
+	// idempotent by key"; the rules are in key.go). Empty: every Post posts.
+	Key string
 }
 
 // ButtonStyle hints at a button's colour.

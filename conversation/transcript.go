@@ -16,6 +16,7 @@ const RecordTimeout = 2 * time.Second
 // TranscriptWriter records messages in conversation transcripts; db.Store satisfies it.
 type TranscriptWriter interface {
 	AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+	AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, bool, error)
 	EditMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
 }
 
@@ -23,11 +24,34 @@ type TranscriptWriter interface {
 // platform's message id. Recording never fails nor undoes a post: the message is on the platform
 // already, so a failed write (an unwritable database, RecordTimeout passed) is reported to failed
 // and the post succeeds. failed may be nil.
+//
+// A keyed reply (Reply.Key) is recorded once: posting it again, which the platform answers with
+// the message it already has, leaves its transcript row as it is (an edit since stays, and the
+// row is not marked edited). When ob is a Finder, so is the Outbox returned.
 func Recorded(ob Outbox, w TranscriptWriter, failed func(platform string, err error)) Outbox {
 	if failed == nil {
 		failed = func(string, error) {}
 	}
-	return recorded{ob: ob, w: w, failed: failed}
+	r := recorded{ob: ob, w: w, failed: failed}
+	if f, ok := ob.(Finder); ok {
+		return recordedFinder{recorded: r, f: f}
+	}
+	return r
+}
+
+// recordedFinder is a recorded Outbox whose platform can find keyed messages: the wrapper keeps
+// that visible to whoever holds the Outbox. Finding records nothing (see Finder).
+type recordedFinder struct {
+	recorded
+	f Finder
+}
+
+func (r recordedFinder) Find(ctx context.Context, to Address, key string) (Ref, bool, error) {
+	return r.f.Find(ctx, to, key)
+}
+
+func (r recordedFinder) FindThread(ctx context.Context, in Address, key string) (Address, Ref, bool, error) {
+	return r.f.FindThread(ctx, in, key)
 }
 
 type recorded struct {
@@ -77,12 +101,15 @@ func (r recorded) record(ctx context.Context, in Address, ref Ref, rep Reply, ed
 		m.MessageID = "local-" + db.NewToken()[:16]
 	}
 	var err error
-	if edit {
+	switch {
+	case edit:
 		_, err = r.w.EditMessage(ctx, m)
 		if errors.Is(err, db.ErrNotFound) { // posted before it could be recorded: keep its latest state
 			_, err = r.w.AppendMessage(ctx, m)
 		}
-	} else {
+	case rep.Key != "": // a repeated keyed post is the same message: recorded the first time only
+		_, _, err = r.w.AppendMessageOnce(ctx, m)
+	default:
 		_, err = r.w.AppendMessage(ctx, m)
 	}
 	if err != nil {

@@ -116,3 +116,77 @@ func TestRecordedPostSurvivesAnUnwritableStore(t *testing.T) {
 		t.Errorf("failures reported: %v, want one for slack", failures)
 	}
 }
+
+// keyedPlatform is a stand-in platform that knows its keyed messages, as Slack does by metadata:
+// a repeated keyed post returns the message it already has.
+type keyedPlatform struct {
+	platform
+	keyed map[string]conversation.Ref
+}
+
+func (p *keyedPlatform) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
+	if ref, ok := p.keyed[r.Key]; ok && r.Key != "" {
+		return ref, nil
+	}
+	ref, err := p.platform.Post(ctx, to, r)
+	if err == nil && r.Key != "" {
+		p.keyed[r.Key] = ref
+	}
+	return ref, err
+}
+
+func (p *keyedPlatform) Find(_ context.Context, _ conversation.Address, key string) (conversation.Ref, bool, error) {
+	ref, ok := p.keyed[key]
+	return ref, ok, nil
+}
+
+func (p *keyedPlatform) FindThread(_ context.Context, in conversation.Address, key string) (conversation.Address, conversation.Ref, bool, error) {
+	ref, ok := p.keyed[key]
+	in.ThreadID = ref.MessageID
+	return in, ref, ok, nil
+}
+
+// TestRecordedKeyedReplyIsRecordedOnce: posting a keyed reply again (the platform answers with the
+// message it has) leaves its transcript row as it was, edit included; the wrapper stays a Finder.
+func TestRecordedKeyedReplyIsRecordedOnce(t *testing.T) {
+	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
+		st := open(t, db.Options{})
+		p := &keyedPlatform{keyed: map[string]conversation.Ref{}}
+		var failures []error
+		ob := conversation.Recorded(p, st, func(_ string, err error) { failures = append(failures, err) })
+		if _, ok := conversation.Recorded(&platform{}, st, nil).(conversation.Finder); ok {
+			t.Error("Recorded made a Finder of a platform that cannot find")
+		}
+		finder, ok := ob.(conversation.Finder)
+		if !ok {
+			t.Fatal("Recorded hid the platform's Finder")
+		}
+		thread := conversation.Address{Platform: "slack", ChannelID: "C1", ThreadID: "1.0"}
+		gate := text("Ship it?")
+		gate.Key = "run0000001/gate@12"
+		ref, err := ob.Post(t.Context(), thread, gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.Edit(t.Context(), ref, text("Approved by bob")); err != nil {
+			t.Fatal(err)
+		}
+		before, err := st.Transcript(t.Context(), thread.ConversationID(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := ob.Post(t.Context(), thread, gate); err != nil || again != ref {
+			t.Fatalf("repeated post = %+v, %v; want %+v", again, err, ref)
+		}
+		rows, err := st.Transcript(t.Context(), thread.ConversationID(), 10)
+		if err != nil || len(rows) != 1 || rows[0].Text != "Approved by bob" || rows[0].Seq != before[0].Seq {
+			t.Fatalf("transcript = %+v, %v; want the one row as the edit left it (seq %d)", rows, err, before[0].Seq)
+		}
+		if found, ok, err := finder.Find(t.Context(), thread, gate.Key); err != nil || !ok || found != ref {
+			t.Errorf("Find through the wrapper = %+v, %v, %v; want %+v", found, ok, err, ref)
+		}
+		if len(failures) != 0 {
+			t.Errorf("recording failures: %v", failures)
+		}
+	})
+}

@@ -116,6 +116,13 @@ type Store interface {
 	// beyond TranscriptKeep are deleted in the same transaction. A message whose (platform, channel,
 	// message id) is recorded already is edited instead.
 	AppendMessage(ctx context.Context, m TranscriptMessage) (TranscriptMessage, error)
+	// AppendMessageOnce is AppendMessage for a message that must be recorded once: when its
+	// (platform, channel, message id) is recorded already, it returns that message unchanged and
+	// false (a repeated post of an idempotency-keyed message), else it adds m and returns true.
+	AppendMessageOnce(ctx context.Context, m TranscriptMessage) (TranscriptMessage, bool, error)
+	// FindMessage returns the recorded message (platform, channel, message id); ErrNotFound if it
+	// was never recorded or was trimmed since (TranscriptKeep).
+	FindMessage(ctx context.Context, platform, channelID, messageID string) (TranscriptMessage, error)
 	// EditMessage replaces the text and body of the recorded message (platform, channel, message
 	// id), marks it edited and gives it a fresh Seq; ErrNotFound if it was never recorded. RunID
 	// and ToUser are kept unless m sets them.

@@ -16,10 +16,12 @@ type Posted struct {
 	Text    string
 	Buttons []conversation.Button
 	Edited  bool
+	Key     string // the reply's idempotency key, if it had one
 }
 
 // Outbox records what the bot sends, as a chat platform with threads and buttons shows it. With
-// Err set it refuses every post and edit, as a platform that is down.
+// Err set it refuses every post and edit, as a platform that is down. Like every adapter, it
+// posts a keyed reply once: the same key posted again to the same place returns the first ref.
 type Outbox struct {
 	Name string // its platform; empty: console
 	Err  error
@@ -43,8 +45,13 @@ func (o *Outbox) Post(_ context.Context, to conversation.Address, r conversation
 	if o.Err != nil {
 		return conversation.Ref{}, o.Err
 	}
+	for _, m := range o.msgs {
+		if r.Key != "" && m.Key == r.Key && m.To == to {
+			return conversation.Ref{Address: to, MessageID: m.ID}, nil
+		}
+	}
 	id := fmt.Sprintf("m%d", len(o.msgs)+1)
-	o.msgs = append(o.msgs, Posted{To: to, ID: id, Text: r.Text.String(), Buttons: r.Buttons})
+	o.msgs = append(o.msgs, Posted{To: to, ID: id, Text: r.Text.String(), Buttons: r.Buttons, Key: r.Key})
 	return conversation.Ref{Address: to, MessageID: id}, nil
 }
 

@@ -19,6 +19,10 @@ import (
 // Platform is the platform name of console addresses and user ids ("console:alice").
 const Platform = "console"
 
+// keepKeys is how many keyed replies an Outbox remembers, so that posting one again prints nothing
+// (the oldest is forgotten first): far more than a terminal session's runs owe at once.
+const keepKeys = 1024
+
 // Errors returned by the Outbox.
 var (
 	ErrWrongPlatform  = errors.New("console: address is not a console address")
@@ -35,6 +39,11 @@ type Outbox struct {
 	// its buttons away, and the bot says what happened in the message it posts next, so printing
 	// the edit would show the same line twice.
 	buttoned map[int]bool
+	// keyed are the refs of the keyed replies printed, by conversation and key, the newest
+	// keepKeys of them (in order). A terminal cannot look up what it printed before the process
+	// started, so this is all the de-duplication there is (docs/design-notes.md).
+	keyed map[string]conversation.Ref
+	order []string
 }
 
 // NewOutbox returns an Outbox printing to w.
@@ -51,13 +60,21 @@ func (o *Outbox) Capabilities() conversation.Capabilities {
 }
 
 // Post prints r, prefixed with its thread ("[thread 3] ...") when to is a thread, and its buttons
-// as the commands they run.
+// as the commands they run. A keyed reply this Outbox printed already is not printed again: Post
+// returns its ref.
 func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	if err := check(ctx, to); err != nil {
 		return conversation.Ref{}, err
 	}
+	if err := conversation.CheckKey(r); err != nil {
+		return conversation.Ref{}, fmt.Errorf("console: %w", err)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	seen := to.ConversationID() + "\x00" + r.Key
+	if ref, ok := o.keyed[seen]; ok && r.Key != "" {
+		return ref, nil
+	}
 	o.last++
 	ref := conversation.Ref{Address: to, MessageID: strconv.Itoa(o.last)}
 	if err := o.print(to, r); err != nil {
@@ -69,7 +86,23 @@ func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversati
 		}
 		o.buttoned[o.last] = true
 	}
+	if r.Key != "" {
+		o.remember(seen, ref)
+	}
 	return ref, nil
+}
+
+// remember keeps the ref of a keyed reply, forgetting the oldest beyond keepKeys; the caller holds o.mu.
+func (o *Outbox) remember(seen string, ref conversation.Ref) {
+	if o.keyed == nil {
+		o.keyed = map[string]conversation.Ref{}
+	}
+	if len(o.order) == keepKeys {
+		delete(o.keyed, o.order[0])
+		o.order = o.order[1:]
+	}
+	o.keyed[seen] = ref
+	o.order = append(o.order, seen)
 }
 
 // Edit prints the new content of a message this process posted, such as a run's status as it

@@ -214,3 +214,44 @@ func TestEditPrintsNoDuplicatesAndNoInternalIDs(t *testing.T) {
 		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestKeyedReplyPrintsOnce: a keyed reply posted again by the same process prints nothing and
+// returns its ref; the terminal cannot know what an earlier process printed, so a new Outbox (a
+// restarted bot chat) prints it again, as design-notes says.
+func TestKeyedReplyPrintsOnce(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	o := NewOutbox(&out)
+	gate := conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "r1/gate@3"}
+	first, err := o.Post(t.Context(), channel, gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread, again, err := o.StartThread(t.Context(), channel, gate)
+	if err != nil || again != first || thread != channel {
+		t.Fatalf("the same keyed reply again = %+v %+v, %v; want %+v in the same conversation", thread, again, err, first)
+	}
+	other := conversation.Address{Platform: Platform, ChannelID: "other"}
+	if _, err := o.Post(t.Context(), other, gate); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "Ship it?\nShip it?\n" {
+		t.Fatalf("printed %q; want the question once here and once in the other conversation", got)
+	}
+	for i := range keepKeys {
+		if _, err := o.Post(t.Context(), channel, conversation.Reply{Text: conversation.T(conversation.P("n")), Key: fmt.Sprint("k", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	if _, err := o.Post(t.Context(), channel, gate); err != nil || out.String() != "Ship it?\n" {
+		t.Errorf("after %d newer keys: printed %q, %v; want the forgotten key printed again", keepKeys, out.String(), err)
+	}
+	var restarted bytes.Buffer
+	if _, err := NewOutbox(&restarted).Post(t.Context(), channel, gate); err != nil || restarted.String() != "Ship it?\n" {
+		t.Errorf("a new Outbox printed %q, %v; want the question (it cannot know)", restarted.String(), err)
+	}
+	if _, err := o.Post(t.Context(), channel, conversation.Reply{Text: gate.Text, Key: "k", Ephemeral: true, ToUser: "console:alice"}); !errors.Is(err, conversation.ErrBadKey) {
+		t.Errorf("a keyed ephemeral reply: %v, want ErrBadKey", err)
+	}
+}

@@ -2,6 +2,9 @@ package discord
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,9 +54,14 @@ func target(to conversation.Address) string {
 // Post sends r in chunks below the length limit, buttons on the last, and returns the last chunk's
 // ref (the one a click refers to). An ephemeral reply is an ephemeral followup while the user's
 // interaction token lives, else a normal message addressed to the user (which does not ping).
+// Each message of a keyed reply carries a nonce derived from its key, which Discord enforces: the
+// same post again within Discord's window returns the message it has (nonceOf).
 func (o outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	if to.Platform != Platform {
 		return conversation.Ref{}, fmt.Errorf("%w: %q", ErrWrongPlatform, to.Platform)
+	}
+	if err := conversation.CheckKey(r); err != nil {
+		return conversation.Ref{}, fmt.Errorf("discord: %w", err)
 	}
 	if r.Ephemeral {
 		if tok, ok := o.a.tokens.live(to, r.ToUser, o.a.now()); ok {
@@ -67,7 +75,11 @@ func (o outbox) Post(ctx context.Context, to conversation.Address, r conversatio
 		if i == len(chunks)-1 {
 			send.Components = o.a.components(r.Buttons)
 		}
-		m, err := o.a.send(ctx, target(to), send)
+		nonce := ""
+		if r.Key != "" {
+			nonce = nonceOf(conversation.ChunkKey(r.Key, i))
+		}
+		m, err := o.a.send(ctx, target(to), send, nonce)
 		if err != nil {
 			return conversation.Ref{}, err
 		}
@@ -106,12 +118,39 @@ func (a *Adapter) followup(ctx context.Context, tok interactionToken, to convers
 	return nil
 }
 
-func (a *Adapter) send(ctx context.Context, channelID string, m *discordgo.MessageSend) (*discordgo.Message, error) {
+// maxNonce is the longest nonce Discord accepts (characters); longer ones are a 400.
+const maxNonce = 25
+
+// nonceOf is the nonce of the message keyed key (a chunk's key): the first 25 characters of the
+// base32 of its SHA-256, 125 bits, so every replica derives the same one and two keys never meet.
+func nonceOf(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return strings.ToLower(base32.StdEncoding.EncodeToString(sum[:]))[:maxNonce]
+}
+
+// messageCreate is the body of Create Message: discordgo's, plus the nonce fields its MessageSend
+// lacks. enforce_nonce makes Discord return the message that the same bot created with the same
+// nonce in the last few minutes instead of creating another.
+type messageCreate struct {
+	*discordgo.MessageSend
+	Nonce        string `json:"nonce,omitempty"`
+	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
+}
+
+// send creates a message in channelID, with nonce when it is not empty. It goes through the
+// session's request method, as ChannelMessageSendComplex would (same endpoint, rate-limit bucket
+// and HTTP client, so DISCORD_API_URL and discordgo's buckets apply), because only our body has
+// the nonce. Retrying a message with a nonce cannot post it twice within Discord's window.
+func (a *Adapter) send(ctx context.Context, channelID string, m *discordgo.MessageSend, nonce string) (*discordgo.Message, error) {
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	body := messageCreate{MessageSend: m, Nonce: nonce, EnforceNonce: nonce != ""}
 	var out *discordgo.Message
 	err := a.withRetry(ctx, "send", channelID, func() error {
-		var err error
-		out, err = a.session.ChannelMessageSendComplex(channelID, m, discordgo.WithContext(ctx))
-		return err
+		resp, err := a.session.RequestWithBucketID("POST", endpoint, body, endpoint, discordgo.WithContext(ctx))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(resp, &out)
 	})
 	return out, err
 }
@@ -171,7 +210,9 @@ func (o outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.R
 }
 
 // StartThread posts r in the channel of in and opens a thread on it. In a DM, where Discord has no
-// threads, it posts there and returns in.
+// threads, it posts there and returns in. A keyed reply posted again (Post returns the message it
+// has) finds its thread: the thread started from a message has the message's id, and Discord
+// refuses a second one with code 160004.
 func (o outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
 	if in.Platform != Platform {
 		return in, conversation.Ref{}, fmt.Errorf("%w: %q", ErrWrongPlatform, in.Platform)
@@ -191,7 +232,11 @@ func (o outbox) StartThread(ctx context.Context, in conversation.Address, r conv
 			&discordgo.ThreadStart{Name: threadName(r.Text), AutoArchiveDuration: threadArchiveMinutes}, discordgo.WithContext(ctx))
 		return err
 	})
-	if err != nil {
+	var rest *discordgo.RESTError
+	switch {
+	case r.Key != "" && errors.As(err, &rest) && rest.Message != nil && rest.Message.Code == discordgo.ErrCodeThreadAlreadyCreatedForThisMessage:
+		th = &discordgo.Channel{ID: ref.MessageID}
+	case err != nil:
 		return in, ref, err
 	}
 	o.a.channels.put(th.ID, channelInfo{parentID: in.ChannelID})

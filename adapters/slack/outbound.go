@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
@@ -27,15 +28,22 @@ var (
 	ErrNoChannel   = errors.New("slack: the address has no channel")
 )
 
-// outbox implements conversation.Outbox with the Web API and the bot token. It never uses a slash
-// command's response_url: those expire after 30 minutes, and approval gates wait for days.
+// outbox implements conversation.Outbox and conversation.Finder with the Web API and the bot
+// token. It never uses a slash command's response_url: those expire after 30 minutes, and approval
+// gates wait for days.
 type outbox struct {
 	api  *slackapi.Client
 	send *sender
+	log  *zap.Logger
+
+	selfMu sync.Mutex
+	selfID string // the bot's user id, once known (self)
 }
 
+var _ conversation.Finder = (*outbox)(nil)
+
 func newOutbox(api *slackapi.Client, log *zap.Logger) *outbox {
-	return &outbox{api: api, send: newSender(log)}
+	return &outbox{api: api, send: newSender(log), log: log}
 }
 
 func (o *outbox) Platform() string { return Platform }
@@ -47,7 +55,8 @@ func (o *outbox) Capabilities() conversation.Capabilities {
 }
 
 // Post sends r, split into several messages when it is long; buttons go on the last one, whose
-// Ref is returned so that a decision can be shown by editing it.
+// Ref is returned so that a decision can be shown by editing it. A keyed reply posts only the
+// messages that the conversation's last hour does not show already (keyed.go).
 func (o *outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	_, ref, err := o.postChunks(ctx, to, r, false)
 	return ref, err
@@ -87,25 +96,43 @@ func (o *outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 }
 
 // postChunks posts each chunk of r to to; with startThread the first one becomes the thread root.
-// It returns the ts of the first message and the Ref of the last.
+// It returns the ts of the first message and the Ref of the last. Of a keyed reply, the messages
+// found posted already are not posted again.
 func (o *outbox) postChunks(ctx context.Context, to conversation.Address, r conversation.Reply, startThread bool) (string, conversation.Ref, error) {
 	if to.ChannelID == "" {
 		return "", conversation.Ref{}, ErrNoChannel
+	}
+	if err := conversation.CheckKey(r); err != nil {
+		return "", conversation.Ref{}, fmt.Errorf("slack: %w", err)
 	}
 	chunks, err := chunksFor(r)
 	if err != nil {
 		return "", conversation.Ref{}, err
 	}
+	var have found
+	if r.Key != "" {
+		// A look that fails (a scope missing, Slack refusing reads) does not stop the post: a
+		// message shown twice beats one never shown.
+		if have, err = o.posted(ctx, to, r.Key, startThread, repostLookup); err != nil {
+			o.log.Warn("slack.post_unchecked", zap.String("channel", to.ChannelID), zap.Error(err))
+		}
+	}
 	var first string
 	var ref conversation.Ref
 	for i, c := range chunks {
-		var buttons []conversation.Button
-		if i == len(chunks)-1 {
-			buttons = r.Buttons
-		}
-		ts, err := o.postOne(ctx, to, r, content(c, buttons))
-		if err != nil {
-			return first, ref, err
+		ts, ok := have.ts[i]
+		if !ok {
+			var buttons []conversation.Button
+			if i == len(chunks)-1 {
+				buttons = r.Buttons
+			}
+			opts := content(c, buttons)
+			if r.Key != "" {
+				opts = append(opts, metadata(r.Key, i, len(chunks)))
+			}
+			if ts, err = o.postOne(ctx, to, r, i, opts); err != nil {
+				return first, ref, err
+			}
 		}
 		ref = conversation.Ref{Address: to, MessageID: ts}
 		if i == 0 {
@@ -118,7 +145,10 @@ func (o *outbox) postChunks(ctx context.Context, to conversation.Address, r conv
 	return first, ref, nil
 }
 
-func (o *outbox) postOne(ctx context.Context, to conversation.Address, r conversation.Reply, opts []slackapi.MsgOption) (string, error) {
+// postOne posts message i of r to to. A keyed message is posted once: before trying again after a
+// failure that may have hidden Slack's answer (a broken connection, a 5xx), it looks for the
+// message first.
+func (o *outbox) postOne(ctx context.Context, to conversation.Address, r conversation.Reply, i int, opts []slackapi.MsgOption) (string, error) {
 	if to.ThreadID != "" {
 		opts = append(opts, slackapi.MsgOptionTS(to.ThreadID))
 	}
@@ -132,7 +162,15 @@ func (o *outbox) postOne(ctx context.Context, to conversation.Address, r convers
 		opts = append(opts, slackapi.MsgOptionPost())
 	}
 	var ts string
+	tried := false
 	err := o.send.do(ctx, "chat.post", to.ChannelID, func(ctx context.Context) error {
+		if tried && r.Key != "" { // as above, a look that fails leaves the retry to post
+			if f, err := o.scan(ctx, to, r.Key, repostLookup); err == nil && f.ts[i] != "" {
+				ts = f.ts[i]
+				return nil
+			}
+		}
+		tried = true
 		var err error
 		_, ts, _, err = o.api.SendMessageContext(ctx, to.ChannelID, opts...)
 		return err

@@ -21,6 +21,11 @@ const (
 	sendBackoffMax = 8 * time.Second
 	channelRate    = rate.Limit(1) // messages per second per channel
 	channelBurst   = 3
+	// Reads (conversations.history and .replies, to find keyed messages) are Tier 3 for an app
+	// installed in its own workspace: about 50 a minute per method for the whole workspace. The
+	// two methods share one pace, which keeps each below its limit.
+	readRate  = rate.Limit(50.0 / 60)
+	readBurst = 5
 )
 
 // transientCodes are Slack error codes worth retrying; every other code (channel_not_found,
@@ -39,6 +44,7 @@ type sender struct {
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter // per channel; channels a bot posts to are few
+	reads    *rate.Limiter            // the whole workspace's
 }
 
 func newSender(log *zap.Logger) *sender {
@@ -50,6 +56,7 @@ func newSender(log *zap.Logger) *sender {
 		},
 		sleep:    sleep,
 		limiters: map[string]*rate.Limiter{},
+		reads:    rate.NewLimiter(readRate, readBurst),
 	}
 }
 
@@ -57,8 +64,18 @@ func newSender(log *zap.Logger) *sender {
 // 429 waits the Retry-After Slack asked for. The failure is logged with the channel only: message
 // text and tokens never reach logs.
 func (s *sender) do(ctx context.Context, op, channel string, call func(context.Context) error) error {
+	return s.try(ctx, op, channel, s.limiter(channel), call)
+}
+
+// read is do for a read of channel's messages: retried alike, but paced by the workspace's read
+// limit rather than by the channel's posting pace, which it leaves to the posts.
+func (s *sender) read(ctx context.Context, op, channel string, call func(context.Context) error) error {
+	return s.try(ctx, op, channel, s.reads, call)
+}
+
+func (s *sender) try(ctx context.Context, op, channel string, pace *rate.Limiter, call func(context.Context) error) error {
 	for attempt := 1; ; attempt++ {
-		if err := s.limiter(channel).Wait(ctx); err != nil {
+		if err := pace.Wait(ctx); err != nil {
 			return fmt.Errorf("slack: %s to %s: %w", op, channel, err)
 		}
 		err := call(ctx)

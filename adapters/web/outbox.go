@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,13 +28,16 @@ const (
 	threadsShown = 50
 )
 
-// messageIDBytes is the length of a web message id: random hex, unique across replicas.
+// messageIDBytes is the length of a web message id (refPattern): random hex, unique across
+// replicas, or for a keyed reply hex of its key's hash, so that posting it again finds its row.
 const messageIDBytes = 16
 
 // Transcripts is where the chat page's conversations live: the database, so any replica renders
 // any user's page and a restart loses nothing. db.Store satisfies it.
 type Transcripts interface {
 	AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
+	AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, bool, error)
+	FindMessage(ctx context.Context, platform, channelID, messageID string) (db.TranscriptMessage, error)
 	EditMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error)
 	Transcript(ctx context.Context, conversationID string, limit int) ([]db.TranscriptMessage, error)
 	TranscriptChanged(conversationID string) <-chan struct{}
@@ -61,7 +66,10 @@ type Outbox struct {
 	onPost func() // called after every change; set once by New
 }
 
-var _ conversation.Outbox = (*Outbox)(nil)
+var (
+	_ conversation.Outbox = (*Outbox)(nil)
+	_ conversation.Finder = (*Outbox)(nil)
+)
 
 // NewOutbox returns an Outbox over store.
 func NewOutbox(store Transcripts) *Outbox { return &Outbox{store: store} }
@@ -75,18 +83,62 @@ func (o *Outbox) Capabilities() conversation.Capabilities {
 	return conversation.Capabilities{Threads: true, Buttons: true, CommandsInThreads: true}
 }
 
-// Post appends r to the conversation of to.
+// Post appends r to the conversation of to. A keyed reply gets the message id of its key, so
+// posting it again returns the message recorded the first time, as it is now (edits kept),
+// instead of adding a second one: the transcript's unique (platform, channel, message id) decides,
+// on every replica and after any restart, for as long as the conversation keeps the message
+// (db.TranscriptKeep).
 func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversation.Reply) (conversation.Ref, error) {
 	if err := check(ctx, to); err != nil {
 		return conversation.Ref{}, err
 	}
-	m := conversation.TranscriptEntry(to, newMessageID(), r)
+	if err := conversation.CheckKey(r); err != nil {
+		return conversation.Ref{}, fmt.Errorf("web: %w", err)
+	}
+	m := conversation.TranscriptEntry(to, messageID(r.Key), r)
 	m.RunID = conversation.RunOf(ctx)
-	if _, err := o.store.AppendMessage(ctx, m); err != nil {
+	created := true
+	var err error
+	if r.Key == "" {
+		_, err = o.store.AppendMessage(ctx, m)
+	} else {
+		_, created, err = o.store.AppendMessageOnce(ctx, m)
+	}
+	if err != nil {
 		return conversation.Ref{}, fmt.Errorf("web: record message: %w", err)
 	}
-	o.kick()
+	if created {
+		o.kick()
+	}
 	return conversation.Ref{Address: to, MessageID: m.MessageID}, nil
+}
+
+// Find reports whether the reply keyed key was posted to the conversation of to.
+func (o *Outbox) Find(ctx context.Context, to conversation.Address, key string) (conversation.Ref, bool, error) {
+	if err := check(ctx, to); err != nil {
+		return conversation.Ref{}, false, err
+	}
+	if err := conversation.CheckFind(key); err != nil {
+		return conversation.Ref{}, false, fmt.Errorf("web: %w", err)
+	}
+	id := messageID(key)
+	_, err := o.store.FindMessage(ctx, Platform, to.ChannelID, id)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return conversation.Ref{}, false, nil
+	case err != nil:
+		return conversation.Ref{}, false, fmt.Errorf("web: find message %q: %w", id, err)
+	}
+	return conversation.Ref{Address: to, MessageID: id}, true, nil
+}
+
+// FindThread is Find: a run's "thread" on the web is the conversation it was started from.
+func (o *Outbox) FindThread(ctx context.Context, in conversation.Address, key string) (conversation.Address, conversation.Ref, bool, error) {
+	ref, ok, err := o.Find(ctx, in, key)
+	if !ok {
+		return conversation.Address{}, conversation.Ref{}, false, err
+	}
+	return in, ref, true, nil
 }
 
 // Edit replaces a posted message's content and buttons.
@@ -203,6 +255,16 @@ func (o *Outbox) Changed(conversationID string) <-chan struct{} {
 }
 
 func newMessageID() string { return db.NewToken()[:messageIDBytes] }
+
+// messageID is the id a reply keyed key gets: the hash of its only chunk's key (the web shows a
+// reply as one message), so every replica derives the same id; a fresh random one when unkeyed.
+func messageID(key string) string {
+	if key == "" {
+		return newMessageID()
+	}
+	sum := sha256.Sum256([]byte(conversation.ChunkKey(key, 0)))
+	return hex.EncodeToString(sum[:])[:messageIDBytes]
+}
 
 // kick tells the live-update poller that something happened, so run pages refresh at once
 // instead of at the next poll. It is set before the Outbox is shared and never changed.

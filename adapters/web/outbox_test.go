@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,5 +145,75 @@ func TestRequireToken(t *testing.T) {
 	web.RequireToken("", ok).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	if rec.Code != http.StatusTeapot {
 		t.Errorf("without a configured token (loopback): status %d, want the page", rec.Code)
+	}
+}
+
+// reopenable returns a fresh database of each engine and a function that opens another store on
+// it: a restarted bot, or another replica.
+func reopenable(t *testing.T, engine string) func() db.Store {
+	if engine == "sqlite" {
+		path := filepath.Join(t.TempDir(), "threadflow.db")
+		return func() db.Store { return dbtest.SQLiteAt(t, path, db.Options{}) }
+	}
+	url := dbtest.PostgresDatabase(t)
+	return func() db.Store { return dbtest.PostgresOn(t, url, db.Options{}) }
+}
+
+// TestKeyedPostIsPostedOnce: a keyed reply posted again (after a crash between the post and its
+// record, by this process or another) is the same message, edits kept, and a restarted outbox
+// finds it by its key.
+func TestKeyedPostIsPostedOnce(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			ctx := t.Context()
+			open := reopenable(t, engine)
+			o := web.NewOutbox(open())
+			at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
+			gate := conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@12",
+				Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve run0000001"}}}
+			first, err := o.Post(ctx, at, gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := o.Post(ctx, at, gate)
+			if err != nil || again != first {
+				t.Fatalf("the repeated post returned %+v, %v; want the first message's ref %+v", again, err, first)
+			}
+			if err := o.Edit(ctx, first, conversation.Reply{Text: conversation.T(conversation.P("Approved by bob"))}); err != nil {
+				t.Fatal(err)
+			}
+
+			restarted := web.NewOutbox(open())
+			ref, found, err := restarted.Find(ctx, at, gate.Key)
+			if err != nil || !found || ref != first {
+				t.Fatalf("Find after a restart = %+v, %v, %v; want %+v", ref, found, err, first)
+			}
+			thread, ref, found, err := restarted.FindThread(ctx, at, gate.Key)
+			if err != nil || !found || ref != first || thread != at {
+				t.Fatalf("FindThread after a restart = %+v, %+v, %v, %v; want the conversation itself and %+v", thread, ref, found, err, first)
+			}
+			if ref, err := restarted.Post(ctx, at, gate); err != nil || ref != first {
+				t.Fatalf("the post repeated after a restart returned %+v, %v; want %+v", ref, err, first)
+			}
+			msgs, err := restarted.Messages(ctx, at.ConversationID(), "web:alice")
+			if err != nil || len(msgs) != 1 || msgs[0].ID != first.MessageID || msgs[0].HTML != "Approved by bob" || len(msgs[0].Buttons) != 0 {
+				t.Fatalf("alice sees %+v (%v); want the one message, still as the edit left it", msgs, err)
+			}
+
+			other, err := restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@13"})
+			if err != nil || other.MessageID == first.MessageID {
+				t.Fatalf("a post with another key = %+v, %v; want a message of its own", other, err)
+			}
+			if _, found, err := restarted.Find(ctx, at, "run0000001/never"); err != nil || found {
+				t.Errorf("Find of a key never posted = %v, %v; want not found", found, err)
+			}
+			if _, found, err := restarted.Find(ctx, conversation.Address{Platform: web.Platform, ChannelID: "bob"}, gate.Key); err != nil || found {
+				t.Errorf("Find in another conversation = %v, %v; want not found", found, err)
+			}
+			_, err = restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("psst")), Key: "k", Ephemeral: true, ToUser: "web:alice"})
+			if !errors.Is(err, conversation.ErrBadKey) {
+				t.Errorf("a keyed ephemeral reply: %v, want ErrBadKey", err)
+			}
+		})
 	}
 }

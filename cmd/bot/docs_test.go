@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,31 @@ func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
 	h := m.Features.AppHome
 	if h.MessagesTab == nil || !*h.MessagesTab || h.MessagesTabReadOnly == nil || *h.MessagesTabReadOnly {
 		t.Errorf("manifest features.app_home = %+v; want messages_tab_enabled: true and messages_tab_read_only_enabled: false", h)
+	}
+}
+
+// TestSlackManifestReadsWhereTheBotPosts: before posting a message it owes, the bot reads the
+// conversation for it (conversations.history and conversations.replies), which needs the history
+// scope of every kind of conversation it posts in (docs/slack.md).
+func TestSlackManifestReadsWhereTheBotPosts(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "slack-app-manifest.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		OAuth struct {
+			Scopes struct {
+				Bot []string `yaml:"bot"`
+			} `yaml:"scopes"`
+		} `yaml:"oauth_config"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{"chat:write", "channels:history", "groups:history", "im:history"} {
+		if !slices.Contains(m.OAuth.Scopes.Bot, scope) {
+			t.Errorf("the manifest's bot scopes %v lack %s", m.OAuth.Scopes.Bot, scope)
+		}
 	}
 }
 

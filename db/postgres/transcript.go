@@ -23,25 +23,48 @@ const transcriptColumns = `seq, conversation_id, platform, channel_id, thread_id
 // already, deletes the conversation's messages beyond db.TranscriptKeep, and notifies every
 // replica's listener when the transaction commits.
 func (s *Store) AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error) {
+	out, _, err := s.appendMessage(ctx, m, `DO UPDATE SET seq = nextval('transcript_seq'), text = EXCLUDED.text,
+			body = EXCLUDED.body, edited_at = EXCLUDED.posted_at`)
+	return out, err
+}
+
+// AppendMessageOnce adds m unless its message is recorded already; then it returns that row as
+// it is and false. Of two replicas inserting the same message at once, the second waits for the
+// first to commit, inserts nothing and reads the first one's row.
+func (s *Store) AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, bool, error) {
+	return s.appendMessage(ctx, m, `DO NOTHING`)
+}
+
+// appendMessage inserts m with onConflict deciding what a message recorded already becomes, and
+// reports whether the statement wrote a row (a DO NOTHING conflict returns none: the recorded row
+// is read instead, nothing is trimmed and nobody is notified).
+func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, onConflict string) (db.TranscriptMessage, bool, error) {
 	m, err := m.Bounded()
 	if err != nil {
-		return db.TranscriptMessage{}, err
+		return db.TranscriptMessage{}, false, err
 	}
 	if m.PostedAt.IsZero() {
 		m.PostedAt = s.now()
 	}
-	var out db.TranscriptMessage
+	var (
+		out     db.TranscriptMessage
+		written bool
+	)
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		out, err = scanMessage(tx.QueryRow(ctx, `INSERT INTO transcript_messages (conversation_id, platform, channel_id, thread_id,
 			message_id, run_id, from_user, to_user, text, body, posted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (platform, channel_id, message_id) DO UPDATE SET seq = nextval('transcript_seq'), text = EXCLUDED.text,
-			body = EXCLUDED.body, edited_at = EXCLUDED.posted_at
+			ON CONFLICT (platform, channel_id, message_id) `+onConflict+`
 			RETURNING `+transcriptColumns,
 			m.ConversationID, m.Platform, m.ChannelID, m.ThreadID, m.MessageID, m.RunID, m.From, m.ToUser, m.Text,
 			string(m.Body), m.PostedAt))
+		if errors.Is(err, db.ErrNotFound) { // DO NOTHING: the message is recorded already
+			out, err = findMessage(ctx, tx, m.Platform, m.ChannelID, m.MessageID)
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("record message %s: %w", m.MessageID, err)
 		}
+		written = true
 		if _, err := tx.Exec(ctx, `DELETE FROM transcript_messages WHERE conversation_id = $1 AND id < (
 			SELECT id FROM transcript_messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)`,
 			m.ConversationID, db.TranscriptKeep-1); err != nil {
@@ -50,7 +73,26 @@ func (s *Store) AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.T
 		return notifyTranscript(ctx, tx, out.ConversationID)
 	})
 	if err != nil {
-		return db.TranscriptMessage{}, translate(err)
+		return db.TranscriptMessage{}, false, translate(err)
+	}
+	return out, written, nil
+}
+
+// FindMessage returns the recorded message (platform, channel, message id), or db.ErrNotFound.
+func (s *Store) FindMessage(ctx context.Context, platform, channelID, messageID string) (db.TranscriptMessage, error) {
+	return findMessage(ctx, s.pool, platform, channelID, messageID)
+}
+
+// rowQuerier is what findMessage reads with: the pool, or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func findMessage(ctx context.Context, q rowQuerier, platform, channelID, messageID string) (db.TranscriptMessage, error) {
+	out, err := scanMessage(q.QueryRow(ctx, `SELECT `+transcriptColumns+` FROM transcript_messages
+		WHERE platform = $1 AND channel_id = $2 AND message_id = $3`, platform, channelID, messageID))
+	if err != nil {
+		return db.TranscriptMessage{}, fmt.Errorf("find message %s of %s %s: %w", messageID, platform, channelID, err)
 	}
 	return out, nil
 }

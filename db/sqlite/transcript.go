@@ -17,40 +17,75 @@ const transcriptColumns = `seq, conversation_id, platform, channel_id, thread_id
 // already, and deletes the conversation's messages beyond db.TranscriptKeep. Readers in this
 // process are woken after the commit: one process writes a SQLite file.
 func (s *Store) AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error) {
+	out, _, err := s.appendMessage(ctx, m, `DO UPDATE SET seq = excluded.seq, text = excluded.text,
+			body = excluded.body, edited_at = excluded.posted_at`)
+	return out, err
+}
+
+// AppendMessageOnce adds m unless its message is recorded already; then it returns that row as
+// it is and false.
+func (s *Store) AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, bool, error) {
+	return s.appendMessage(ctx, m, `DO NOTHING`)
+}
+
+// appendMessage inserts m with onConflict deciding what a message recorded already becomes, and
+// reports whether the statement wrote a row (a DO NOTHING conflict writes none: nothing is trimmed
+// and nobody is woken).
+func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, onConflict string) (db.TranscriptMessage, bool, error) {
 	m, err := m.Bounded()
 	if err != nil {
-		return db.TranscriptMessage{}, err
+		return db.TranscriptMessage{}, false, err
 	}
 	if m.PostedAt.IsZero() {
 		m.PostedAt = s.clock()
 	}
-	var out db.TranscriptMessage
+	var (
+		out     db.TranscriptMessage
+		written bool
+	)
 	err = s.write(ctx, func(tx *wtx) error {
 		seq, err := nextSeq(ctx, tx)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO transcript_messages (seq, conversation_id, platform, channel_id, thread_id,
+		res, err := tx.ExecContext(ctx, `INSERT INTO transcript_messages (seq, conversation_id, platform, channel_id, thread_id,
 			message_id, run_id, from_user, to_user, text, body, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (platform, channel_id, message_id) DO UPDATE SET seq = excluded.seq, text = excluded.text,
-			body = excluded.body, edited_at = excluded.posted_at`,
+			ON CONFLICT (platform, channel_id, message_id) `+onConflict,
 			seq, m.ConversationID, m.Platform, m.ChannelID, m.ThreadID, m.MessageID, m.RunID, m.From, m.ToUser, m.Text,
 			string(m.Body), micros(m.PostedAt))
 		if err != nil {
 			return fmt.Errorf("record message %s: %w", m.MessageID, translate(err))
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM transcript_messages WHERE conversation_id = ? AND id < (
-			SELECT id FROM transcript_messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
-			m.ConversationID, m.ConversationID, db.TranscriptKeep-1); err != nil {
-			return fmt.Errorf("trim transcript %s: %w", m.ConversationID, translate(err))
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("record message %s: %w", m.MessageID, translate(err))
+		}
+		if written = n > 0; written {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM transcript_messages WHERE conversation_id = ? AND id < (
+				SELECT id FROM transcript_messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+				m.ConversationID, m.ConversationID, db.TranscriptKeep-1); err != nil {
+				return fmt.Errorf("trim transcript %s: %w", m.ConversationID, translate(err))
+			}
 		}
 		out, err = readMessage(ctx, tx, m)
 		return err
 	})
 	if err != nil {
-		return db.TranscriptMessage{}, err
+		return db.TranscriptMessage{}, false, err
 	}
-	s.changes.Notify(out.ConversationID)
+	if written {
+		s.changes.Notify(out.ConversationID)
+	}
+	return out, written, nil
+}
+
+// FindMessage returns the recorded message (platform, channel, message id), or db.ErrNotFound.
+func (s *Store) FindMessage(ctx context.Context, platform, channelID, messageID string) (db.TranscriptMessage, error) {
+	out, err := scanMessage(s.r.QueryRowContext(ctx, `SELECT `+transcriptColumns+` FROM transcript_messages
+		WHERE platform = ? AND channel_id = ? AND message_id = ?`, platform, channelID, messageID))
+	if err != nil {
+		return db.TranscriptMessage{}, fmt.Errorf("find message %s of %s %s: %w", messageID, platform, channelID, err)
+	}
 	return out, nil
 }
 

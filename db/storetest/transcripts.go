@@ -15,6 +15,7 @@ func transcriptTests() []test {
 	return []test{
 		{"AppendAndRead", testTranscriptAppendAndRead},
 		{"EditInPlace", testTranscriptEditInPlace},
+		{"AppendOnce", testTranscriptAppendOnce},
 		{"Bounds", testTranscriptBounds},
 		{"KeepsNewest", testTranscriptKeepsNewest},
 		{"ChangeWakesReaders", testTranscriptChangeWakes},
@@ -86,6 +87,39 @@ func testTranscriptEditInPlace(t *testing.T, e *env) {
 	}
 	if _, err := e.s.EditMessage(e.ctx, chatMessage("nosuch", "x")); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("EditMessage of an unrecorded message: %v, want ErrNotFound", err)
+	}
+}
+
+// testTranscriptAppendOnce: a message recorded once stays as it is when recorded again (a repeated
+// post of an idempotency-keyed message), edits included, and FindMessage reads it back.
+func testTranscriptAppendOnce(t *testing.T, e *env) {
+	first := chatMessage("k1", "Gate ship: approve?")
+	first.RunID = "run0000003"
+	got, created, err := e.s.AppendMessageOnce(e.ctx, first)
+	if err != nil || !created || got.Text != first.Text || got.RunID != "run0000003" || got.Edited() {
+		t.Fatalf("AppendMessageOnce = %+v, %v, %v; want the new message, created", got, created, err)
+	}
+	e.clock.Advance(5e9)
+	edited := chatMessage("k1", "Gate ship: approved by bob")
+	if _, err := e.s.EditMessage(e.ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	again, created, err := e.s.AppendMessageOnce(e.ctx, first)
+	if err != nil || created || again.Text != edited.Text || again.Seq <= got.Seq || !again.PostedAt.Equal(got.PostedAt) {
+		t.Fatalf("AppendMessageOnce again = %+v, %v, %v; want the recorded (edited) message unchanged, not created", again, created, err)
+	}
+	msgs, err := e.s.Transcript(e.ctx, "web:alice", 10)
+	if err != nil || len(msgs) != 1 || msgs[0].Seq != again.Seq || msgs[0].Text != edited.Text {
+		t.Fatalf("Transcript = %+v, %v; want the one message, unchanged by the repeat", msgs, err)
+	}
+	found, err := e.s.FindMessage(e.ctx, "web", "alice", "k1")
+	if err != nil || found.Seq != again.Seq || found.Text != edited.Text || found.ConversationID != "web:alice" {
+		t.Fatalf("FindMessage = %+v, %v; want the recorded message", found, err)
+	}
+	for _, where := range [][3]string{{"web", "alice", "nosuch"}, {"web", "bob", "k1"}, {"slack", "alice", "k1"}} {
+		if _, err := e.s.FindMessage(e.ctx, where[0], where[1], where[2]); !errors.Is(err, db.ErrNotFound) {
+			t.Errorf("FindMessage(%q) = %v, want ErrNotFound", where, err)
+		}
 	}
 }
 

@@ -179,6 +179,9 @@ func messageEvent(c channel, m *Message, p Profile, mentions []any) map[string]a
 	if mentions == nil {
 		ev["mentions"] = []any{}
 	}
+	if m.Nonce != "" { // the nonce appears in the Message Create event, as Discord documents
+		ev["nonce"] = m.Nonce
+	}
 	if c.GuildID != "" {
 		ev["guild_id"] = c.GuildID
 		ev["member"] = map[string]any{"nick": nullable(p.Nick), "roles": []any{}}

@@ -1,6 +1,8 @@
 package discordfake
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,5 +96,75 @@ func TestLateCallbackIsRefusedAsExpired(t *testing.T) {
 	}
 	if got := s.InteractionResponses(id); len(got) != 1 || got[0].Kind != KindExpired {
 		t.Errorf("responses = %+v, want one expired callback", got)
+	}
+}
+
+// callJSON is call that also returns the decoded answer.
+func callJSON(t *testing.T, s *Server, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.URL()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bot test")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestEnforcedNonceReturnsTheMessageItMade: with enforce_nonce, a create repeating a nonce returns
+// the message that nonce made and creates nothing, until the window ends; without it, or with
+// another nonce, each create is a message; a nonce over 25 characters is a 400.
+func TestEnforcedNonceReturnsTheMessageItMade(t *testing.T) {
+	s := New(t)
+	create := func(body string) (int, map[string]any) {
+		return callJSON(t, s, "POST", "/api/v10/channels/7/messages", body)
+	}
+	code, first := create(`{"content":"gate","nonce":"abc","enforce_nonce":true}`)
+	if code != 200 || first["nonce"] != "abc" {
+		t.Fatalf("create = %d %v", code, first)
+	}
+	code, again := create(`{"content":"gate, again","nonce":"abc","enforce_nonce":true}`)
+	if code != 200 || again["id"] != first["id"] || again["content"] != "gate" || s.Posts("7") != 1 {
+		t.Fatalf("repeat = %d %v (%d posts); want message %v unchanged and no new one", code, again, s.Posts("7"), first["id"])
+	}
+	if _, other := create(`{"content":"gate","nonce":"abc"}`); other["id"] == first["id"] || s.Posts("7") != 2 {
+		t.Errorf("a nonce not enforced made no new message: %v", other)
+	}
+	if _, other := create(`{"content":"gate","nonce":"abd","enforce_nonce":true}`); other["id"] == first["id"] || s.Posts("7") != 3 {
+		t.Errorf("another nonce made no new message: %v", other)
+	}
+	s.ForgetNonces()
+	if _, later := create(`{"content":"gate","nonce":"abc","enforce_nonce":true}`); later["id"] == first["id"] || s.Posts("7") != 4 {
+		t.Errorf("after the window, the nonce made no new message: %v", later)
+	}
+	code, tooLong := create(`{"content":"x","nonce":"` + strings.Repeat("n", MaxNonce+1) + `","enforce_nonce":true}`)
+	if code != 400 || tooLong["code"] != float64(50035) || !strings.Contains(fmt.Sprint(tooLong["errors"]), "nonce") || s.Posts("7") != 4 {
+		t.Errorf("a 26-character nonce = %d %v; want a 400 Invalid Form Body naming the nonce, nothing created", code, tooLong)
+	}
+	if code, _ := create(`{"content":"x","nonce":12345,"enforce_nonce":true}`); code != 200 {
+		t.Errorf("an integer nonce = %d, want 200", code)
+	}
+}
+
+// TestThreadHasItsMessagesID: a thread started from a message has the message's id, and a second
+// one on the same message is refused with code 160004, as on Discord.
+func TestThreadHasItsMessagesID(t *testing.T) {
+	s := New(t)
+	_, m := callJSON(t, s, "POST", "/api/v10/channels/7/messages", `{"content":"root"}`)
+	path := fmt.Sprintf("/api/v10/channels/7/messages/%s/threads", m["id"])
+	code, th := callJSON(t, s, "POST", path, `{"name":"run"}`)
+	if code != 201 || th["id"] != m["id"] {
+		t.Fatalf("thread = %d %v; want 201 and the message's id %v", code, th, m["id"])
+	}
+	if code, second := callJSON(t, s, "POST", path, `{"name":"run"}`); code != 400 || second["code"] != float64(160004) || len(s.Threads()) != 1 {
+		t.Errorf("second thread = %d %v; want 400 code 160004 and still one thread", code, second)
 	}
 }

@@ -131,8 +131,10 @@ func (s *Server) putCommands(_ *http.Request, args []string, body []byte) (int, 
 
 // messageBody is the part of a message create/edit/followup body the fake understands.
 type messageBody struct {
-	Content         *string `json:"content"`
-	Flags           int     `json:"flags"`
+	Content         *string         `json:"content"`
+	Flags           int             `json:"flags"`
+	Nonce           json.RawMessage `json:"nonce"` // a string or an integer
+	EnforceNonce    bool            `json:"enforce_nonce"`
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
 	} `json:"allowed_mentions"`
@@ -175,10 +177,40 @@ func (b messageBody) apply(m *Message) {
 }
 
 func messageJSON(m *Message) map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content,
 		"author": map[string]any{"id": m.Author}, "timestamp": time.Now().UTC().Format(time.RFC3339),
 	}
+	if m.Nonce != "" {
+		out["nonce"] = m.Nonce
+	}
+	return out
+}
+
+// nonce reads the body's nonce as Discord does: a string of at most MaxNonce characters or an
+// integer; anything else is a 400 naming the field.
+func (b messageBody) nonce() (string, map[string]any) {
+	if len(b.Nonce) == 0 || string(b.Nonce) == "null" {
+		return "", nil
+	}
+	var str string
+	if err := json.Unmarshal(b.Nonce, &str); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(b.Nonce, &n); err != nil {
+			return "", invalidForm("nonce", "NONCE_TYPE_INVALID", "Nonce must be a string or an integer.")
+		}
+		str = n.String()
+	}
+	if len([]rune(str)) > MaxNonce {
+		return "", invalidForm("nonce", "BASE_TYPE_BAD_LENGTH", fmt.Sprintf("Must be %d or fewer in length.", MaxNonce))
+	}
+	return str, nil
+}
+
+// invalidForm is Discord's 400 for a field it refuses (code 50035, Invalid Form Body).
+func invalidForm(field, code, msg string) map[string]any {
+	return map[string]any{"code": 50035, "message": "Invalid Form Body",
+		"errors": map[string]any{field: map[string]any{"_errors": []map[string]any{{"code": code, "message": msg}}}}}
 }
 
 func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, any) {
@@ -186,19 +218,41 @@ func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, 
 	if err := json.Unmarshal(body, &b); err != nil {
 		return 400, apiError("message: " + err.Error())
 	}
+	nonce, invalid := b.nonce()
+	if invalid != nil {
+		return 400, invalid
+	}
 	s.mu.Lock()
 	if s.failSends > 0 {
 		s.failSends--
 		s.mu.Unlock()
 		return 500, apiError("500: injected failure")
 	}
+	if b.EnforceNonce && nonce != "" {
+		if prev, ok := s.nonces[nonce]; ok && time.Since(prev.at) < NonceWindow {
+			out := messageJSON(prev.m)
+			s.mu.Unlock()
+			return 200, out // the message created with this nonce: nothing new, no event
+		}
+	}
 	c := s.channelLocked(args[0])
-	m := &Message{ID: s.id(), ChannelID: args[0], Author: BotUserID}
+	m := &Message{ID: s.id(), ChannelID: args[0], Author: BotUserID, Nonce: nonce}
 	b.apply(m)
 	s.messages[args[0]] = append(s.messages[args[0]], m)
+	s.posts[args[0]]++
+	if nonce != "" {
+		s.nonces[nonce] = sent{m: m, at: time.Now()}
+	}
+	lost := s.loseAnswers > 0
+	if lost {
+		s.loseAnswers--
+	}
 	s.mu.Unlock()
 	// Discord echoes the bot's own messages on the gateway; a bot must ignore them.
 	s.dispatch("MESSAGE_CREATE", messageEvent(c, m, Profile{}, nil))
+	if lost {
+		return 502, apiError("502: the answer was lost")
+	}
 	return 200, messageJSON(m)
 }
 
@@ -238,8 +292,12 @@ func (s *Server) postThread(_ *http.Request, args []string, body []byte) (int, a
 	if s.findLocked(args[0], args[1]) == nil {
 		return 404, apiError("10008: Unknown Message")
 	}
+	// Like Discord, a thread started from a message has the message's id, so there is one at most.
+	if _, ok := s.channels[args[1]]; ok {
+		return 400, map[string]any{"code": 160004, "message": "A thread has already been created for this message"}
+	}
 	parent := s.channelLocked(args[0])
-	th := Thread{ID: s.id(), ParentID: args[0], MessageID: args[1], Name: b.Name}
+	th := Thread{ID: args[1], ParentID: args[0], MessageID: args[1], Name: b.Name}
 	s.threads = append(s.threads, th)
 	s.channels[th.ID] = channel{ID: th.ID, GuildID: parent.GuildID, ParentID: args[0], Type: 11}
 	return 201, map[string]any{"id": th.ID, "type": 11, "parent_id": args[0], "guild_id": parent.GuildID, "name": b.Name}

@@ -1,9 +1,10 @@
 // Package discordfake is a loopback fake of Discord's REST API and gateway for tests. It speaks
 // enough of both for a discordgo client: the gateway handshake (HELLO, IDENTIFY, READY with its
 // resume_gateway_url, RESUME, heartbeats) and dispatches, application command registration,
-// interaction callbacks and webhook followups, channel messages with edits, and threads started
-// from messages. Tests drive it as users would
-// (slash commands, mentions, thread replies, button clicks) and read back what users would see.
+// interaction callbacks and webhook followups, channel messages with edits and nonces (enforce_nonce
+// returns the message a nonce made), and threads started from messages (with the message's id).
+// Tests drive it as users would (slash commands, mentions, thread replies, button clicks) and read
+// back what users would see, and how many messages were created.
 package discordfake
 
 import (
@@ -33,7 +34,10 @@ type Server struct {
 	sessions     map[*session]struct{}
 	profiles     map[string]Profile // by user id
 	connections  []Connection
+	posts        map[string]int  // messages created, by channel id (a thread is a channel)
+	nonces       map[string]sent // the bot's messages by their nonce, for enforce_nonce
 	failSends    int
+	loseAnswers  int
 	unhandled    []string
 	// callbackDeadline is how long after dispatch an interaction accepts its callback;
 	// CallbackDeadline except in the fake's own tests.
@@ -44,6 +48,20 @@ type channel struct {
 	ID, GuildID, ParentID string
 	Type                  int // 0 guild text, 1 DM, 11 public thread
 }
+
+// sent is a message created with a nonce, and when.
+type sent struct {
+	m  *Message
+	at time.Time
+}
+
+// MaxNonce is the longest nonce Discord accepts, in characters; a longer one is a 400.
+const MaxNonce = 25
+
+// NonceWindow is how long the fake remembers a nonce for enforce_nonce. Discord documents "the
+// past few minutes" and no figure; the fake keeps two minutes, and ForgetNonces ends the window at
+// once.
+const NonceWindow = 2 * time.Minute
 
 type interaction struct {
 	ID, Token, ChannelID string
@@ -66,6 +84,8 @@ func New(t testing.TB) *Server {
 		commands:     map[string][]byte{},
 		sessions:     map[*session]struct{}{},
 		profiles:     map[string]Profile{},
+		posts:        map[string]int{},
+		nonces:       map[string]sent{},
 
 		callbackDeadline: CallbackDeadline,
 	}
@@ -131,6 +151,31 @@ func (s *Server) FailNextSends(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failSends = n
+}
+
+// LoseNextAnswers makes the next n channel message creations create their message and then answer
+// 502, as when the connection breaks after Discord accepted it.
+func (s *Server) LoseNextAnswers(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseAnswers = n
+}
+
+// ForgetNonces ends the enforce_nonce window of every message sent so far, as if minutes passed:
+// the same nonce then creates a new message, as on Discord.
+func (s *Server) ForgetNonces() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.nonces)
+}
+
+// Posts counts the messages created in channel (a thread is a channel) through REST: a create
+// answered with an earlier message (enforce_nonce) does not count. A test asserts with it that a
+// message was posted exactly once.
+func (s *Server) Posts(channel string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[channel]
 }
 
 // Messages returns copies of the messages of a channel (a thread is a channel), oldest first.
@@ -226,7 +271,7 @@ func (s *Server) Dump() string {
 	for _, id := range ids {
 		fmt.Fprintf(&b, "channel %s:\n", id)
 		for _, m := range s.messages[id] {
-			fmt.Fprintf(&b, "  %s by %s: %q buttons=%v none=%v\n", m.ID, m.Author, m.Content, m.Buttons, m.AllowedMentionsNone)
+			fmt.Fprintf(&b, "  %s by %s: %q buttons=%v none=%v nonce=%q\n", m.ID, m.Author, m.Content, m.Buttons, m.AllowedMentionsNone, m.Nonce)
 		}
 	}
 	for _, th := range s.threads {

@@ -62,6 +62,7 @@ func (s *Server) pushEvent(inner event) string {
 func (s *Server) userMessage(user, channel, threadTS, text string) event {
 	s.mu.Lock()
 	ts := s.nextTSLocked()
+	s.said = append(s.said, &Message{Channel: channel, TS: ts, ThreadTS: threadTS, User: user, Text: text})
 	s.mu.Unlock()
 	ev := event{"type": "message", "user": user, "text": text, "ts": ts, "event_ts": ts,
 		"channel": channel, "channel_type": channelType(channel), "team": TeamID}

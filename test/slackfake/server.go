@@ -1,8 +1,10 @@
 // Package slackfake is a loopback fake of the Slack Web API and Socket Mode for tests. It serves the
 // few Web API methods the bot calls (auth.test, apps.connections.open, chat.postMessage, chat.update,
-// chat.postEphemeral), checks tokens and Block Kit limits the way Slack does, pushes Socket Mode
-// envelopes (slash commands, mentions, thread messages, button clicks) to the connected bot, records
-// their acks, and keeps the channel history as a person would see it.
+// chat.postEphemeral, conversations.history, conversations.replies), checks tokens and Block Kit
+// limits the way Slack does, keeps message metadata and returns it only to a read that asks for it
+// (include_all_metadata), pushes Socket Mode envelopes (slash commands, mentions, thread messages,
+// button clicks) to the connected bot, records their acks, and keeps the channel history as a person
+// would see it.
 package slackfake
 
 import (
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +42,13 @@ type Message struct {
 	Blocks   string // the Block Kit JSON as sent, empty when the message has none
 	Buttons  []Button
 	Edited   bool
+	Metadata Metadata // as chat.postMessage (or a later chat.update) sent it; zero when none
+}
+
+// Metadata is a message's metadata: what an app attached for other apps (or itself) to read back.
+type Metadata struct {
+	EventType string
+	Payload   map[string]any // event_payload as JSON decodes it (numbers are float64)
 }
 
 // Button is one Block Kit button of a message.
@@ -59,21 +69,29 @@ type Server struct {
 	pending     [][]byte // envelopes pushed while no bot was connected
 	envelopes   map[string]*envelope
 	acked       map[string]bool
-	messages    []*Message
+	messages    []*Message // posted by the bot through the Web API
+	said        []*Message // written by people (the events the fake pushed), for the read methods
+	posts       map[string]int
 	ephemerals  map[string][]Message
 	rateLimited int
+	refuseAfter int    // chat.postMessage answers internal_error after this many more posts; -1: never
+	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
 	seq         int
+	lastTS      int64 // microseconds of the last message timestamp handed out
 }
 
 // New starts a fake on a loopback port; it is closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{
-		t:          t,
-		changed:    make(chan struct{}),
-		envelopes:  map[string]*envelope{},
-		acked:      map[string]bool{},
-		ephemerals: map[string][]Message{},
+		t:           t,
+		changed:     make(chan struct{}),
+		envelopes:   map[string]*envelope{},
+		acked:       map[string]bool{},
+		posts:       map[string]int{},
+		refuseAfter: -1,
+		ephemerals:  map[string][]Message{},
 		// socketmode dials with Origin https://api.slack.com, which a loopback host never matches.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}
@@ -111,9 +129,31 @@ func (s *Server) nextLocked() int {
 	return s.seq
 }
 
-// nextTSLocked returns a fresh, increasing Slack message timestamp.
+// nextTSLocked returns a fresh, increasing Slack message timestamp: like Slack's, the time the
+// message arrived (seconds.microseconds), so reads bounded by oldest and latest work as with Slack.
 func (s *Server) nextTSLocked() string {
-	return fmt.Sprintf("1700000000.%06d", s.nextLocked())
+	s.nextLocked()
+	s.lastTS = max(time.Now().UnixMicro(), s.lastTS+1)
+	return fmt.Sprintf("%d.%06d", s.lastTS/1e6, s.lastTS%1e6)
+}
+
+// micros reads a Slack timestamp; ok is false for anything else.
+func micros(ts string) (int64, bool) {
+	sec, frac, _ := strings.Cut(ts, ".")
+	if len(frac) > 6 {
+		return 0, false
+	}
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	f := int64(0)
+	if frac != "" {
+		if f, err = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	return s*1e6 + f, true
 }
 
 // Messages returns every message posted or updated in channel through the Web API, oldest first.
@@ -127,6 +167,15 @@ func (s *Server) Messages(channel string) []Message {
 		}
 	}
 	return out
+}
+
+// Posts counts the messages chat.postMessage created in channel: in the thread threadTS, or at the
+// top level of the channel (thread roots included) when threadTS is empty. A test asserts with it
+// that a message was posted exactly once.
+func (s *Server) Posts(channel, threadTS string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[channel+"/"+threadTS]
 }
 
 // Ephemerals returns the ephemeral messages shown to user, oldest first.
@@ -166,6 +215,31 @@ func (s *Server) RateLimitNext(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rateLimited = n
+}
+
+// RefusePostsAfter makes chat.postMessage accept n more messages and then answer internal_error
+// (as Slack does in an outage) until it is called with n < 0: a bot that stops in the middle of a
+// long reply.
+func (s *Server) RefusePostsAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseAfter = n
+}
+
+// LoseNextAnswers makes the next n chat.postMessage calls post their message and then answer 500,
+// as when the connection breaks after Slack accepted a message: the bot cannot tell it was posted.
+func (s *Server) LoseNextAnswers(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseAnswers = n
+}
+
+// FailReads makes conversations.history and conversations.replies answer the Slack error code
+// (such as missing_scope, for an app installed without a history scope) until it is called with "".
+func (s *Server) FailReads(code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readError = code
 }
 
 // WaitFor polls cond until it holds, re-checking on every change of the fake and at a short interval
@@ -228,6 +302,9 @@ func (m *Message) describe() string {
 		where += " thread " + m.ThreadTS
 	}
 	s := fmt.Sprintf("[%s ts %s by %s edited=%v] %q", where, m.TS, m.User, m.Edited, m.Text)
+	if m.Metadata.EventType != "" {
+		s += fmt.Sprintf(" [metadata %s %v]", m.Metadata.EventType, m.Metadata.Payload)
+	}
 	for _, b := range m.Buttons {
 		s += fmt.Sprintf(" [button %q -> %q]", b.Label, b.Value)
 	}

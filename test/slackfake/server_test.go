@@ -2,6 +2,10 @@ package slackfake
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
 	"testing"
 
 	"github.com/slack-go/slack"
@@ -63,5 +67,92 @@ func TestBlocksValidatedAndKeptOnTextOnlyUpdate(t *testing.T) {
 	m := s.Messages("C1")[0]
 	if m.Text != "t2" || !m.Edited || len(m.Buttons) != 1 {
 		t.Fatalf("after a text-only update: %+v; Slack keeps the blocks", m)
+	}
+}
+
+// TestMetadataIsKeptAndReadBackOnlyWhenAsked: chat.postMessage's metadata comes back from
+// conversations.history and conversations.replies with include_all_metadata, and only then;
+// both read in pages, people's messages included; Posts counts what was created.
+func TestMetadataIsKeptAndReadBackOnlyWhenAsked(t *testing.T) {
+	s := New(t)
+	c := slack.New(BotToken, slack.OptionAPIURL(s.URL()))
+	md := func(key string) slack.MsgOption {
+		return slack.MsgOptionMetadata(slack.SlackMetadata{EventType: "threadflow_message", EventPayload: map[string]any{"key": key}})
+	}
+	_, root, err := c.PostMessageContext(t.Context(), "C1", slack.MsgOptionText("root", false), md("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ThreadMessage("U1", "C1", root, "a person's reply")
+	for _, key := range []string{"a", "b", "c"} {
+		if _, _, err := c.PostMessageContext(t.Context(), "C1", slack.MsgOptionText(key, false), slack.MsgOptionTS(root), md(key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := c.PostMessageContext(t.Context(), "C1", slack.MsgOptionText("top", false)); err != nil {
+		t.Fatal(err)
+	}
+
+	hist, err := c.GetConversationHistoryContext(t.Context(), &slack.GetConversationHistoryParameters{ChannelID: "C1"})
+	if err != nil || len(hist.Messages) != 2 || hist.Messages[0].Text != "top" || hist.Messages[1].Timestamp != root ||
+		hist.Messages[1].ReplyCount != 4 || hist.Messages[1].Metadata.EventType != "" {
+		t.Fatalf("history without include_all_metadata = %+v, %v; want top then the root (4 replies), no metadata", hist, err)
+	}
+	hist, err = c.GetConversationHistoryContext(t.Context(), &slack.GetConversationHistoryParameters{ChannelID: "C1", IncludeAllMetadata: true})
+	if err != nil || hist.Messages[1].Metadata.EventType != "threadflow_message" || hist.Messages[1].Metadata.EventPayload["key"] != "r" ||
+		hist.Messages[1].User != BotUserID {
+		t.Fatalf("history with include_all_metadata = %+v, %v; want the root's metadata", hist, err)
+	}
+
+	var keys []string
+	cursor, pages := "", 0
+	for {
+		msgs, more, next, err := c.GetConversationRepliesContext(t.Context(), &slack.GetConversationRepliesParameters{
+			ChannelID: "C1", Timestamp: root, Limit: 2, Cursor: cursor, IncludeAllMetadata: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, m := range msgs {
+			keys = append(keys, fmt.Sprint(m.User, ":", m.Metadata.EventPayload["key"]))
+		}
+		if !more {
+			break
+		}
+		cursor = next
+	}
+	want := []string{BotUserID + ":r", "U1:<nil>", BotUserID + ":a", BotUserID + ":b", BotUserID + ":c"}
+	if pages != 3 || !slices.Equal(keys, want) {
+		t.Fatalf("replies in %d pages = %v; want 3 pages of %v", pages, keys, want)
+	}
+	_, _, _, err = c.GetConversationRepliesContext(t.Context(), &slack.GetConversationRepliesParameters{ChannelID: "C1", Timestamp: "1.0"})
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "thread_not_found" {
+		t.Fatalf("replies of an unknown thread: %v, want thread_not_found", err)
+	}
+	if s.Posts("C1", "") != 2 || s.Posts("C1", root) != 3 {
+		t.Errorf("Posts = %d top-level, %d in the thread; want 2 and 3", s.Posts("C1", ""), s.Posts("C1", root))
+	}
+	_, _, err = c.PostMessageContext(t.Context(), "C1", slack.MsgOptionText("x", false),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventPayload: map[string]any{"key": "k"}}))
+	if !errors.As(err, &se) || se.Err != "invalid_metadata_format" {
+		t.Errorf("metadata without an event_type: %v, want invalid_metadata_format", err)
+	}
+
+	// chat.update keeps the metadata unless it sends some; an empty object removes it.
+	if _, _, _, err := c.UpdateMessageContext(t.Context(), "C1", root, slack.MsgOptionText("root, edited", false)); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Messages("C1")[0]; m.Text != "root, edited" || m.Metadata.Payload["key"] != "r" {
+		t.Fatalf("after an update without metadata: %+v, want the metadata kept", m)
+	}
+	resp, err := http.PostForm(s.URL()+"chat.update", url.Values{"token": {BotToken}, "channel": {"C1"}, "ts": {root},
+		"text": {"root"}, "metadata": {"{}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if m := s.Messages("C1")[0]; m.Metadata.EventType != "" {
+		t.Errorf("after an update with empty metadata: %+v, want none", m.Metadata)
 	}
 }

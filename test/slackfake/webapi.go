@@ -52,6 +52,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		reply(w, s.update(r))
 	case "chat.postEphemeral":
 		reply(w, s.postEphemeral(r))
+	case "conversations.history":
+		reply(w, s.history(r))
+	case "conversations.replies":
+		reply(w, s.replies(r))
 	default:
 		reply(w, apiResult{"error": "unknown_method"})
 	}
@@ -93,14 +97,31 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.refuseAfter == 0 {
+		s.mu.Unlock()
+		reply(w, apiResult{"error": "internal_error"})
+		return
+	}
+	if s.refuseAfter > 0 {
+		s.refuseAfter--
+	}
+	lost := s.loseAnswers > 0
+	if lost {
+		s.loseAnswers--
+	}
 	m.TS = s.nextTSLocked()
 	m.User = BotUserID
 	s.messages = append(s.messages, &m)
+	s.posts[m.Channel+"/"+m.ThreadTS]++
 	s.notifyLocked()
 	s.mu.Unlock()
 	// Slack delivers the bot's own posts back to it as message events; so does the fake, so every
 	// test also proves the bot ignores its own messages.
 	s.pushEvent(botMessageEvent(m))
+	if lost {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
 	reply(w, apiResult{"ok": true, "channel": m.Channel, "ts": m.TS,
 		"message": apiResult{"text": m.Text, "ts": m.TS, "thread_ts": m.ThreadTS}})
 }
@@ -123,6 +144,9 @@ func (s *Server) update(r *http.Request) apiResult {
 	// Like Slack, blocks are kept unless the update sends them; "[]" removes them.
 	if r.Form.Has("blocks") {
 		m.Blocks, m.Buttons = next.Blocks, next.Buttons
+	}
+	if r.Form.Has("metadata") { // kept otherwise, as blocks are
+		m.Metadata = next.Metadata
 	}
 	m.Edited = true
 	s.notifyLocked()
@@ -182,6 +206,11 @@ func parseMessage(r *http.Request) (Message, string) {
 	if !ok {
 		return m, "invalid_blocks"
 	}
+	if raw := r.Form.Get("metadata"); raw != "" {
+		if m.Metadata, ok = parseMetadata(raw); !ok {
+			return m, "invalid_metadata_format"
+		}
+	}
 	if m.Text == "" && !hasContent && r.URL.Path != "/api/chat.update" {
 		return m, "no_text"
 	}
@@ -190,4 +219,24 @@ func parseMessage(r *http.Request) (Message, string) {
 	}
 	m.Buttons = buttons
 	return m, ""
+}
+
+// parseMetadata reads a message's "metadata" argument: a JSON object with a non-empty event_type
+// and an event_payload object, as Slack requires, or an empty object, which chat.update takes to
+// remove the metadata (Slack keeps it when the argument is left out).
+func parseMetadata(raw string) (Metadata, bool) {
+	var md struct {
+		EventType    *string        `json:"event_type"`
+		EventPayload map[string]any `json:"event_payload"`
+	}
+	if err := json.Unmarshal([]byte(raw), &md); err != nil {
+		return Metadata{}, false
+	}
+	if md.EventType == nil && md.EventPayload == nil {
+		return Metadata{}, true
+	}
+	if md.EventType == nil || *md.EventType == "" || md.EventPayload == nil {
+		return Metadata{}, false
+	}
+	return Metadata{EventType: *md.EventType, Payload: md.EventPayload}, true
 }
