@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	// Approve with a note: the run completes and the page says who approved it, and with what note.
 	act(t, ctx, "approve with a note and see the run complete",
 		chromedp.SendKeys(chromedp.CSS("#gate-note"), "release notes <checked>"),
-		chromedp.Click(chromedp.CSS("#btn-approve")),
+		clickLive("#btn-approve"),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-completed")),
 		chromedp.WaitVisible(`//pre[contains(., "deployed v2.0")]`),
 	)
@@ -133,7 +134,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	act(t, ctx, "cancel the second run from its page while it builds",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
 		chromedp.WaitVisible(`//pre[@id="live-build" and contains(., "compiling v3.0")]`),
-		chromedp.Click(chromedp.CSS("#btn-cancel")),
+		clickLive("#btn-cancel"),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
 	)
 	// The build it stopped is cancelled, with what it printed; the nodes after it never ran.
@@ -167,7 +168,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v4.0"),
 		chromedp.Click(chromedp.CSS("#chat-send")),
 		chromedp.WaitVisible(`//div[@id="thread-list"]//li[3]`), // the newest of three, listed first
-		chromedp.Click(`//div[@id="thread-list"]//li[1]/a`),
+		clickLive(`#thread-list li:first-child a`),
 		chromedp.WaitVisible(`//div[@id="chat-log"]//div[contains(@class,"msg-body") and contains(., "is waiting at approve-release")]`),
 	)
 	act(t, ctx, "approve in plain words in the thread and see the run complete there",
@@ -200,7 +201,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
 		chromedp.WaitVisible(chromedp.CSS("#btn-reject")),
 		chromedp.SendKeys(chromedp.CSS("#gate-note"), "the changelog is missing"),
-		chromedp.Click(chromedp.CSS("#btn-reject")),
+		clickLive("#btn-reject"),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
 	)
 	act(t, ctx, "see the rejected gate and the nodes that did not run",
@@ -214,6 +215,14 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 		t.Errorf("the rejected run page still draws %d nodes waiting", n)
 	}
 	screenshot(t, ctx, "dashboard-run-rejected.png")
+}
+
+// clickLive clicks the element sel finds at the moment of the click. A page that updates live
+// replaces its content as the run moves, so a node found by one step may be gone by the next: a
+// click by node id then fails ("Could not find node"). The page's own script finds and clicks the
+// element in one task, so no update can come in between.
+func clickLive(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) throw new Error("no element " + ` + strconv.Quote(sel) + `); el.click(); })()`)
 }
 
 // act performs browser steps, failing the test with what was being done.

@@ -114,13 +114,15 @@ func TestWorkflowOutputIsInertText(t *testing.T) {
 	run := r.waitRun("inert", db.StatusCompleted)
 	const shown = "[click](https://evil.example) &lt;a href=&#34;https://evil.example&#34;&gt;click&lt;/a&gt;\n" +
 		"a stray ``` fence\n```\n&lt;b&gt;still text&lt;/b&gt;"
+	_, mine := b.get("/chat")
+	thread := runThread(t, mine)
 	var chat string
-	testkit.Eventually(t, "the completion message with the output on the chat page", func() bool {
-		_, chat = b.get("/chat")
+	testkit.Eventually(t, "the completion message with the output in the run's thread", func() bool {
+		_, chat = b.get("/chat/threads/" + thread)
 		return strings.Contains(chat, "completed.")
 	})
 	_, page := b.get("/runs/" + run.ID)
-	for name, html := range map[string]string{"run page": page, "chat page": chat} {
+	for name, html := range map[string]string{"run page": page, "run's thread": chat} {
 		if !strings.Contains(html, shown) {
 			t.Errorf("the %s does not show the output as printed (%q):\n%s", name, shown, html)
 		}
