@@ -73,7 +73,9 @@ func openStore(ctx context.Context, c Config, opts db.Options, log *zap.Logger) 
 		st, err = openSQLite(ctx, c, opts, log)
 	}
 	if err != nil {
-		log.Error("db.open_failed", zap.String("error", scrub(err.Error(), c.secrets())))
+		// The error is returned and printed once as the command's answer; this line is for the
+		// server's log (info), so a terminal at its default warn level shows the error only once.
+		log.Info("db.open_failed", zap.String("error", scrub(err.Error(), c.secrets())))
 		return nil, fmt.Errorf("open %s database %s: %w", c.Engine, c.redactedDatabase(), err)
 	}
 	log.Info("db.open_completed")
