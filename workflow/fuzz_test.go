@@ -15,6 +15,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: x\n---\n"))
 	f.Add([]byte("{name: [1, {a: b}], nodes: [{id: a, loop: {max_iterations: -1}}]}"))
 	f.Add([]byte(""))
+	f.Add([]byte("name: x\rnodes: 0"))
+	f.Add([]byte("name: x\u2028nodes:\r\n  - id: a\u0085    bash: [\n"))
 	f.Add([]byte("name: x\nnodes:\n  - id: a\n    retry:\n      max_attempts: 2\n     delay: 1s\n\tbash: [a, 'b\n"))
 	names, _ := fs.Glob(Bundled(), "*.yaml")
 	for _, n := range names {
@@ -33,7 +35,7 @@ func FuzzParse(f *testing.F) {
 		if !errors.As(err, &es) || len(es) == 0 {
 			t.Fatalf("error %v is not a non-empty Errors", err)
 		}
-		lines := bytes.Count(src, []byte("\n")) + 1
+		lines := bytes.Count(unifyLineBreaks(src), []byte("\n")) + 1
 		for _, e := range es {
 			if e.Line <= 0 || e.Col <= 0 {
 				t.Fatalf("error without a position: %v", e)

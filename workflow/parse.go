@@ -36,12 +36,13 @@ func Parse(path string, src []byte) (*Workflow, error) {
 		d.errorAt(1, 1, "file is %d bytes; a workflow must be under %d", len(src), maxSourceSize)
 		return nil, d.errs
 	}
+	w := &Workflow{Path: path, Source: bytes.Clone(src)}
+	src = unifyLineBreaks(src)
 	root := d.document(src)
 	if root == nil {
 		return nil, d.errs
 	}
 	d.lines = strings.Split(string(src), "\n")
-	w := &Workflow{Path: path, Source: bytes.Clone(src)}
 	d.workflow(root, w)
 	d.validateGraph(w)
 	if len(d.errs) > 0 {
@@ -141,4 +142,17 @@ func (d *decoder) inputs(f field) []Input {
 		out = append(out, in)
 	}
 	return out
+}
+
+// yamlBreaks are the line breaks yaml.v3 counts when it reports a line (YAML 1.1: CR LF, a lone CR,
+// NEL, LS and PS), written as the one break our line table splits on.
+var yamlBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+
+// unifyLineBreaks rewrites every line break of src as '\n', so that the lines YAML reports and the
+// lines positions are computed from are the same lines. Workflow.Source keeps the original bytes.
+func unifyLineBreaks(src []byte) []byte {
+	if !bytes.ContainsAny(src, "\r\u0085\u2028\u2029") {
+		return src
+	}
+	return []byte(yamlBreaks.Replace(string(src)))
 }

@@ -143,3 +143,18 @@ func assertErrors(t *testing.T, err error, want []string) {
 		t.Errorf("errors:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// A file saved with old Mac (CR) or Unicode line breaks is reported on the lines YAML sees.
+func TestParseReportsLinesAcrossLineBreakStyles(t *testing.T) {
+	for name, src := range map[string]string{
+		"CR":   "name: x\rnodes: 0\r",
+		"CRLF": "name: x\r\nnodes: 0\r\n",
+		"NEL":  "name: x\u0085nodes: 0",
+		"LS":   "name: x\u2028nodes: 0",
+	} {
+		_, err := Parse("f.yaml", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), "f.yaml:2:8: `nodes` must be a non-empty list") {
+			t.Errorf("%s: got %v, want the error at f.yaml:2:8", name, err)
+		}
+	}
+}
