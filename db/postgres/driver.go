@@ -111,9 +111,9 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 	return runs, nil
 }
 
-func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
 	rows, err := d.s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
-		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)
+		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT $6`, append(append([]any{now}, reachArgs(reach, now)...), n)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -134,7 +134,7 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 }
 
 // TransitAll sends one statement per compare-and-set, each appending its events only when its
-// update matched (transitSQL), all in one batch: a claim of up to 256 runs or the rescue of a
+// update matched (transitSQL), all in one batch: a claim of up to db.MaxClaimBatch runs or the rescue of a
 // thousand is one round trip instead of two per run, which under load is what held the rescue's
 // locks for seconds (BENCHMARKS.md, recovery).
 func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {

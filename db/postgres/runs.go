@@ -12,9 +12,6 @@ import (
 	"threadflow/db"
 )
 
-// defaultLimit caps listings that do not say how many runs they want.
-const defaultLimit = 100
-
 // insertRunSQL inserts a queued run whose first event (seq 1, insertFirstEventSQL) is written with
 // it, so the event takes no UPDATE of the row just inserted.
 const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
@@ -39,7 +36,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 // in prefix match themselves.
 func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
 	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE $1 ESCAPE '\'
-		ORDER BY created_at DESC, id DESC LIMIT $2`, escapeLike(prefix)+"%", orDefault(limit))
+		ORDER BY created_at DESC, id DESC LIMIT $2`, escapeLike(prefix)+"%", db.ListLimit(limit))
 }
 
 // escapeLike makes s match literally inside a LIKE pattern that uses \ as its escape character.
@@ -98,7 +95,7 @@ func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) 
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	args = append(args, orDefault(f.Limit))
+	args = append(args, db.ListLimit(f.Limit))
 	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
 	return s.queryRuns(ctx, q, args...)
 }
@@ -111,14 +108,6 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 	}
 	runs, err := collectRuns(rows)
 	return runs, translate(err)
-}
-
-// orDefault maps a missing or nonsensical limit to defaultLimit.
-func orDefault(limit int) int {
-	if limit <= 0 {
-		return defaultLimit
-	}
-	return limit
 }
 
 // SetRunConversation moves a run to another, existing conversation.

@@ -94,10 +94,10 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 	return r, nil
 }
 
-func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
 	filter, fargs := reachFilter(reach, now)
 	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
-		AND (gate_due_at <= ? OR gate_remind_at <= ?)`+filter+` ORDER BY id LIMIT 100`, append([]any{micros(now), micros(now)}, fargs...)...)
+		AND (gate_due_at <= ? OR gate_remind_at <= ?)`+filter+` ORDER BY id LIMIT ?`, append(append([]any{micros(now), micros(now)}, fargs...), n)...)
 	if err != nil {
 		return nil, translate(err)
 	}

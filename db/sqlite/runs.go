@@ -10,9 +10,6 @@ import (
 	"threadflow/db"
 )
 
-// defaultLimit caps listings that do not ask for a size.
-const defaultLimit = 100
-
 // GetRun returns one run or db.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 	r, err := getRun(ctx, s.r, runID)
@@ -26,7 +23,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 // match only themselves.
 func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE ? ESCAPE '\' ORDER BY id LIMIT ?`,
-		escapeLike(prefix)+"%", orDefault(limit))
+		escapeLike(prefix)+"%", db.ListLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("find runs by prefix: %w", translate(err))
 	}
@@ -36,13 +33,6 @@ func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) 
 // escapeLike makes s match literally in a LIKE pattern with ESCAPE '\'.
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
-func orDefault(limit int) int {
-	if limit <= 0 {
-		return defaultLimit
-	}
-	return limit
 }
 
 // FindResumable returns the newest failed or paused run of workflow in the parent conversation.
@@ -73,7 +63,7 @@ func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
 func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) {
 	where, args := filter(f)
 	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs`+where+` ORDER BY created_at DESC, id DESC LIMIT ?`,
-		append(args, orDefault(f.Limit))...)
+		append(args, db.ListLimit(f.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", translate(err))
 	}
