@@ -10,10 +10,8 @@ import (
 // NextGateTimer returns when the next gate timer is due; ok is false when no gate has one.
 func (s *Store) NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT LEAST(
-			(SELECT min(gate_due_at) FROM runs WHERE gate_due_at IS NOT NULL AND status = 'paused' AND `+reachFilter(1)+`),
-			(SELECT min(gate_remind_at) FROM runs WHERE gate_remind_at IS NOT NULL AND status = 'paused' AND `+reachFilter(1)+`))`,
-		reachArgs(reach, s.now())...).Scan(&next)
+	q, args := dialect.NextGateTimer(reach, s.now())
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, translate(err)
 	}

@@ -6,25 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"threadflow/db"
 )
-
-// reachFilter is the condition that keeps the runs in reach (db.Reach), given by reachArgs as the
-// four query parameters from $first on; the zero Reach keeps every run.
-func reachFilter(first int) string {
-	p, c, u, now := fmt.Sprintf("$%d", first), fmt.Sprintf("$%d", first+1), fmt.Sprintf("$%d", first+2), fmt.Sprintf("$%d", first+3)
-	platform := `split_part(runs.conversation_id, ':', 1)`
-	return `(cardinality(` + p + `::text[]) + cardinality(` + c + `::text[]) + cardinality(` + u + `::text[]) = 0
-		OR ` + platform + ` = ANY(` + p + `) OR runs.conversation_id = ANY(` + c + `)
-		OR (` + platform + ` = ANY(` + u + `) AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
-			WHERE a.conversation_id = runs.conversation_id AND a.expires_at > ` + now + `::timestamptz)))`
-}
-
-// reachArgs are the parameters of reachFilter.
-func reachArgs(r db.Reach, now time.Time) []any {
-	return []any{append([]string{}, r.Platforms...), append([]string{}, r.Conversations...), append([]string{}, r.Unattended...), now}
-}
 
 // AttachTerminal records (or renews) a terminal's attachment to a conversation until ttl from now,
 // and forgets attachments that expired (their terminals were killed).

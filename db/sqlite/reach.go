@@ -3,49 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-
-	"threadflow/db"
 )
-
-// runPlatform is the platform of a run: the first part of its conversation id.
-const runPlatform = "substr(runs.conversation_id, 1, instr(runs.conversation_id, ':') - 1)"
-
-// reachFilter is the condition (and its arguments) that keeps the runs in reach (db.Reach) at now;
-// the zero Reach keeps every run.
-func reachFilter(r db.Reach, now time.Time) (string, []any) {
-	if r.Every() {
-		return "", nil
-	}
-	var (
-		conds []string
-		args  []any
-	)
-	if len(r.Platforms) > 0 {
-		conds = append(conds, runPlatform+" IN "+placeholders(len(r.Platforms)))
-		args = appendStrings(args, r.Platforms)
-	}
-	if len(r.Conversations) > 0 {
-		conds = append(conds, "runs.conversation_id IN "+placeholders(len(r.Conversations)))
-		args = appendStrings(args, r.Conversations)
-	}
-	if len(r.Unattended) > 0 {
-		conds = append(conds, "("+runPlatform+" IN "+placeholders(len(r.Unattended))+` AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
-			WHERE a.conversation_id = runs.conversation_id AND a.expires_at > ?))`)
-		args = append(appendStrings(args, r.Unattended), micros(now))
-	}
-	return " AND (" + strings.Join(conds, " OR ") + ")", args
-}
-
-func placeholders(n int) string { return "(?" + strings.Repeat(", ?", n-1) + ")" }
-
-func appendStrings(args []any, ss []string) []any {
-	for _, s := range ss {
-		args = append(args, s)
-	}
-	return args
-}
 
 // AttachTerminal records (or renews) a terminal's attachment to a conversation until ttl from now,
 // and forgets attachments that expired (their terminals were killed).
