@@ -79,7 +79,9 @@ func TestJudgeGate(t *testing.T) {
 				return errors.As(err, &e) && e.Found == StatusPaused && strings.Contains(err.Error(), "resume it instead")
 			}},
 		{name: "an answer to another gate", st: GateState{Run: gateRun(PauseApproval, nil), Node: "deploy"}, g: approve("slack:U2"),
-			err: func(err error) bool { return strings.Contains(err.Error(), `not waiting at gate "deploy" but at "review"`) }},
+			err: func(err error) bool {
+				return strings.Contains(err.Error(), `not waiting at gate "deploy" but at "review"`)
+			}},
 		{name: "someone not listed is refused, and it is recorded",
 			st: gateAt(gateRun(PauseApproval, &GatePolicy{Approvers: []string{"slack:U7"}})), g: approve("slack:U2"),
 			events: []EventType{EventGateRefused}, err: refusedFor(RefusedNotApprover)},
