@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db/dbtest"
-	"threadflow/test/discordfake"
 )
 
 func TestDiscordRunHelloWorld(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db"
 	"threadflow/db/dbtest"
-	"threadflow/test/discordfake"
 )
 
 // waitEphemeralAnswer waits for an ephemeral answer to interaction id that contains want.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/workflow"
 )
 

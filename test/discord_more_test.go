@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
 )
 
 // TestDiscordAutocomplete: while a person types, workflow names and the channel's run ids are

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
 )
 
 // TestDiscordNamesPeopleAsDiscordShowsThem: run messages and the run's thread name show who started

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
 )
 
 // inertWorkflow fails quoting, in its error, a masked link and two code fences that no line closes:

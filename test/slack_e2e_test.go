@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/slackfake"
+	"threadflow/adapters/slack/slackfake"
 )
 
 // slackFoldLimit is where Slack folds a message behind "show more"; every message the bot posts

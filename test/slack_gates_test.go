@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/db"
-	"threadflow/test/slackfake"
 )
 
 // waitEphemeral waits until user was shown n private messages and returns the last one.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/slackfake"
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/workflow"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db"
-	"threadflow/test/discordfake"
 	"threadflow/testkit"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
 )
 
 // pinnedWithoutResumeURL is the discordgo release this module pins, which resumes a dropped

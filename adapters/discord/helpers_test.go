@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
 )
 
 const wait = 10 * time.Second

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
 )
 
 func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
 )
 
 var channel500 = conversation.Address{Platform: Platform, ChannelID: "500"}

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
 )
 
 const waitTimeout = 10 * time.Second

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
