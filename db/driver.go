@@ -22,7 +22,7 @@ type Driver interface {
 	// the lease of a running run and, when e is a lifecycle event, no copy of it is recorded;
 	// with reset it also sets the run's rescue counter back to 0. ok is false when it appended
 	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
-	// transaction (Refuse, or a replay).
+	// transaction (ExplainMiss, or a replay).
 	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
 	// AppendLeasedAll is AppendLeased for each of es in order (resets[i] for es[i]) in one
 	// transaction. ok[i] tells which were appended, all committed together; the others appended

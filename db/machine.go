@@ -42,7 +42,7 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
 	}
 	if !ok {
-		r, _, err := Refuse(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
+		r, _, err := ExplainMiss(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
 		return r, err
 	}
 	for _, e := range events(r) {
@@ -65,7 +65,7 @@ func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Trans
 		if ok[i] {
 			continue
 		}
-		r, replay, err := Refuse(ctx, tx, op, t.Update.RunID, t.Update.Token, Transitions[op].Lease)
+		r, replay, err := ExplainMiss(ctx, tx, op, t.Update.RunID, t.Update.Token, Transitions[op].Lease)
 		if !replay {
 			return nil, err
 		}
@@ -74,11 +74,11 @@ func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Trans
 	return runs, nil
 }
 
-// Refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
+// ExplainMiss explains a compare-and-set that matched nothing, reading the run in the same transaction.
 // A lease write whose run already is where the write leads, under the same token, is the worker
 // retrying a write that committed (its reply was lost): that is a replay, returned with no error.
 // Anything else is a *TransitionError carrying the status found.
-func Refuse(ctx context.Context, tx DriverTx, op Op, runID, token string, lease bool) (Run, bool, error) {
+func ExplainMiss(ctx context.Context, tx DriverTx, op Op, runID, token string, lease bool) (Run, bool, error) {
 	r, err := tx.LockRun(ctx, runID)
 	if errors.Is(err, ErrNotFound) {
 		return Run{}, false, &TransitionError{RunID: runID, Op: op, Lease: lease}
@@ -175,7 +175,7 @@ func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) err
 		if err != nil || ok {
 			return err
 		}
-		_, _, err = Refuse(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
+		_, _, err = ExplainMiss(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
 		return err
 	})
 }
@@ -234,7 +234,7 @@ func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, 
 			return fmt.Errorf("record workspace of run %s: %w", l.RunID, err)
 		}
 		if !ok {
-			_, _, err = Refuse(ctx, tx, opWorkspace, l.RunID, l.Token, true)
+			_, _, err = ExplainMiss(ctx, tx, opWorkspace, l.RunID, l.Token, true)
 			return err
 		}
 		out = r

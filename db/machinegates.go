@@ -84,7 +84,7 @@ func applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict
 			return fmt.Errorf("%s run %s: %w", v.Op, st.Run.ID, err)
 		}
 		if !ok {
-			_, _, err = Refuse(ctx, tx, v.Op, st.Run.ID, "", false)
+			_, _, err = ExplainMiss(ctx, tx, v.Op, st.Run.ID, "", false)
 			return err
 		}
 		v.Result.Run = r
