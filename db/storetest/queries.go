@@ -235,15 +235,9 @@ func testFindByPrefix(t *testing.T, e *env) {
 		if err != nil {
 			t.Fatalf("FindRunsByPrefix(%q): %v", tc.prefix, err)
 		}
-		got := ids(runs)
-		if tc.limit == 1 {
-			// Which one of several matches is unspecified; only the count is.
-			if len(got) != 1 || got[0][:5] != "aaaaa" {
-				t.Fatalf("FindRunsByPrefix(%q, 1) = %v, want one match", tc.prefix, got)
-			}
-			continue
-		}
-		if !equalIDs(sorted(got), tc.want) {
+		// The runs come in id order on every engine: an ambiguous prefix lists them as a person
+		// would type more of the id.
+		if got := ids(runs); !equalIDs(got, tc.want) {
 			t.Fatalf("FindRunsByPrefix(%q) = %v, want %v", tc.prefix, got, tc.want)
 		}
 	}
@@ -270,12 +264,6 @@ func ids(runs []db.Run) []string {
 	for _, r := range runs {
 		out = append(out, r.ID)
 	}
-	return out
-}
-
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	slices.Sort(out)
 	return out
 }
 
