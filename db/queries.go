@@ -255,13 +255,13 @@ func (d Dialect) ListRuns(f RunFilter) (string, []any) {
 		q.Arg(ListLimit(f.Limit)), q.Args
 }
 
-// FindRunsByPrefix selects the runs whose id starts with prefix, in id order; LIKE's
+// FindRunsByPrefix selects the runs whose id starts with prefix, newest first; LIKE's
 // metacharacters in prefix match only themselves (Store.FindRunsByPrefix).
 func (d Dialect) FindRunsByPrefix(prefix string, limit int) (string, []any) {
 	q := d.Query()
 	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
 	return "SELECT " + RunColumns + ` FROM runs WHERE id LIKE ` + q.Arg(pattern) + ` ESCAPE '\'` +
-		" ORDER BY id LIMIT " + q.Arg(ListLimit(limit)), q.Args
+		" ORDER BY created_at DESC, id DESC LIMIT " + q.Arg(ListLimit(limit)), q.Args
 }
 
 // LastAsk selects the node and seq of the run's latest gate_requested, of node unless node is ""

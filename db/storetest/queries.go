@@ -221,9 +221,9 @@ func testFindByPrefix(t *testing.T, e *env) {
 		limit  int
 		want   []string
 	}{
-		{"aaaaaa", 10, []string{"aaaaaa0001", "aaaaaa0002"}},
-		{"aaaaa", 10, []string{"aaaaaa0001", "aaaaaa0002", "aaaaab0001"}},
-		{"aaaaa", 1, []string{"aaaaaa0001"}},
+		{"aaaaaa", 10, []string{"aaaaaa0002", "aaaaaa0001"}},
+		{"aaaaa", 10, []string{"aaaaab0001", "aaaaaa0002", "aaaaaa0001"}},
+		{"aaaaa", 1, []string{"aaaaab0001"}},
 		{"bbbbbb0001", 10, []string{"bbbbbb0001"}},
 		{"cccccc", 10, nil},
 		{"%", 10, nil},
@@ -235,8 +235,7 @@ func testFindByPrefix(t *testing.T, e *env) {
 		if err != nil {
 			t.Fatalf("FindRunsByPrefix(%q): %v", tc.prefix, err)
 		}
-		// The runs come in id order on every engine: an ambiguous prefix lists them as a person
-		// would type more of the id.
+		// The runs come newest first on every engine, as ListRuns lists them.
 		if got := ids(runs); !equalIDs(got, tc.want) {
 			t.Fatalf("FindRunsByPrefix(%q) = %v, want %v", tc.prefix, got, tc.want)
 		}
