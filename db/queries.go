@@ -163,7 +163,7 @@ func (q *SQL) Reachable(r Reach, now time.Time) string {
 	}
 	if len(r.Unattended) > 0 {
 		conds = append(conds, "("+q.In(q.D.Platform, r.Unattended)+` AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
-			WHERE a.conversation_id = runs.conversation_id AND a.expires_at > `+q.Time(now)+"))")
+			WHERE a.conversation_id = runs.conversation_id AND `+q.live("a.", now)+"))")
 	}
 	return Or(conds...)
 }
@@ -176,7 +176,7 @@ func (q *SQL) workspaceReachable(r Reach, now time.Time) string {
 	}
 	return `(runs.workspace_home = '' OR runs.workspace_home = ` + q.Arg(r.Home) + `
 		OR (runs.workspace_remote <> '' AND runs.workspace_remote = ` + q.Arg(r.Remote) + `)
-		OR NOT EXISTS (SELECT 1 FROM workspace_homes h WHERE h.home_token = runs.workspace_home AND h.expires_at > ` + q.Time(now) + `))`
+		OR NOT EXISTS (SELECT 1 FROM workspace_homes h WHERE h.home_token = runs.workspace_home AND ` + q.live("h.", now) + `))`
 }
 
 // NextQueued selects the ids of the n oldest runs a process with reach r may claim at now, taking
@@ -281,4 +281,117 @@ func (d Dialect) GateEvents(runID, node string, after int64) (string, []any) {
 	q := d.Query()
 	return "SELECT " + EventColumns + " FROM run_events WHERE run_id = " + q.Arg(runID) + " AND node_id = " + q.Arg(node) +
 		" AND seq > " + q.Arg(after) + " AND type IN (" + Lits(EventGateApproval, EventGateResolved) + ") ORDER BY seq", q.Args
+}
+
+// live is the condition that an announcement (a home, a terminal attachment; its columns prefixed
+// with prefix) has not expired at now: the process that made it is alive.
+func (q *SQL) live(prefix string, now time.Time) string {
+	return prefix + "expires_at > " + q.Time(now)
+}
+
+// forgetExpired deletes the announcements of table that expired before now.
+func (d Dialect) forgetExpired(table string, now time.Time) (string, []any) {
+	q := d.Query()
+	return "DELETE FROM " + table + " WHERE expires_at < " + q.Time(now), q.Args
+}
+
+// ForgetExpiredHomes deletes the home announcements that expired before now (Store.AnnounceHome).
+func (d Dialect) ForgetExpiredHomes(now time.Time) (string, []any) {
+	return d.forgetExpired("workspace_homes", now)
+}
+
+// AnnounceHome records, or renews, that h.Owner sees the home h.Token until expires.
+func (d Dialect) AnnounceHome(h Home, expires time.Time) (string, []any) {
+	q := d.Query()
+	return "INSERT INTO workspace_homes (home_token, owner, host, remote, expires_at) VALUES (" + q.Arg(h.Token) + ", " +
+		q.Arg(h.Owner) + ", " + q.Arg(h.Host) + ", " + q.Arg(h.Remote) + ", " + q.Time(expires) + `)
+		ON CONFLICT (home_token, owner) DO UPDATE SET host = excluded.host, remote = excluded.remote, expires_at = excluded.expires_at`, q.Args
+}
+
+// LiveHomes selects the home announcements live at now, by owner (Store.LiveHomes).
+func (d Dialect) LiveHomes(now time.Time) (string, []any) {
+	q := d.Query()
+	return "SELECT home_token, owner, host, remote, expires_at FROM workspace_homes WHERE " + q.live("", now) +
+		" ORDER BY owner, home_token", q.Args
+}
+
+// ForgetExpiredAttachments deletes the terminal attachments that expired before now (their
+// terminals were killed) (Store.AttachTerminal).
+func (d Dialect) ForgetExpiredAttachments(now time.Time) (string, []any) {
+	return d.forgetExpired("terminal_attachments", now)
+}
+
+// AttachTerminal records, or renews, that the terminal owner is attached to a conversation until
+// expires.
+func (d Dialect) AttachTerminal(conversationID, owner string, expires time.Time) (string, []any) {
+	q := d.Query()
+	return "INSERT INTO terminal_attachments (conversation_id, owner, expires_at) VALUES (" + q.Arg(conversationID) + ", " +
+		q.Arg(owner) + ", " + q.Time(expires) + `)
+		ON CONFLICT (conversation_id, owner) DO UPDATE SET expires_at = excluded.expires_at`, q.Args
+}
+
+// DetachTerminal deletes every attachment of the terminal owner.
+func (d Dialect) DetachTerminal(owner string) (string, []any) {
+	q := d.Query()
+	return "DELETE FROM terminal_attachments WHERE owner = " + q.Arg(owner), q.Args
+}
+
+// TranscriptColumns is the column list every transcript query selects or returns, in the engines'
+// scanMessage order.
+const TranscriptColumns = `seq, conversation_id, platform, channel_id, thread_id, message_id, run_id, from_user, to_user,
+	text, body, posted_at, edited_at`
+
+// AppendMessage inserts m (Store.AppendMessage) returning the stored message. A message recorded
+// already (its platform, channel and message id) is edited (text and body replaced, a fresh seq,
+// edited at m's time) unless once is set; then nothing is written and nothing returned.
+func (d Dialect) AppendMessage(m TranscriptMessage, once bool) (string, []any) {
+	q := d.Query()
+	values := []string{d.MessageSeq, q.Arg(m.ConversationID), q.Arg(m.Platform), q.Arg(m.ChannelID), q.Arg(m.ThreadID),
+		q.Arg(m.MessageID), q.Arg(m.RunID), q.Arg(m.From), q.Arg(m.ToUser), q.Arg(m.Text), q.Arg(string(m.Body)), q.Time(m.PostedAt)}
+	conflict := "DO UPDATE SET seq = " + d.MessageSeq + ", text = excluded.text, body = excluded.body, edited_at = excluded.posted_at"
+	if once {
+		conflict = "DO NOTHING"
+	}
+	return `INSERT INTO transcript_messages (seq, conversation_id, platform, channel_id, thread_id, message_id, run_id, from_user,
+		to_user, text, body, posted_at) VALUES (` + strings.Join(values, ", ") + `)
+		ON CONFLICT (platform, channel_id, message_id) ` + conflict + " RETURNING " + TranscriptColumns, q.Args
+}
+
+// TrimTranscript deletes the conversation's messages beyond its newest TranscriptKeep.
+func (d Dialect) TrimTranscript(conversationID string) (string, []any) {
+	q := d.Query() // each parameter is written once: "?" takes its value by position
+	return `DELETE FROM transcript_messages WHERE conversation_id = ` + q.Arg(conversationID) + ` AND id < (
+		SELECT id FROM transcript_messages WHERE conversation_id = ` + q.Arg(conversationID) + ` ORDER BY id DESC LIMIT 1 OFFSET ` +
+		q.Arg(TranscriptKeep-1) + ")", q.Args
+}
+
+// EditMessage replaces a recorded message's text and body at now, with a fresh seq; its run and
+// addressee are kept unless m names them (Store.EditMessage). It returns the message; no row when
+// the message is not recorded.
+func (d Dialect) EditMessage(m TranscriptMessage, now time.Time) (string, []any) {
+	q := d.Query()
+	keep := func(col, v string) string {
+		return col + " = CASE WHEN " + q.Arg(v) + " <> '' THEN " + q.Arg(v) + " ELSE " + col + " END"
+	}
+	set := "seq = " + d.MessageSeq + ", text = " + q.Arg(m.Text) + ", body = " + q.Arg(string(m.Body)) + ", edited_at = " +
+		q.Time(now) + ", " + keep("run_id", m.RunID) + ", " + keep("to_user", m.ToUser)
+	return "UPDATE transcript_messages SET " + set + " WHERE " + q.messageIs(m.Platform, m.ChannelID, m.MessageID) +
+		" RETURNING " + TranscriptColumns, q.Args
+}
+
+// FindMessage selects the recorded message (platform, channel, message id).
+func (d Dialect) FindMessage(platform, channelID, messageID string) (string, []any) {
+	q := d.Query()
+	return "SELECT " + TranscriptColumns + " FROM transcript_messages WHERE " + q.messageIs(platform, channelID, messageID), q.Args
+}
+
+func (q *SQL) messageIs(platform, channelID, messageID string) string {
+	return "platform = " + q.Arg(platform) + " AND channel_id = " + q.Arg(channelID) + " AND message_id = " + q.Arg(messageID)
+}
+
+// Transcript selects the conversation's newest limit messages, oldest first (Store.Transcript).
+func (d Dialect) Transcript(conversationID string, limit int) (string, []any) {
+	q := d.Query()
+	return "SELECT " + TranscriptColumns + ` FROM (SELECT * FROM transcript_messages WHERE conversation_id = ` +
+		q.Arg(conversationID) + " ORDER BY id DESC LIMIT " + q.Arg(limit) + ") newest ORDER BY id", q.Args
 }
