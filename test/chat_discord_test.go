@@ -1,9 +1,11 @@
 package test
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"threadflow/adapters/discord/discordfake"
@@ -15,7 +17,27 @@ import (
 // discordChat is the Discord fake as the chat suite's platform: the test channel of one bot.
 type discordChat struct {
 	*discordBot
-	env map[string]string
+	env          map[string]string
+	interactions *interactionLog
+}
+
+// interactionLog keeps the interactions each person made, to read the answers only they saw.
+type interactionLog struct {
+	mu     sync.Mutex
+	byUser map[string][]string
+}
+
+func (l *interactionLog) add(user, id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byUser[user] = append(l.byUser[user], id)
+	return id
+}
+
+func (l *interactionLog) of(user string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.byUser[user])
 }
 
 // discordUsers are the suite's people as Discord knows them.
@@ -26,7 +48,7 @@ func openDiscordChat(t *testing.T, env map[string]string) chat {
 	b := startDiscordBot(t, fake, env)
 	// Announced once Discord answered with the bot's own user (issue 26).
 	b.bot.WaitStdout(regexp.MustCompile(`^Discord on: @threadflow\.$`))
-	return discordChat{discordBot: b, env: env}
+	return discordChat{discordBot: b, env: env, interactions: &interactionLog{byUser: map[string][]string{}}}
 }
 
 // Send types a /workflow command: Discord sends it as an interaction of the command's subcommand
@@ -54,7 +76,7 @@ func (d discordChat) command(t *testing.T, user, text string) string {
 	default:
 		t.Fatalf("the suite's Discord platform sends no %v command yet", c.Kind)
 	}
-	return d.fake.SlashCommand(discordUsers[user], discordChannel, strings.Fields(text)[1], opts)
+	return d.interactions.add(user, d.fake.SlashCommand(discordUsers[user], discordChannel, strings.Fields(text)[1], opts))
 }
 
 func (d discordChat) Reply(t *testing.T, user string, r chatRun, text string) {
@@ -66,13 +88,18 @@ func (d discordChat) Reply(t *testing.T, user string, r chatRun, text string) {
 	d.fake.ThreadMessage(discordUsers[user], thread, text)
 }
 
-// Click presses a button; Discord must be told at once that the message will be updated.
+// Click presses a button; Discord must be told at once that the message will be updated. Mallory,
+// the one person the suite's gates refuse, is then told why in a followup only she sees.
 func (d discordChat) Click(t *testing.T, user string, m chatMsg, label string) {
 	t.Helper()
-	in := d.fake.Click(discordUsers[user], m.native.(discordfake.Message), label)
-	d.fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
-	if got := responseKinds(d.fake.InteractionResponses(in)); !slices.Equal(got, []string{discordfake.KindDeferredUpdate}) {
-		t.Errorf("answers to the click on %s = %v, want one deferred update", label, got)
+	in := d.interactions.add(user, d.fake.Click(discordUsers[user], m.native.(discordfake.Message), label))
+	want := []string{discordfake.KindDeferredUpdate}
+	if user == "mallory" {
+		want = append(want, discordfake.KindFollowup)
+	}
+	d.fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) >= len(want) })
+	if got := responseKinds(d.fake.InteractionResponses(in)); !slices.Equal(got, want) {
+		t.Errorf("answers to %s's click on %s = %v, want %v", user, label, got, want)
 	}
 }
 
@@ -89,10 +116,18 @@ func (d discordChat) Thread(t *testing.T, r chatRun) []chatMsg {
 	return discordMsgs(d.fake.BotMessages(thread))
 }
 
-// Private is what user was answered ephemerally: Discord has no other private message in a channel.
+// Private is what user's interactions were answered ephemerally: Discord has no other private
+// message in a channel.
 func (d discordChat) Private(t *testing.T, user string) []chatMsg {
-	t.Fatalf("the suite reads no private Discord answers yet")
-	return nil
+	var out []chatMsg
+	for _, in := range d.interactions.of(user) {
+		for i, r := range d.fake.InteractionResponses(in) {
+			if r.Ephemeral {
+				out = append(out, chatMsg{ID: fmt.Sprintf("%s/%d", in, i), Text: r.Content, Visible: []string{r.Content}})
+			}
+		}
+	}
+	return out
 }
 
 func discordMsgs(ms []discordfake.Message) []chatMsg {
@@ -106,16 +141,8 @@ func discordMsgs(ms []discordfake.Message) []chatMsg {
 func (d discordChat) Lacks(gesture) string { return "" }
 
 func (d discordChat) Words() chatWords {
-	return chatWords{
-		Starter: aliceShown,
-		Answerer: func(u string) string {
-			return map[string]string{"alice": aliceShown, "bob": bobShown, "carol": carolShown}[u]
-		},
-		Output: func(u string) string { return "discord:" + discordUsers[u] },
-		Bold:   func(s string) string { return "**" + s + "**" },
-		Ping:   "@everyone",
-		Pings:  liveDiscordMention.MatchString,
-	}
+	shown := map[string]string{"alice": aliceShown, "bob": bobShown, "carol": carolShown}
+	return chatWords{Starter: aliceShown, Answerer: shown, Output: qualified("discord", discordUsers), Bold: "**", Ping: "@everyone", Pings: liveDiscordMention}
 }
 
 func (d discordChat) Stopped(t *testing.T, r chatRun) {

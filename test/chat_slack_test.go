@@ -77,14 +77,8 @@ func slackMsg(t *testing.T, m slackfake.Message) chatMsg {
 func (s slackChat) Lacks(gesture) string { return "" }
 
 func (s slackChat) Words() chatWords {
-	return chatWords{
-		Starter:  slackName(alice),
-		Answerer: func(u string) string { return "slack:" + slackUsers[u] },
-		Output:   func(u string) string { return "slack:" + slackUsers[u] },
-		Bold:     func(s string) string { return "*" + s + "*" },
-		Ping:     "<!channel>",
-		Pings:    liveMention.MatchString,
-	}
+	return chatWords{Starter: slackName(alice), Answerer: qualified("slack", slackUsers), Output: qualified("slack", slackUsers),
+		Bold: "*", Ping: "<!channel>", Pings: liveMention}
 }
 
 func (s slackChat) Stopped(t *testing.T, r chatRun) {

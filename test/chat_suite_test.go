@@ -1,6 +1,7 @@
 package test
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,14 +77,23 @@ type redeliverer interface {
 
 // chatWords are how a platform writes what the scenarios read.
 type chatWords struct {
-	Starter  string              // how an announcement names alice, who started the run
-	Answerer func(string) string // how a gate's answer names a person
-	Output   func(string) string // how a gate's output names a person who approved it
-	Bold     func(string) string
-	// Ping is text that would notify people if the bot posted it as typed; "" where nothing does.
-	Ping string
-	// Pings reports whether a rendered text would notify people.
-	Pings func(string) bool
+	Starter  string            // how an announcement names alice, who started the run
+	Answerer map[string]string // how a gate's answer names each person
+	Output   map[string]string // how a gate's output names each person who approved it
+	Bold     string            // the markup around bold text, such as "*"
+	// Ping is text that would notify people if the bot posted it as typed, and Pings matches
+	// such text in what the bot rendered; nil where nothing notifies anyone.
+	Ping  string
+	Pings *regexp.Regexp
+}
+
+// qualified names each person of ids by platform:id, as gates and their outputs do.
+func qualified(platform string, ids map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, id := range ids {
+		out[name] = platform + ":" + id
+	}
+	return out
 }
 
 // chatPlatforms are the platforms the suite runs on: each starts a bot with env and opens a
@@ -112,6 +122,7 @@ var chatScenarios = []struct {
 	{"resume prompt: start fresh", scenarioPromptStartFresh},
 	{"resume prompt: resume", scenarioPromptResume},
 	{"de-duplication", scenarioDeduplication},
+	{"refusal", scenarioRefusal},
 }
 
 func TestChatAcceptance(t *testing.T) {
@@ -139,14 +150,16 @@ func needs(t *testing.T, p chat, g gesture) {
 	}
 }
 
-// waitMsg waits until read returns a message satisfying match, and returns it.
-func waitMsg(t *testing.T, what string, read func() []chatMsg, match func(chatMsg) bool) chatMsg {
+// waitMsg waits until read returns a message satisfying match, and returns it. Each platform's own
+// tests wait for its own messages with it too.
+func waitMsg[M any](t *testing.T, what string, read func() []M, match func(M) bool) M {
 	t.Helper()
-	var found chatMsg
+	var found M
 	testkit.Eventually(t, what, func() bool {
-		i := slices.IndexFunc(read(), match)
+		all := read()
+		i := slices.IndexFunc(all, match)
 		if i >= 0 {
-			found = read()[i]
+			found = all[i]
 		}
 		return i >= 0
 	})
@@ -208,7 +221,7 @@ func waitRun(t *testing.T, p chat, workflow string, n int) chatRun {
 
 // status is the line a run's status message starts with when it shows state.
 func status(p chat, r chatRun, state string) string {
-	return "Status of run `" + r.ID + "`: " + p.Words().Bold(state)
+	return "Status of run `" + r.ID + "`: " + bold(p, state)
 }
 
 // statusShower is a platform that keeps no status message up to date: a person asks for a run's
@@ -217,6 +230,9 @@ type statusShower interface {
 	// WaitStatus waits until r's status, asked for, is state.
 	WaitStatus(t *testing.T, r chatRun, state string)
 }
+
+// bold is text as p writes it in bold.
+func bold(p chat, text string) string { return p.Words().Bold + text + p.Words().Bold }
 
 // waitStatus waits until r's status message (or, where there is none, its status asked for) shows
 // state.
@@ -365,23 +381,23 @@ func click(label string) func(*testing.T, chat, chatRun, chatMsg) {
 func scenarioGateByReply(t *testing.T, p chat) {
 	w := p.Words()
 	answerGate(t, p,
-		gateAnswer{"gated", reply("lgtm"), "completed", "✅ Approved by " + w.Answerer("alice"), "finished after approved by " + w.Output("alice")},
-		gateAnswer{"asked", reply("lgtm"), "completed", "✅ Approved by " + w.Answerer("alice"), "answer was []"})
+		gateAnswer{"gated", reply("lgtm"), "completed", "✅ Approved by " + w.Answerer["alice"], "finished after approved by " + w.Output["alice"]},
+		gateAnswer{"asked", reply("lgtm"), "completed", "✅ Approved by " + w.Answerer["alice"], "answer was []"})
 }
 
 // scenarioGateByButton: the Approve button approves.
 func scenarioGateByButton(t *testing.T, p chat) {
 	w := p.Words()
 	answerGate(t, p,
-		gateAnswer{"gated", click("Approve"), "completed", "✅ Approved by " + w.Answerer("alice"), "finished after approved by " + w.Output("alice")},
-		gateAnswer{"asked", click("Approve"), "completed", "✅ Approved by " + w.Answerer("alice"), "answer was []"})
+		gateAnswer{"gated", click("Approve"), "completed", "✅ Approved by " + w.Answerer["alice"], "finished after approved by " + w.Output["alice"]},
+		gateAnswer{"asked", click("Approve"), "completed", "✅ Approved by " + w.Answerer["alice"], "answer was []"})
 }
 
 // scenarioObjection: a no, or an objection in words, rejects the gate with the words as reason, and
 // the node after it never runs.
 func scenarioObjection(t *testing.T, p chat) {
 	w := p.Words()
-	rejected := "🛑 Rejected by " + w.Answerer("alice")
+	rejected := "🛑 Rejected by " + w.Answerer["alice"]
 	answered := answerGate(t, p,
 		gateAnswer{"gated", reply("no"), "cancelled", rejected, ""},
 		gateAnswer{"asked", reply("no"), "cancelled", rejected, ""},
@@ -402,13 +418,13 @@ func scenarioUnclearReply(t *testing.T, p chat) {
 		t.Fatalf("ask-back buttons = %v", ask.Buttons)
 	}
 	for _, text := range ask.Visible {
-		if w.Pings(text) {
+		if w.Pings != nil && w.Pings.MatchString(text) {
 			t.Errorf("the quoted reply can ping people: %q", text)
 		}
 	}
 	p.Click(t, "alice", ask, "Reject with this reason")
 	waitStatus(t, p, r, "cancelled")
-	inThread(t, p, r, "the rejection", textHas("🛑 Rejected by "+w.Answerer("alice")+": gate `gate` of run `"+r.ID+"` with reason: ship it but not on"))
+	inThread(t, p, r, "the rejection", textHas("🛑 Rejected by "+w.Answerer["alice"]+": gate `gate` of run `"+r.ID+"` with reason: ship it but not on"))
 	if why := p.Lacks(gestureEdit); why != "" {
 		t.Logf("the ask-back's answer is not checked: %s", why)
 	} else {
@@ -460,7 +476,7 @@ func promptAfterFailure(t *testing.T, p chat) (failed chatRun, prompt chatMsg) {
 	if !slices.Equal(prompt.Buttons, []string{"Resume", "Abandon", "Start fresh"}) {
 		t.Fatalf("prompt buttons = %v, want [Resume Abandon Start fresh]", prompt.Buttons)
 	}
-	for _, want := range []string{p.Words().Bold("failed"), "It was started with: A", "/workflow run picky --force B"} {
+	for _, want := range []string{bold(p, "failed"), "It was started with: A", "/workflow run picky --force B"} {
 		if !strings.Contains(prompt.Text, want) {
 			t.Errorf("prompt %q does not contain %q", prompt.Text, want)
 		}
@@ -486,10 +502,10 @@ func scenarioPromptStartFresh(t *testing.T, p chat) {
 	if why := p.Lacks(gestureEdit); why != "" {
 		t.Logf("the prompt's answer is not checked: %s", why)
 	} else {
-		settled(t, p, func() []chatMsg { return p.Conversation(t) }, prompt, "Started a fresh run `"+fresh.ID+"` for "+p.Words().Answerer("alice"))
+		settled(t, p, func() []chatMsg { return p.Conversation(t) }, prompt, "Started a fresh run `"+fresh.ID+"` for "+p.Words().Answerer["alice"])
 	}
 	st := statusMessages(t, p, failed)
-	if !strings.Contains(st[len(st)-1].Text, p.Words().Bold("failed")) || (p.Lacks(gestureEdit) == "" && len(st) != 1) {
+	if !strings.Contains(st[len(st)-1].Text, bold(p, "failed")) || (p.Lacks(gestureEdit) == "" && len(st) != 1) {
 		t.Errorf("the failed run's status = %q; a fresh run must leave it failed", chatTexts(st))
 	}
 	if got := readFile(t, p.Home()+"/prepared"); got != "A\nB\n" {
@@ -533,4 +549,33 @@ func scenarioDeduplication(t *testing.T, p chat) {
 	if n := len(statusMessages(t, p, r)); n != 1 {
 		t.Errorf("%d status messages, want 1", n)
 	}
+}
+
+// scenarioRefusal: someone the gate does not list answers it; only they are told why, nothing
+// changes, and the gate stays open for the people it lists.
+func scenarioRefusal(t *testing.T, p chat) {
+	p.Send(t, "alice", "/workflow run guarded v1")
+	r := waitRun(t, p, "guarded", 1)
+	gate := inThread(t, p, r, "the gate message", textPrefix("⏸ Run `"+r.ID+"` is waiting at `confirm`."))
+	waitStatus(t, p, r, "paused")
+	p.Stopped(t, r)
+
+	p.Click(t, "mallory", gate, "Approve")
+	told := waitMsg(t, "mallory's private answer", func() []chatMsg { return p.Private(t, "mallory") }, textHas("You may not answer gate `confirm`"))
+	if !strings.Contains(told.Text, "Nothing was changed") {
+		t.Errorf("mallory was told %q; want it to say nothing was changed", told.Text)
+	}
+	for _, m := range p.Thread(t, r) {
+		if m.ID == gate.ID && (m.Edited || len(m.Buttons) != 2) {
+			t.Errorf("gate message after mallory's click = %q (edited %v, buttons %v); want it unchanged", m.Text, m.Edited, m.Buttons)
+		}
+	}
+	if st := statusMessages(t, p, r); !strings.Contains(st[len(st)-1].Text, bold(p, "paused")) {
+		t.Errorf("status after mallory's click = %q; want the run still paused", chatTexts(st))
+	}
+
+	p.Reply(t, "bob", r, "lgtm, changelog checked")
+	p.Click(t, "carol", gate, "Approve")
+	waitStatus(t, p, r, "completed")
+	inThread(t, p, r, "the completion message", textHas("shipped v1 with notes [changelog checked"))
 }

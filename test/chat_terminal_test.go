@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,8 +18,11 @@ type terminalChat struct {
 	conversation string
 
 	mu     sync.Mutex
-	output []chatMsg // what each message typed printed, in order
+	output []printed // what each message typed printed, in order
 }
+
+// printed is what one message typed printed, on the terminal of the person who typed it.
+type printed struct{ user, out string }
 
 func openTerminalChat(t *testing.T, env map[string]string) chat {
 	return &terminalChat{terminal: newTerminal(t, env), conversation: "suite"}
@@ -33,7 +37,7 @@ func (c *terminalChat) Send(t *testing.T, user, text string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.output = append(c.output, chatMsg{ID: text, Text: out, Visible: []string{out}, Buttons: terminalLabels(out)})
+	c.output = append(c.output, printed{user: user, out: out})
 }
 
 // Reply types in the conversation: the terminal has no threads.
@@ -65,14 +69,22 @@ func (c *terminalChat) Click(t *testing.T, user string, m chatMsg, label string)
 	t.Fatalf("no button %q in:\n%s", label, m.Text)
 }
 
-// Conversation is every message the terminal printed, split where the bot's messages start.
-func (c *terminalChat) Conversation(t *testing.T) []chatMsg {
+// Conversation is every message the people's terminals printed, split where the bot's messages
+// start: the suite reads over everyone's shoulder.
+func (c *terminalChat) Conversation(t *testing.T) []chatMsg { return c.printedTo("") }
+
+// printedTo is what the terminal of user ("" for everyone) printed.
+func (c *terminalChat) printedTo(user string) []chatMsg {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []chatMsg
-	for _, printed := range c.output {
-		for _, text := range terminalMessages(printed.Text) {
-			out = append(out, chatMsg{ID: printed.ID, Text: text, Visible: []string{text}, Buttons: terminalLabels(text)})
+	for i, p := range c.output {
+		if user != "" && p.user != user {
+			continue
+		}
+		for j, text := range terminalMessages(p.out) {
+			id := fmt.Sprintf("%d.%d", i, j) // the j-th message the i-th line typed printed
+			out = append(out, chatMsg{ID: id, Text: text, Visible: []string{text}, Buttons: terminalLabels(text)})
 		}
 	}
 	return out
@@ -97,10 +109,8 @@ func terminalMessages(printed string) []string {
 // Thread is the conversation: a terminal's run reports where it was started.
 func (c *terminalChat) Thread(t *testing.T, _ chatRun) []chatMsg { return c.Conversation(t) }
 
-func (c *terminalChat) Private(t *testing.T, _ string) []chatMsg {
-	t.Fatal("a terminal is one person's: nothing on it is private to one of several people")
-	return nil
-}
+// Private is what user's own terminal printed: nobody else sees it.
+func (c *terminalChat) Private(t *testing.T, user string) []chatMsg { return c.printedTo(user) }
 
 func (c *terminalChat) Lacks(g gesture) string {
 	switch g {
@@ -112,14 +122,10 @@ func (c *terminalChat) Lacks(g gesture) string {
 	return ""
 }
 
+// Words: a terminal notifies nobody, and shows bold as plain text.
 func (c *terminalChat) Words() chatWords {
-	return chatWords{
-		Starter:  "console:alice",
-		Answerer: func(u string) string { return "console:" + u },
-		Output:   func(u string) string { return "console:" + u },
-		Bold:     func(s string) string { return s },
-		Pings:    func(string) bool { return false }, // a terminal notifies nobody
-	}
+	names := qualified("console", map[string]string{"alice": "alice", "bob": "bob", "carol": "carol"})
+	return chatWords{Starter: names["alice"], Answerer: names, Output: names}
 }
 
 // WaitStatus asks `bot workflow status` until it shows r in state: a terminal prints a run's status

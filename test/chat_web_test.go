@@ -21,11 +21,13 @@ type webChat struct {
 }
 
 func openWebChat(t *testing.T, env map[string]string) chat {
-	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows)
+	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
 	return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
 }
 
-func (w webChat) client(t *testing.T, user string) chatClient { return chatClient{t, w.bot.URL(), user} }
+func (w webChat) client(t *testing.T, user string) chatClient {
+	return chatClient{t, w.bot.URL(), user}
+}
 
 // Send types text on user's chat page.
 func (w webChat) Send(t *testing.T, user, text string) {
@@ -71,16 +73,22 @@ func (w webChat) Thread(t *testing.T, r chatRun) []chatMsg {
 	return webMessages(w.get(t, "alice", webThread(t, r)))
 }
 
-// Private is what the chat page and the run threads show user alone.
+// Private is what user's chat page and the run threads it lists show user alone.
 func (w webChat) Private(t *testing.T, user string) []chatMsg {
+	page := w.client(t, user).page()
 	var out []chatMsg
-	for _, m := range webMessages(w.client(t, user).page()) {
-		if m.native.(webMsg).private {
-			out = append(out, m)
+	for _, th := range append([]string{"/chat"}, threadLinks.FindAllString(page, -1)...) {
+		for _, m := range webMessages(w.get(t, user, th)) {
+			if m.native.(webMsg).private {
+				out = append(out, m)
+			}
 		}
 	}
 	return out
 }
+
+// threadLinks finds the run threads a chat page links to.
+var threadLinks = regexp.MustCompile(`/chat/threads/[0-9a-f]{16}`)
 
 func (w webChat) get(t *testing.T, user, path string) string {
 	t.Helper()
@@ -107,15 +115,11 @@ func (w webChat) Lacks(g gesture) string {
 	return ""
 }
 
+// Words: on a web page, what would reach people unasked is markup, such as a script.
 func (w webChat) Words() chatWords {
-	return chatWords{
-		Starter:  "web:alice",
-		Answerer: func(u string) string { return "web:" + u },
-		Output:   func(u string) string { return "web:" + u },
-		Bold:     func(s string) string { return "**" + s + "**" },
-		Ping:     "<script>alert(1)</script>",
-		Pings:    func(s string) bool { return strings.Contains(s, "<script") },
-	}
+	names := qualified("web", map[string]string{"alice": "alice", "bob": "bob", "carol": "carol"})
+	return chatWords{Starter: names["alice"], Answerer: names, Output: names, Bold: "**",
+		Ping: "<script>alert(1)</script>", Pings: regexp.MustCompile(`<script`)}
 }
 
 func (w webChat) Stopped(t *testing.T, r chatRun) {

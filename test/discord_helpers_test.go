@@ -153,20 +153,7 @@ func threadOf(f *discordfake.Server, msg discordfake.Message) string {
 // returns its current state.
 func waitDiscordMessage(t *testing.T, f *discordfake.Server, channel, what string, match func(discordfake.Message) bool) discordfake.Message {
 	t.Helper()
-	var found discordfake.Message
-	f.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
-		for _, m := range f.BotMessages(channel) {
-			if match(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if found.ID == "" {
-		t.Fatalf("no message: %s", what)
-	}
-	return found
+	return waitMsg(t, what, func() []discordfake.Message { return f.BotMessages(channel) }, match)
 }
 
 // waitInRunThread waits for a bot message in r's thread satisfying match.

@@ -89,20 +89,7 @@ func startSlackBot(t *testing.T, env map[string]string, extra map[string]string)
 // waitMessage waits until a message of the channel satisfies match and returns its current state.
 func (s *slackBot) waitMessage(t *testing.T, what string, match func(slackfake.Message) bool) slackfake.Message {
 	t.Helper()
-	var found slackfake.Message
-	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool {
-		for _, m := range f.Messages(channel) {
-			if match(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if found.TS == "" {
-		t.Fatalf("no message: %s", what)
-	}
-	return found
+	return waitMsg(t, what, func() []slackfake.Message { return s.fake.Messages(channel) }, match)
 }
 
 // message returns the current state of a message.
