@@ -12,6 +12,7 @@ import (
 var layers = map[string]int{
 	"threadflow/proctag":     0,
 	"threadflow/groupcommit": 0,
+	"threadflow/platform":    0,
 	"threadflow/db":          1,
 	"threadflow/workflow":    1,
 	"threadflow/migrations":  1,
