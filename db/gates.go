@@ -196,7 +196,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 		approvals = append(approvals, GateApproval{By: g.By, Name: g.Name, Text: text, At: now})
 		res.Approvals = approvals
 		if len(approvals) < res.Required {
-			return GateVerdict{Result: res, Events: []Event{gateEvent(st, EventGateApproval, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
+			return GateVerdict{Result: res, Events: []Event{gateEvent(st, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
 		}
 	}
 	res.Resolved = true
@@ -209,10 +209,10 @@ func resolve(st GateState, g GateResolution, res GateResult, now time.Time) Gate
 	if res.Required > 1 {
 		data.Approvals = res.Approvals
 	}
-	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, EventGateResolved, data, now)}}
+	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, data, now)}}
 	if g.Decision == DecisionReject {
 		v.Op = OpReject
-		v.Events = append(v.Events, gateEvent(st, EventRunCancelled, CancelData{By: g.By, ByName: g.Name, Reason: res.Text}, now))
+		v.Events = append(v.Events, gateEvent(st, CancelData{By: g.By, ByName: g.Name, Reason: res.Text}, now))
 		v.Events[1].NodeID = ""
 	}
 	return v
@@ -254,7 +254,7 @@ func refusedVerdict(st GateState, g GateResolution, p *GatePolicy, reason Refusa
 	}
 	v := GateVerdict{Err: e}
 	if reason != RefusedAlreadyApproved {
-		v.Events = []Event{gateEvent(st, EventGateRefused, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
+		v.Events = []Event{gateEvent(st, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
 	}
 	return v
 }
@@ -317,8 +317,8 @@ func approvalsOf(events []Event) []GateApproval {
 }
 
 // gateEvent builds an event of the gate's node.
-func gateEvent(st GateState, typ EventType, data any, at time.Time) Event {
-	return Event{RunID: st.Run.ID, Type: typ, NodeID: st.Node, Data: MustJSON(data), At: at}
+func gateEvent(st GateState, p Payload, at time.Time) Event {
+	return NewEvent(st.Run.ID, st.Node, 0, p, at)
 }
 
 // AskedGate is the gate node the run waits at, or "" when it waits at none.
