@@ -36,8 +36,9 @@ type Driver interface {
 	// queued run, its run_created event at seq 1, its messages) and returns the runs in order. With an
 	// error nothing was written.
 	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
-	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
-	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
+	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now, at most
+	// n of them, in id order.
+	DueGateTimers(ctx context.Context, reach Reach, now time.Time, n int) ([]string, error)
 }
 
 // DriverTx is one transaction of a Driver.

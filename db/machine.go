@@ -54,7 +54,7 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 }
 
 // transitAll is transit for each of ts, whose events do not depend on the updated runs, sent to the
-// engine at once (DriverTx.TransitAll): a claim of up to 256 runs or the rescue of a thousand is a
+// engine at once (DriverTx.TransitAll): a claim of up to MaxClaimBatch runs or the rescue of a thousand is a
 // round trip on PostgreSQL, not two per run.
 func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Transit) ([]Run, error) {
 	runs, ok, err := tx.TransitAll(ctx, ts)
@@ -120,13 +120,6 @@ func (m *Machine) ClaimRun(ctx context.Context, owner string, ttl time.Duration,
 	return runs[0], nil
 }
 
-// MaxClaimBatch bounds one ClaimRuns transaction. A replica with free slots claims up to this many
-// runs at once: after a restart with a thousand runs to take over, each claim of a few dozen waited
-// behind the CPU of the takeovers the claim before it started (tens of milliseconds per round trip
-// on two cores), so claims of 32 took 1.5-2 s longer than claims of 256 (BENCHMARKS.md, recovery).
-// A claim of 256 is one round trip on PostgreSQL (TransitAll) and holds its rows for milliseconds.
-const MaxClaimBatch = 256
-
 // ClaimRuns moves up to n of the oldest queued runs in reach to running, each under a fresh lease
 // for owner, in one transaction: a replica with many free slots (a restart taking over a thousand
 // runs) pays one commit for a batch instead of one per run. Each run gets its own token and its own
@@ -185,15 +178,12 @@ func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) err
 	})
 }
 
-// maxRenewBatch bounds one RenewLeases transaction, which holds the rows it renewed until it commits.
-const maxRenewBatch = 256
-
 // RenewLeases extends every lease in ls by ttl from now in one transaction: one commit per tick for
 // all the runs a replica holds, where Heartbeat costs one each. lost are the leases it could not
 // extend (the run left running, or another lease replaced it); they were not written.
 func (m *Machine) RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error) {
-	if ttl <= 0 || len(ls) > maxRenewBatch {
-		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", maxRenewBatch, ttl, len(ls))
+	if ttl <= 0 || len(ls) > MaxRenewBatch {
+		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", MaxRenewBatch, ttl, len(ls))
 	}
 	if len(ls) == 0 {
 		return nil, nil

@@ -125,7 +125,7 @@ func (m *Machine) RecordGateReply(ctx context.Context, runID, node string, reply
 // fired, is left alone (JudgeTimer).
 func (m *Machine) FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer, error) {
 	now := m.Now()
-	ids, err := m.Driver.DueGateTimers(ctx, reach, now)
+	ids, err := m.Driver.DueGateTimers(ctx, reach, now, MaxTimerBatch)
 	if err != nil {
 		return nil, fmt.Errorf("find due gate timers: %w", err)
 	}
