@@ -143,7 +143,7 @@ func TestGatePolicySelfApprovalJSON(t *testing.T) {
 		want string
 	}{
 		{GatePolicy{AllowSelfApproval: true}, `{}`},
-		{GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: false, Required: 2}, `{"approvers":["slack:U9"],"allow_self_approval":false,"no_self_approval":true,"required":2}`},
+		{GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: false, Required: 2}, `{"approvers":["slack:U9"],"required":2,"allow_self_approval":false,"no_self_approval":true}`},
 	}
 	for _, w := range writes {
 		if got := string(MustJSON(w.p)); got != w.want {

@@ -33,13 +33,17 @@ type GateResolution struct {
 }
 
 // GatePolicy says who may answer an approval gate. It is frozen into the pause when the gate is
-// asked, so a running gate keeps the rules it was asked with. Its JSON is gatePolicyJSON.
+// asked, so a running gate keeps the rules it was asked with. A new rule is a field here, with its
+// JSON key, and a check in GateRefusal.
 type GatePolicy struct {
-	Approvers         []string // platform-qualified ids; empty (and no Admins): anyone
-	Admins            bool     // ADMIN_USER_IDS may answer too
-	AllowSelfApproval bool     // the run's requester may approve (a workflow's default; rejecting is always allowed)
-	Required          int      // distinct approvals needed; 0 means 1
+	Approvers         []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
+	Admins            bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
+	AllowSelfApproval bool     `json:"-"`                   // the run's requester may approve; stored as gatePolicyJSON says
+	Required          int      `json:"required,omitempty"`  // distinct approvals needed; 0 means 1
 }
+
+// storedPolicy is GatePolicy without its JSON methods, to embed in gatePolicyJSON.
+type storedPolicy GatePolicy
 
 // gatePolicyJSON is a GatePolicy as stored. A gate that allows self approval, as most do, stores
 // no key for it, so its bytes are those every release wrote. One that refuses it stores
@@ -47,16 +51,14 @@ type GatePolicy struct {
 // wrote and read: a replica of the previous release, during a rolling update, still refuses the
 // requester's approval. Reading takes allow_self_approval when present, else no_self_approval.
 type gatePolicyJSON struct {
-	Approvers         []string `json:"approvers,omitempty"`
-	Admins            bool     `json:"admins,omitempty"`
-	AllowSelfApproval *bool    `json:"allow_self_approval,omitempty"`
-	NoSelfApproval    bool     `json:"no_self_approval,omitempty"` // the earlier releases' key
-	Required          int      `json:"required,omitempty"`
+	storedPolicy
+	AllowSelfApproval *bool `json:"allow_self_approval,omitempty"`
+	NoSelfApproval    bool  `json:"no_self_approval,omitempty"` // the earlier releases' key
 }
 
 // MarshalJSON writes p as gatePolicyJSON.
 func (p GatePolicy) MarshalJSON() ([]byte, error) {
-	j := gatePolicyJSON{Approvers: p.Approvers, Admins: p.Admins, Required: p.Required}
+	j := gatePolicyJSON{storedPolicy: storedPolicy(p)}
 	if !p.AllowSelfApproval {
 		j.AllowSelfApproval, j.NoSelfApproval = new(false), true
 	}
@@ -69,7 +71,8 @@ func (p *GatePolicy) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*p = GatePolicy{Approvers: j.Approvers, Admins: j.Admins, AllowSelfApproval: !j.NoSelfApproval, Required: j.Required}
+	*p = GatePolicy(j.storedPolicy)
+	p.AllowSelfApproval = !j.NoSelfApproval
 	if j.AllowSelfApproval != nil {
 		p.AllowSelfApproval = *j.AllowSelfApproval
 	}
