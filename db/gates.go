@@ -32,9 +32,10 @@ type GateResolution struct {
 	ReplySeq int64
 }
 
-// GatePolicy says who may answer an approval gate. It is frozen into the pause when the gate is
-// asked, so a running gate keeps the rules it was asked with. A new rule is a field here, with its
-// JSON key, and a check in GateRefusal.
+// GatePolicy says who may answer an approval gate: the workflow's `approval:` fields decode into
+// it, and it is frozen into the pause when the gate is asked, so a running gate keeps the rules it
+// was asked with. A new rule is a field here, with its JSON key, a check in GateRefusal, and its
+// term in Plain (docs/contributing.md, "Add a gate option").
 type GatePolicy struct {
 	Approvers         []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
 	Admins            bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
@@ -78,6 +79,10 @@ func (p *GatePolicy) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// Plain reports whether p sets no rule: anyone allowed to use the bot answers alone, the requester
+// included. A plain gate's pause stores no policy.
+func (p GatePolicy) Plain() bool { return !p.Restricted() && p.AllowSelfApproval && p.Required <= 1 }
 
 // AllowsSelfApproval reports whether the run's requester may approve; with no policy, they may.
 func (p *GatePolicy) AllowsSelfApproval() bool { return p == nil || p.AllowSelfApproval }

@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"threadflow/db"
 	"threadflow/platform"
 )
 
@@ -21,12 +22,10 @@ type Approval struct {
 	Message         string
 	CaptureResponse bool // the approvers' notes become the node's output
 
-	// Approvers are the platform-qualified user ids who may answer; with Admins, ADMIN_USER_IDS may
-	// too. Both empty: anyone allowed to use the bot.
-	Approvers         []string
-	Admins            bool // `@admins` was listed
-	AllowSelfApproval bool // the run's requester may approve it (default true); rejecting is always allowed
-	RequiredApprovals int  // distinct people who must approve (default 1); one rejection rejects
+	// Policy is who may answer, as the store enforces it: approvers (with `@admins` as Admins),
+	// allow_self_approval (default true) and required_approvals (Required; 1 is stored as 0). It is
+	// the very value frozen into the pause, so a rule is declared once, in db.GatePolicy.
+	Policy db.GatePolicy
 
 	Timeout     time.Duration // 0: wait until answered
 	OnTimeout   OnTimeout     // what a timeout does (default reject)
@@ -54,7 +53,7 @@ const (
 )
 
 func (d *decoder) approval(f field, m *nodeMeta) *Approval {
-	a := &Approval{AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}
+	a := &Approval{Policy: db.GatePolicy{AllowSelfApproval: true}, OnTimeout: TimeoutReject}
 	if f.val.ShortTag() == "!!null" {
 		return a // `approval:` alone is a plain gate
 	}
@@ -67,10 +66,10 @@ func (d *decoder) approval(f field, m *nodeMeta) *Approval {
 		a.CaptureResponse = d.boolean(g)
 	}
 	if g, ok := fs["approvers"]; ok {
-		a.Approvers, a.Admins = d.approvers(g)
+		a.Policy.Approvers, a.Policy.Admins = d.approvers(g)
 	}
 	if g, ok := fs["allow_self_approval"]; ok {
-		a.AllowSelfApproval = d.boolean(g)
+		a.Policy.AllowSelfApproval = d.boolean(g)
 	}
 	if g, ok := fs["required_approvals"]; ok {
 		d.requiredApprovals(g, a)
@@ -116,14 +115,15 @@ func validApprover(id string) bool {
 
 func (d *decoder) requiredApprovals(f field, a *Approval) {
 	n, ok := d.integer(f)
+	p := &a.Policy
 	switch {
 	case !ok:
 	case n < 1 || n > maxRequiredApprovals:
 		d.errorf(f.val, "`required_approvals` must be between 1 and %d, found %d", maxRequiredApprovals, n)
-	case len(a.Approvers) > 0 && !a.Admins && n > len(a.Approvers):
-		d.errorf(f.val, "`required_approvals` is %d but `approvers` lists only %d, so the gate could never open; list more approvers or lower it", n, len(a.Approvers))
-	default:
-		a.RequiredApprovals = n
+	case len(p.Approvers) > 0 && !p.Admins && n > len(p.Approvers):
+		d.errorf(f.val, "`required_approvals` is %d but `approvers` lists only %d, so the gate could never open; list more approvers or lower it", n, len(p.Approvers))
+	case n > 1: // 1 is the default, stored as 0 so a plain gate's policy stays empty
+		p.Required = n
 	}
 }
 
