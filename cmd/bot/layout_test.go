@@ -14,9 +14,9 @@ var layers = map[string]int{
 	"threadflow/groupcommit": 0,
 	"threadflow/platform":    0,
 	"threadflow/db":          1,
-	"threadflow/workflow":    1,
 	"threadflow/migrations":  1,
 
+	"threadflow/workflow":         2, // a gate's rules decode into db.GatePolicy
 	"threadflow/db/postgres":      2,
 	"threadflow/db/sqlite":        2,
 	"threadflow/commands":         2,
