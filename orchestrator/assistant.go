@@ -10,11 +10,12 @@ import (
 	"threadflow/agent"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // Assistant answers free text addressed to the bot with the conversation's AI session.
 type Assistant struct {
-	Providers   Providers
+	Providers   execution.Providers
 	DefaultName string // DEFAULT_PROVIDER; empty turns the assistant off
 
 	turnsOnce sync.Once

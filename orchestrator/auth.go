@@ -59,3 +59,11 @@ func MaskUser(id string) string {
 	}
 	return platform + ":" + rest
 }
+
+// GateOffer says what user may answer at the gate run waits at.
+func (a Auth) GateOffer(run db.Run, user string) GateOffer {
+	ask := func(d db.GateDecision) db.RefusalReason {
+		return db.GateRefusal(run, db.GateResolution{By: user, Admin: a.IsAdmin(user), Decision: d}, nil)
+	}
+	return GateOffer{Run: run, User: user, Approve: ask(db.DecisionApprove), Reject: ask(db.DecisionReject)}
+}

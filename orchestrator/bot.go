@@ -11,6 +11,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -31,15 +32,15 @@ type RunWorkers interface {
 // itself: it creates, resumes, answers or cancels runs with one store compare-and-set each and wakes
 // the workers, so the resume gate and the state machine are enforced in exactly one place.
 type Dispatcher struct {
-	Store     Store
+	Store     execution.Store
 	Catalogs  Catalogs
 	Reporter  *Reporter
 	Workers   RunWorkers
 	Auth      Auth
-	Dirs      Dirs
+	Dirs      execution.Dirs
 	Assistant Assistant
 	Log       *zap.Logger
-	Observe   Observer
+	Observe   execution.Observer
 	Limits    commands.Limits // checked on every message before anything about it is written
 
 	known knownSet // conversations this process recorded
@@ -55,7 +56,7 @@ func (b *Dispatcher) Handle(ctx context.Context, m conversation.Message) {
 		return
 	}
 	start, kind := time.Now(), "ignored"
-	defer func() { observerOr(b.Observe).Dispatched(kind, time.Since(start)) }()
+	defer func() { execution.ObserverOr(b.Observe).Dispatched(kind, time.Since(start)) }()
 	if err := b.Limits.Check(m.Text); err != nil {
 		kind = "refused"
 		b.refuse(ctx, m, err)

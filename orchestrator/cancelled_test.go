@@ -15,6 +15,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // A run cancelled in another process (the dashboard of another replica, another terminal) loses
@@ -32,7 +33,7 @@ func TestARunCancelledElsewhereEndsWithoutAWarning(t *testing.T) {
 	h.waitStatus(id, db.StatusRunning)
 	h.waitFor("the node's first line", func() bool {
 		run, err := h.store.GetRun(context.Background(), id)
-		ref, oerr := orchestrator.NodeOutputFile(run, h.events(id), "a")
+		ref, oerr := execution.NodeOutputFile(run, h.events(id), "a")
 		return err == nil && oerr == nil && ref.Partial == "the node is still running" && ref.Bytes > 0
 	})
 	if _, err := h.store.CancelRun(context.Background(), id, "web:alice", "abandoned"); err != nil { // as another process does

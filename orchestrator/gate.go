@@ -9,6 +9,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // gateInput is one person's answer to a gate, from whichever path it came: a reply in the thread,
@@ -125,8 +126,8 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 	}
 	b.Reporter.GateResolved(ctx, res.Run, t)
 	if a.decision == db.DecisionReject {
-		observerOr(b.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
-		b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: res.Run}) // the status; t is in the thread already
+		execution.ObserverOr(b.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
+		b.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: res.Run}) // the status; t is in the thread already
 		return
 	}
 	b.Workers.Wake()

@@ -17,14 +17,6 @@ type GateOffer struct {
 	Reject  db.RefusalReason // why User may not reject; "" when they may
 }
 
-// GateOffer says what user may answer at the gate run waits at.
-func (a Auth) GateOffer(run db.Run, user string) GateOffer {
-	ask := func(d db.GateDecision) db.RefusalReason {
-		return db.GateRefusal(run, db.GateResolution{By: user, Admin: a.IsAdmin(user), Decision: d}, nil)
-	}
-	return GateOffer{Run: run, User: user, Approve: ask(db.DecisionApprove), Reject: ask(db.DecisionReject)}
-}
-
 // MayApprove reports whether the person may approve.
 func (o GateOffer) MayApprove() bool { return o.Approve == "" }
 

@@ -276,3 +276,8 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 	}
 	return out
 }
+
+// requester is the person who started r, as recorded when it was created.
+func requester(r db.Run) conversation.Person {
+	return conversation.Person{ID: r.UserID, Name: r.UserName}
+}

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // GateTimers fires the timeouts and reminders of approval gates. The timers are durable (columns of
@@ -14,10 +15,10 @@ import (
 // store fires each once however many processes look (db.JudgeTimer), and this loop only says so in
 // the run's thread.
 type GateTimers struct {
-	Store    Store
+	Store    execution.Store
 	Reporter *Reporter
 	Log      *zap.Logger
-	Observe  Observer
+	Observe  execution.Observer
 	// Interval is the longest sleep between looks: gates asked by other replicas are found within
 	// it. Gates asked here wake the loop at once (Wake). Default 5s.
 	Interval time.Duration
@@ -98,7 +99,7 @@ func (g *GateTimers) Once(ctx context.Context) {
 	g.Log.Debug("orchestrator.gate_timers_checked", zap.Int("fired", len(fired)))
 	for _, t := range fired {
 		// The timer already fired in the store; its notice must go out even if shutdown began.
-		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), execution.NoticeGrace)
 		g.announce(nctx, t)
 		cancel()
 	}
@@ -113,7 +114,7 @@ func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	}
 	log.Info("orchestrator.gate_timed_out", zap.String("on_timeout", t.Pause.OnTimeout))
 	text := timeoutText(t.Run, t.Pause)
-	observerOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
+	execution.ObserverOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
 	g.Reporter.GateResolved(ctx, t.Run, text)
-	g.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: t.Run}) // the status; text is in the thread already
+	g.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}) // the status; text is in the thread already
 }

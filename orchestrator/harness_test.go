@@ -18,6 +18,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/workflow"
 )
@@ -64,7 +65,7 @@ func newHarness(t *testing.T, open opener) *harness {
 		Providers:     h.providers,
 		Outboxes:      map[string]conversation.Outbox{"console": h.out},
 		Auth:          orchestrator.NewAuth(nil, []string{admin, ops}),
-		Dirs:          orchestrator.Dirs{Home: home},
+		Dirs:          execution.Dirs{Home: home},
 		Log:           zaptest.NewLogger(t),
 		Owner:         "test-replica",
 		LeaseTTL:      10 * time.Second,
@@ -212,7 +213,7 @@ func newFakeProviders(bin string, env []string) fakeProviders {
 	return p
 }
 
-func (f fakeProviders) Provider(name string) (orchestrator.Provider, error) {
+func (f fakeProviders) Provider(name string) (execution.Provider, error) {
 	return envProvider{p: &agent.Claude{Bin: *f.bin.Load(), Config: *f.cfg.Load()}, env: f.env}, nil
 }
 

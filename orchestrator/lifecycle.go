@@ -10,6 +10,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // resume is the explicit `/workflow resume ID`. It carries the run id and lets the store's resume
@@ -90,7 +91,7 @@ func (b *Dispatcher) workspaceLost(ctx context.Context, run db.Run) bool {
 		return true
 	}
 	if run.WorkspaceHome == "" || run.WorkspaceHome == b.Dirs.Token {
-		return !exists(run.WorkingPath)
+		return !execution.WorkingDirExists(run)
 	}
 	homes, err := b.Store.LiveHomes(ctx)
 	if err != nil {
@@ -131,7 +132,7 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 		return
 	}
 	b.Workers.Stop(run.ID)
-	observerOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
+	execution.ObserverOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
 	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("how", verb), zap.String("user", MaskUser(m.UserID)))
 	t := stoppedText(c.Kind, run, m.Sender())
 	// One message for one event: the run's conversation is told by the notice, and where it was
@@ -140,7 +141,7 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 	if m.Action == nil && m.ConversationID() != cancelled.ConversationID {
 		b.reply(ctx, m, t)
 	}
-	b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: cancelled, Text: t})
+	b.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: cancelled, Text: t})
 }
 
 // stoppedText says that a run was abandoned or cancelled, by whom, and from which status: abandon
@@ -220,7 +221,7 @@ func refusalText(offer GateOffer, action string, found db.Status) conversation.T
 		return conversation.T(conversation.P("Run "), id, conversation.P(" is "+string(found)+", not waiting at a gate. Nothing else happened."))
 	case found == db.StatusPaused && action == "resume" && !offer.MayApprove():
 		return conversation.T(conversation.P("Run "), id, conversation.P(" is waiting at a gate, which resuming does not answer. ")).
-			Append(offer.Instead(cmd(commands.KindReject, run.ID) + " [reason]")...)
+			Append(offer.Instead(commands.Command{Kind: commands.KindReject, RunID: run.ID}.String() + " [reason]")...)
 	case found == db.StatusPaused && action == "resume":
 		return conversation.T(conversation.P("Run "), id, conversation.P(" is waiting at a gate: answer it with "),
 			conversation.C("/workflow approve "+run.ID), conversation.P(" or "), conversation.C("/workflow reject "+run.ID), conversation.P("."))

@@ -2,15 +2,15 @@ package orchestrator
 
 import (
 	"fmt"
-	"time"
 
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // statusText is the live status message of a run: its state and every node's state.
-func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text {
+func statusText(run db.Run, state string, nodes []execution.NodeStatus) conversation.Text {
 	t := conversation.T(conversation.P("Status of run "), conversation.C(run.ID), conversation.P(": "), conversation.B(state))
 	for _, n := range nodes {
 		line := fmt.Sprintf("\n%s %s", stateIcon(n.State), n.ID)
@@ -18,7 +18,7 @@ func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text 
 			line += fmt.Sprintf(" (attempt %d)", n.Attempt)
 		}
 		if n.Duration > 0 {
-			line += " " + FormatDuration(n.Duration)
+			line += " " + execution.FormatDuration(n.Duration)
 		}
 		t = t.Append(conversation.P(line))
 	}
@@ -27,49 +27,25 @@ func statusText(run db.Run, state string, nodes []NodeStatus) conversation.Text 
 
 // noticeMessage renders a notice as the message posted in the run's thread, with its buttons, for
 // a platform with the given capabilities.
-func noticeMessage(n Notice, caps conversation.Capabilities) (conversation.Text, []conversation.Button) {
+func noticeMessage(n execution.Notice, caps conversation.Capabilities) (conversation.Text, []conversation.Button) {
 	run := n.Run
 	switch n.Kind {
-	case NoticeGate:
+	case execution.NoticeGate:
 		return gateMessage(run, caps)
-	case NoticeCompleted:
+	case execution.NoticeCompleted:
 		t := conversation.T(conversation.P("✅ Run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow), conversation.P(" completed."))
 		if run.Meta.Output != "" {
 			t = t.Append(conversation.P("\n"), conversation.O(run.Meta.Output))
 		}
 		return t, nil
-	case NoticeFailed:
+	case execution.NoticeFailed:
 		return failedMessage(run)
-	case NoticePaused:
+	case execution.NoticePaused:
 		return recoveryMessage(run)
-	case NoticeCancelled:
+	case execution.NoticeCancelled:
 		return n.Text, nil
 	}
 	return nil, nil
-}
-
-// retryShown is how much of a failed attempt's error a retry notice quotes; the full error is in
-// the run's events and `/workflow status ID`.
-const retryShown = 300
-
-// shortReason is the first line of an error, at most retryShown bytes.
-func shortReason(reason string) string {
-	reason = firstLine(reason)
-	if len(reason) > retryShown {
-		reason = string(cutPartialRune([]byte(reason[:retryShown]))) + "…"
-	}
-	return reason
-}
-
-// retryText tells the thread that an attempt failed and the node tries again, and why.
-func retryText(node string, attempt, maxAttempts int, reason string, wait time.Duration) conversation.Text {
-	reason = shortReason(reason)
-	next := "now"
-	if wait > 0 {
-		next = "in " + FormatDuration(wait)
-	}
-	return conversation.T(conversation.P("↻ Node "), conversation.C(node), conversation.P(fmt.Sprintf(" attempt %d of %d failed: ", attempt, maxAttempts)),
-		conversation.O(reason), conversation.P(fmt.Sprintf("\nRetrying %s (attempt %d of %d).", next, attempt+1, maxAttempts)))
 }
 
 func cmd(k commands.Kind, id string) string { return commands.Command{Kind: k, RunID: id}.String() }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // Presence decides which runs this process executes and fires the gate timers of (its db.Reach),
@@ -20,7 +21,7 @@ import (
 //   - a terminal attaches to the conversations it talks in and executes their runs only: its own
 //     runs stay with it while it is attached, and it never prints another terminal's run.
 type Presence struct {
-	Store Store
+	Store execution.Store
 	Owner string        // REPLICA_ID of this process
 	TTL   time.Duration // how long an attachment lasts without renewal (LEASE_TTL)
 	Log   *zap.Logger
@@ -70,7 +71,7 @@ func (p *Presence) CheckHome(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return HomeProblem(p.Home, live), nil
+	return execution.HomeProblem(p.Home, live), nil
 }
 
 func (p *Presence) announce(ctx context.Context) {

@@ -12,6 +12,7 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // Reporter is the Notifier every platform shares: it renders run notices as conversation Replies
@@ -19,11 +20,11 @@ import (
 // in the channel that opens its thread, one live status message in that thread (edited, debounced,
 // instead of a message per event), and a message for each gate, failure and completion.
 type Reporter struct {
-	Store    Store
+	Store    execution.Store
 	Outboxes map[string]conversation.Outbox
 	Log      *zap.Logger
 	Debounce time.Duration // minimum time between status edits; default 1s
-	Observe  Observer
+	Observe  execution.Observer
 
 	mu   sync.Mutex
 	runs map[string]*runReport // runs this replica reported on; dropped when a run stops for good
@@ -40,7 +41,7 @@ type runReport struct {
 	gate     *conversation.Ref
 	askBacks map[string]conversation.Ref // questions about unclear replies, by ref kind, while their buttons are live
 	timer    *time.Timer
-	pending  *Notice // the latest progress not yet shown
+	pending  *execution.Notice // the latest progress not yet shown
 }
 
 // Post sends a reply to an address, logging failures: a reply that cannot be sent must not fail
@@ -57,7 +58,7 @@ func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conver
 	}
 	ref, err := ob.Post(conversation.WithRun(ctx, runIDOf(fields)), to, rep)
 	if err != nil {
-		observerOr(r.Observe).SendFailed(to.Platform)
+		execution.ObserverOr(r.Observe).SendFailed(to.Platform)
 		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.Error(err))...)
 		return conversation.Ref{}, false
 	}
@@ -230,7 +231,7 @@ func messageRef(runID, kind string, ref *conversation.Ref) db.MessageRef {
 }
 
 // A timer of a forgotten run finds nothing pending once showStatus cleared it.
-func (r *Reporter) forget(runID string) {
+func (r *Reporter) Forget(runID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.report(), runID)
@@ -238,7 +239,7 @@ func (r *Reporter) forget(runID string) {
 
 // Note posts a remark in a run's thread.
 func (r *Reporter) Note(ctx context.Context, run db.Run, t conversation.Text) {
-	r.Notify(ctx, Notice{Kind: NoticeNote, Run: run, Text: t})
+	r.Notify(ctx, execution.Notice{Kind: execution.NoticeNote, Run: run, Text: t})
 }
 
 // GateResolved shows the decision on the gate message and on every ask-back about an unclear
@@ -282,7 +283,7 @@ func (r *Reporter) AskBack(ctx context.Context, run db.Run, at conversation.Addr
 }
 
 // Notify implements Notifier.
-func (r *Reporter) Notify(ctx context.Context, n Notice) {
+func (r *Reporter) Notify(ctx context.Context, n execution.Notice) {
 	rep := r.lookup(ctx, n.Run)
 	if rep == nil {
 		r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", n.Run.ID), zap.String("reason", "run has no conversation"))
@@ -291,31 +292,31 @@ func (r *Reporter) Notify(ctx context.Context, n Notice) {
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
 	switch n.Kind {
-	case NoticeProgress:
+	case execution.NoticeProgress:
 		r.progress(rep, n)
 		return
-	case NoticeNote:
+	case execution.NoticeNote:
 		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text}, zap.String("run_id", n.Run.ID))
 		return
 	}
-	if n.Kind == NoticeCancelled && n.Nodes == nil && rep.status != nil {
+	if n.Kind == execution.NoticeCancelled && n.Nodes == nil && rep.status != nil {
 		n.Nodes = r.closedNodes(ctx, n.Run)
 	}
 	r.showStatus(ctx, rep, n)
 	r.post(ctx, rep, n)
-	if n.Kind != NoticeGate && n.Kind != NoticePaused {
-		r.forget(n.Run.ID)
+	if n.Kind != execution.NoticeGate && n.Kind != execution.NoticePaused {
+		r.Forget(n.Run.ID)
 	}
 }
 
 // post sends the notice's message; the caller holds rep.mu.
-func (r *Reporter) post(ctx context.Context, rep *runReport, n Notice) {
+func (r *Reporter) post(ctx context.Context, rep *runReport, n execution.Notice) {
 	msg, buttons := noticeMessage(n, conversation.CapabilitiesOf(r.Outboxes[rep.addr.Platform]))
 	if msg == nil {
 		return
 	}
 	ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: msg, Buttons: buttons}, zap.String("run_id", n.Run.ID))
-	if ok && n.Kind == NoticeGate {
+	if ok && n.Kind == execution.NoticeGate {
 		rep.gate = &ref
 		r.saveRef(ctx, n.Run.ID, refGate, &ref)
 	}
@@ -323,7 +324,7 @@ func (r *Reporter) post(ctx context.Context, rep *runReport, n Notice) {
 
 // progress shows node progress on the status message at most once per Debounce; the caller holds
 // rep.mu.
-func (r *Reporter) progress(rep *runReport, n Notice) {
+func (r *Reporter) progress(rep *runReport, n execution.Notice) {
 	rep.pending = &n
 	if rep.timer != nil {
 		return
@@ -350,8 +351,8 @@ func (r *Reporter) debounce() time.Duration {
 
 // showStatus edits the live status message now, cancelling a pending debounced edit; the caller
 // holds rep.mu.
-func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n Notice) {
-	if rep.timer != nil && n.Kind != NoticeProgress {
+func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n execution.Notice) {
+	if rep.timer != nil && n.Kind != execution.NoticeProgress {
 		rep.timer.Stop()
 		rep.timer, rep.pending = nil, nil
 	}
@@ -362,28 +363,28 @@ func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n Notice) {
 
 // closedNodes is every node of a cancelled run as the fold closed it, for its status message: what
 // cancelled the run (a person, a rejection, a gate's timer) knows nothing of its nodes.
-func (r *Reporter) closedNodes(ctx context.Context, run db.Run) []NodeStatus {
+func (r *Reporter) closedNodes(ctx context.Context, run db.Run) []execution.NodeStatus {
 	events, err := r.Store.Events(ctx, run.ID)
 	if err != nil {
 		r.Log.Warn("orchestrator.status_nodes_unread", zap.String("run_id", run.ID), zap.Error(err))
 		return nil // the status message says cancelled, without its nodes
 	}
-	var out []NodeStatus
-	for _, v := range RunNodes(run, events) {
-		out = append(out, NodeStatus{ID: v.ID, State: v.State, Attempt: v.Attempts, Duration: v.Duration})
+	var out []execution.NodeStatus
+	for _, v := range execution.RunNodes(run, events) {
+		out = append(out, execution.NodeStatus{ID: v.ID, State: v.State, Attempt: v.Attempts, Duration: v.Duration})
 	}
 	return out
 }
 
-func stateOf(n Notice) string {
+func stateOf(n execution.Notice) string {
 	switch n.Kind {
-	case NoticeCompleted:
+	case execution.NoticeCompleted:
 		return string(db.StatusCompleted)
-	case NoticeFailed:
+	case execution.NoticeFailed:
 		return string(db.StatusFailed)
-	case NoticeGate, NoticePaused:
+	case execution.NoticeGate, execution.NoticePaused:
 		return string(db.StatusPaused)
-	case NoticeCancelled:
+	case execution.NoticeCancelled:
 		return string(db.StatusCancelled)
 	}
 	return string(db.StatusRunning)

@@ -7,19 +7,20 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // Rescuer re-queues running runs whose lease expired: their worker died or was cut off. The store
 // counts each rescue without node progress and fails the run once MaxRecoveries is exceeded, so a
 // run that crashes its worker at the same node every time stops instead of looping forever.
 type Rescuer struct {
-	Store         Store
-	Notify        Notifier
+	Store         execution.Store
+	Notify        execution.Notifier
 	Log           *zap.Logger
 	Interval      time.Duration // longest wait between looks (default 5s); sooner when a lease is due to expire
 	MaxRecoveries int
 	Wake          func() // tells local workers there is work
-	Observe       Observer
+	Observe       execution.Observer
 }
 
 // Run rescues until ctx ends. After each look it waits until just past the next lease expiry the
@@ -57,16 +58,13 @@ func (r *Rescuer) sleep(ctx context.Context) time.Duration {
 	return min(max(time.Until(next)+pastExpiry, 0), interval)
 }
 
-// noticeGrace bounds how long a notice of a store write already made may take once shutdown began.
-const noticeGrace = 10 * time.Second
-
 // notifyFailed tells the run's thread that it failed. The run is already failed in the store, so
 // the notice must not be dropped because the engine is shutting down (ctx cancelled): the thread
 // would otherwise never learn why the run stopped or how to resume it.
 func (r *Rescuer) notifyFailed(ctx context.Context, run db.Run) {
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), execution.NoticeGrace)
 	defer cancel()
-	r.Notify.Notify(nctx, Notice{Kind: NoticeFailed, Run: run})
+	r.Notify.Notify(nctx, execution.Notice{Kind: execution.NoticeFailed, Run: run})
 }
 
 // Once performs one rescue pass.
@@ -79,13 +77,13 @@ func (r *Rescuer) Once(ctx context.Context) {
 		return
 	}
 	if len(rescued) > 0 {
-		observerOr(r.Observe).Rescued(len(rescued))
+		execution.ObserverOr(r.Observe).Rescued(len(rescued))
 	}
 	for _, res := range rescued {
 		log := r.Log.With(zap.String("run_id", res.Run.ID), zap.String("prev_owner", res.PrevOwner), zap.Int("recoveries", res.Run.Recoveries))
 		if res.Exhausted {
 			log.Warn("orchestrator.recovery_budget_exhausted")
-			observerOr(r.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
+			execution.ObserverOr(r.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
 			r.notifyFailed(ctx, res.Run)
 			continue
 		}

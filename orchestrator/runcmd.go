@@ -89,7 +89,7 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
 		Conversation: conv, Parents: parents, Messages: messages})
 	if err != nil {
-		b.Reporter.forget(id)
+		b.Reporter.Forget(id)
 		return db.Run{}, err
 	}
 	b.known.add(at.ConversationID())
@@ -175,7 +175,7 @@ func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c 
 // told who may approve.
 func answerChoice(offer GateOffer) ([]conversation.Span, []conversation.Button) {
 	id := offer.Run.ID
-	approve, reject := cmd(commands.KindApprove, id), cmd(commands.KindReject, id)
+	approve, reject := commands.Command{Kind: commands.KindApprove, RunID: id}.String(), commands.Command{Kind: commands.KindReject, RunID: id}.String()
 	switch {
 	case offer.MayApprove():
 		return []conversation.Span{conversation.P("• "), conversation.C(approve), conversation.P(" or "), conversation.C(reject),
@@ -211,9 +211,4 @@ func (b *Dispatcher) unknownWorkflow(ctx context.Context, m conversation.Message
 		t = t.Append(conversation.P("?"))
 	}
 	b.reply(ctx, m, t.Append(conversation.P(" "), conversation.C("/workflow list"), conversation.P(" shows them all.")))
-}
-
-// requester is the person who started r, as recorded when it was created.
-func requester(r db.Run) conversation.Person {
-	return conversation.Person{ID: r.UserID, Name: r.UserName}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -46,8 +47,8 @@ func WriteWorkflows(t testing.TB, dir string, files map[string]string) {
 // NoProviders refuses every AI provider, for tests that run shell and approval nodes only.
 type NoProviders struct{}
 
-// Provider implements orchestrator.Providers.
-func (NoProviders) Provider(string) (orchestrator.Provider, error) {
+// Provider implements execution.Providers.
+func (NoProviders) Provider(string) (execution.Provider, error) {
 	return nil, errors.New("no AI provider in this test")
 }
 

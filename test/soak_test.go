@@ -21,6 +21,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/workflow"
 )
@@ -118,7 +119,7 @@ func newSoak(t *testing.T) *soak {
 	s.engine = orchestratortest.Start(t, orchestrator.Config{
 		Store: s.store, Catalogs: s, Providers: orchestratortest.NoProviders{},
 		Outboxes: map[string]conversation.Outbox{console.Platform: console.NewOutbox(io.Discard)},
-		Auth:     orchestrator.NewAuth(nil, nil), Dirs: orchestrator.Dirs{Home: home}, Log: log, Owner: "soak",
+		Auth:     orchestrator.NewAuth(nil, nil), Dirs: execution.Dirs{Home: home}, Log: log, Owner: "soak",
 	})
 	s.inbox = conversation.NewInbox(s.engine.Dispatcher, nil, soakDrivers, log)
 	t.Cleanup(func() { _ = s.inbox.Close(context.Background()) }) // before the engine stops

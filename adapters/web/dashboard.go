@@ -21,6 +21,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // pageSize is how many runs one page of the runs list shows; maxPage bounds how far back the
@@ -210,7 +211,7 @@ type runPageData struct {
 	runView
 	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running or cancelled node's latest output
 	Graph     *graphView              // issue 17: the workflow drawn with each node's state
-	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
+	Artifacts []execution.Artifact    // issue 17: files the run's nodes left in $ARTIFACTS_DIR
 	Sent      string                  // the command a button just sent, shown once after the redirect
 	Thread    string                  // the address of the run's thread on the chat page, if it has one
 	Offer     *orchestrator.GateOffer // what the viewer may answer at the gate the run waits at
@@ -254,7 +255,7 @@ func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, err
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v)
-	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run)}
 	if v.CanAnswer() {
 		offer := s.cfg.Auth.GateOffer(run, user)
 		data.Offer, data.Instead = &offer, Render(offer.Instead(""))
@@ -291,7 +292,7 @@ func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	ref, err := orchestrator.NodeOutputFile(run, events, r.PathValue("node"))
+	ref, err := execution.NodeOutputFile(run, events, r.PathValue("node"))
 	if err != nil {
 		http.Error(w, capitalize(err.Error())+". The run page lists its nodes and their outputs.", http.StatusNotFound)
 		return
@@ -423,5 +424,5 @@ func since(now, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return orchestrator.FormatDuration(now.Sub(t)) + " ago"
+	return execution.FormatDuration(now.Sub(t)) + " ago"
 }

@@ -18,6 +18,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // remoteRunPoll is how often `bot chat` and `bot workflow` look whether a run they wait for
@@ -232,7 +233,7 @@ var errNoMessages = errors.New("no messages")
 // A disk below MIN_FREE_DISK is refused first: the terminal executes its own runs and claims none
 // on such a disk, so it would only wait.
 func attach(ctx context.Context, e *orchestrator.Engine, conversationID string) error {
-	var low *orchestrator.LowDiskError
+	var low *execution.LowDiskError
 	if errors.As(e.Workers.Disk.Check(), &low) {
 		return fmt.Errorf("%v, so this terminal cannot run anything: free some space there, or lower MIN_FREE_DISK (0 turns the check off)", low)
 	}

@@ -14,14 +14,15 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
 // newEngine wires the orchestrator from the configuration. notifier is optional (the CLI prints
 // progress with one); outboxes are the adapters that can report runs; obs (optional) receives the
 // measurements behind /metrics.
-func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier orchestrator.Notifier,
-	obs orchestrator.Observer) *orchestrator.Engine {
+func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier execution.Notifier,
+	obs execution.Observer) *orchestrator.Engine {
 	// A process with the terminal as its chat is a terminal: it executes the runs of the
 	// conversations it attaches to. Any other process is a server, which also executes the runs of
 	// terminals that are gone (docs/state-machine.md, "Who executes a run").
@@ -58,13 +59,13 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 }
 
 // dirs is where runs work, and the workspace contract of this process (docs/deploy.md).
-func dirs(cfg Config) orchestrator.Dirs {
-	return orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath, Remote: cfg.WorkspaceRemote, Token: cfg.HomeToken, Host: cfg.Host}
+func dirs(cfg Config) execution.Dirs {
+	return execution.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath, Remote: cfg.WorkspaceRemote, Token: cfg.HomeToken, Host: cfg.Host}
 }
 
 // diskGuard watches MIN_FREE_DISK on THREADFLOW_HOME, for the workers and for /readyz.
-func diskGuard(cfg Config) orchestrator.DiskGuard {
-	return orchestrator.DiskGuard{Dir: cfg.Home, MinFree: cfg.MinFreeDisk}
+func diskGuard(cfg Config) execution.DiskGuard {
+	return execution.DiskGuard{Dir: cfg.Home, MinFree: cfg.MinFreeDisk}
 }
 
 // providers creates agent providers by name, "" meaning DEFAULT_PROVIDER.
@@ -73,7 +74,7 @@ type providers struct {
 	log *zap.Logger
 }
 
-func (p providers) Provider(name string) (orchestrator.Provider, error) {
+func (p providers) Provider(name string) (execution.Provider, error) {
 	if name == "" {
 		name = p.cfg.DefaultProvider
 	}

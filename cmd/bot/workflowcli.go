@@ -17,6 +17,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -328,8 +329,8 @@ func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string)
 		return err
 	}
 	if len(args) == 2 {
-		ref, err := orchestrator.NodeOutputFile(run, events, args[1])
-		var missing *orchestrator.OutputMissingError
+		ref, err := execution.NodeOutputFile(run, events, args[1])
+		var missing *execution.OutputMissingError
 		if errors.As(err, &missing) {
 			msg := missing.Error() + fmt.Sprintf("; `bot workflow status %s` shows its nodes", run.ID)
 			if missing.Unknown {
@@ -346,7 +347,7 @@ func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string)
 		_, err = copyFile(w, ref.File)
 		return err
 	}
-	for _, ref := range orchestrator.OutputFiles(run, events) {
+	for _, ref := range execution.OutputFiles(run, events) {
 		state := ref.State
 		if ref.Partial != "" {
 			state = "partial: " + ref.Partial

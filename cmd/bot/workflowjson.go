@@ -13,6 +13,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // The --json shapes of `bot workflow list|runs|status` are an interface scripts depend on; they
@@ -180,7 +181,7 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 		return err
 	}
 	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}}
-	for _, n := range orchestrator.RunNodes(r, events) {
+	for _, n := range execution.RunNodes(r, events) {
 		deps := n.DependsOn
 		if deps == nil {
 			deps = []string{}

@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"context"
@@ -90,7 +90,7 @@ func (x *Executor) maxParallel() int {
 	return x.MaxParallel
 }
 
-func (x *Executor) observer() Observer { return observerOr(x.Observe) }
+func (x *Executor) observer() Observer { return ObserverOr(x.Observe) }
 
 func (x *Executor) now() time.Time {
 	if x.Now != nil {

@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type Workers struct {
 	Poll     time.Duration // how often to look for work other replicas queued; default 1s
 	Grace    time.Duration // SHUTDOWN_GRACE: how long running nodes may finish at shutdown
 	// Presence limits claims to the runs this process can report on (nil: every run).
-	Presence *Presence
+	Presence Reacher
 	// Disk stops claims while THREADFLOW_HOME's disk has less than MIN_FREE_DISK free.
 	Disk DiskGuard
 
@@ -36,6 +36,12 @@ type Workers struct {
 	ended   chan struct{}        // closed and replaced when a local execution ends; see Ended
 	wg      sync.WaitGroup
 	initOne sync.Once
+}
+
+// Reacher says which runs this process may claim now; the Presence of package maintenance decides
+// it. ok false means none.
+type Reacher interface {
+	Reach() (r db.Reach, ok bool)
 }
 
 // errShutdown is the cause given to executions stopped by a graceful shutdown.
@@ -157,7 +163,10 @@ func takeFree(sem chan struct{}, n int) int {
 
 // claim takes up to n of the oldest queued runs in this process's reach.
 func (w *Workers) claim(ctx context.Context, n int) ([]db.Run, error) {
-	reach, ok := w.Presence.Reach()
+	reach, ok := db.Reach{}, true
+	if w.Presence != nil {
+		reach, ok = w.Presence.Reach()
+	}
 	if !ok {
 		return nil, db.ErrNoQueuedRun
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"context"
@@ -34,11 +34,11 @@ func (e *execution) ensureWorkspace(ctx context.Context, events []db.Event) (los
 	}
 	var w db.Workspace
 	switch {
-	case !started && keptOn(events, d.remoteShown()):
+	case !started && keptOn(events, d.RemoteShown()):
 		w, err = d.Remake(ctx, r.ID) // the run's branch may be on the remote already
 	case !started:
 		w, err = d.Make(ctx, r.ID)
-	case r.WorkspaceRemote != "" && r.WorkspaceRemote == d.remoteShown():
+	case r.WorkspaceRemote != "" && r.WorkspaceRemote == d.RemoteShown():
 		return e.fromRemote(ctx, events, since)
 	default:
 		last := lastWorkspace(events)
@@ -268,6 +268,9 @@ func lastWorkspace(events []db.Event) db.Workspace {
 	}
 	return w
 }
+
+// WorkingDirExists reports whether run's working directory is on this host's disk.
+func WorkingDirExists(run db.Run) bool { return exists(run.WorkingPath) }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)

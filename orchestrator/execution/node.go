@@ -1,13 +1,15 @@
-package orchestrator
+package execution
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"threadflow/agent"
+	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/workflow"
 )
@@ -217,4 +219,28 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 				"depend on or name fewer nodes with large outputs, or have them write their results to files in $ARTIFACTS_DIR and print less", n.ID, total, envOutputBudget)}
 	}
 	return workflow.ShellEnv(v), nil
+}
+
+// retryShown is how much of a failed attempt's error a retry notice quotes; the full error is in
+// the run's events and `/workflow status ID`.
+const retryShown = 300
+
+// shortReason is the first line of an error, at most retryShown bytes.
+func ShortReason(reason string) string {
+	reason, _, _ = strings.Cut(reason, "\n")
+	if len(reason) > retryShown {
+		reason = string(cutPartialRune([]byte(reason[:retryShown]))) + "…"
+	}
+	return reason
+}
+
+// retryText tells the thread that an attempt failed and the node tries again, and why.
+func retryText(node string, attempt, maxAttempts int, reason string, wait time.Duration) conversation.Text {
+	reason = ShortReason(reason)
+	next := "now"
+	if wait > 0 {
+		next = "in " + FormatDuration(wait)
+	}
+	return conversation.T(conversation.P("↻ Node "), conversation.C(node), conversation.P(fmt.Sprintf(" attempt %d of %d failed: ", attempt, maxAttempts)),
+		conversation.O(reason), conversation.P(fmt.Sprintf("\nRetrying %s (attempt %d of %d).", next, attempt+1, maxAttempts)))
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"bytes"
@@ -103,11 +103,11 @@ func HomeProblem(me db.Home, live []db.Home) string {
 func (d Dirs) branch(runID string) string { return "threadflow/" + runID }
 
 // remoteShown is the WORKSPACE_REMOTE this process pushes to, as recorded on runs.
-func (d Dirs) remoteShown() string { return RedactRemote(d.Remote) }
+func (d Dirs) RemoteShown() string { return RedactRemote(d.Remote) }
 
 // describe is the Workspace record of the run's workspace in this process's home.
 func (d Dirs) describe(runID string, recreated bool) db.Workspace {
-	w := db.Workspace{Home: d.Token, Host: d.Host, Path: d.WorkPath(runID), Remote: d.remoteShown(), Recreated: recreated}
+	w := db.Workspace{Home: d.Token, Host: d.Host, Path: d.WorkPath(runID), Remote: d.RemoteShown(), Recreated: recreated}
 	if d.RepoPath != "" || d.Remote != "" {
 		w.Branch = d.branch(runID)
 	}
@@ -229,7 +229,7 @@ func (e *RemoteError) Unwrap() error { return e.err }
 
 // remoteError wraps a git command's failure to read the remote.
 func (d Dirs) remoteError(err error) *RemoteError {
-	return &RemoteError{Remote: d.remoteShown(), err: err}
+	return &RemoteError{Remote: d.RemoteShown(), err: err}
 }
 
 // clear removes what an earlier workspace of the run left on this host, and the artifacts
@@ -287,7 +287,7 @@ func (d Dirs) git(ctx context.Context, dir string, args ...string) error {
 			msg = msg[len(msg)-stderrTail:]
 		}
 		if d.Remote != "" {
-			msg = strings.ReplaceAll(msg, d.Remote, d.remoteShown())
+			msg = strings.ReplaceAll(msg, d.Remote, d.RemoteShown())
 		}
 		return fmt.Errorf("git %s: %w: %s", args[0], err, msg)
 	}
@@ -302,7 +302,7 @@ func (d Dirs) CheckRemote(ctx context.Context) error {
 	}
 	if err := d.git(ctx, d.Home, "ls-remote", "-q", remoteName); err != nil {
 		return fmt.Errorf("WORKSPACE_REMOTE %s cannot be read (%v); set it to a git repository every replica can push to: "+
-			"a bare repository's path or an https or ssh URL git can use without prompting", d.remoteShown(), err)
+			"a bare repository's path or an https or ssh URL git can use without prompting", d.RemoteShown(), err)
 	}
 	return nil
 }

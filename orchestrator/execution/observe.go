@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"time"
@@ -33,7 +33,7 @@ func (nopObserver) Rescued(int)                                {}
 func (nopObserver) Retried(string)                             {}
 func (nopObserver) SendFailed(string)                          {}
 
-func observerOr(o Observer) Observer {
+func ObserverOr(o Observer) Observer {
 	if o == nil {
 		return nopObserver{}
 	}

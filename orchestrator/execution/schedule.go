@@ -1,4 +1,4 @@
-package orchestrator
+package execution
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -307,7 +308,7 @@ func (e *execution) complete(ctx context.Context) error {
 // a context free of that, bounded by noticeGrace, or the user would never hear how the run ended.
 func (e *execution) settled(ctx context.Context, n Notice) {
 	e.x.observer().RunStopped(n.Run.Workflow, n.Run.Status)
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NoticeGrace)
 	defer cancel()
 	e.x.Notify.Notify(nctx, n)
 }
@@ -405,3 +406,6 @@ func waitingAt(nodes []NodeStatus, node string) []NodeStatus {
 	}
 	return nodes
 }
+
+// noticeGrace bounds how long a notice of a store write already made may take once shutdown began.
+const NoticeGrace = 10 * time.Second
