@@ -141,10 +141,8 @@ type nodeResult struct {
 	finished time.Time
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
 	// complete, when set, is the node's node_completed for the scheduler to record together with
-	// the node_started of the nodes it lets start (commitGroup); recorded then gets its result.
+	// the node_started of the nodes it lets start (commitGroup, a completion).
 	complete *db.NodeData
-	recorded <-chan error
-	late     bool // the result of recorded arriving: only err matters
 }
 
 // artifactsDir is $ARTIFACTS_DIR: where the nodes of a run keep the files they produce.

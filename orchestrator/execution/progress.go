@@ -59,12 +59,21 @@ func (e *execution) flushProgress(ctx context.Context) {
 	}
 }
 
-// nextResult waits for the next node result, sending a held-back progress notice when it is due.
-func (e *execution) nextResult(ctx context.Context, s *scheduler) nodeResult {
+// next waits for what the scheduler decides on next, sending a held-back progress notice when it
+// is due: a node's result, or the commit of the oldest completion (c, with the commit's error).
+func (e *execution) next(ctx context.Context, s *scheduler) (r nodeResult, c *completion, err error) {
 	for {
+		var committed <-chan error
+		if len(s.committing) > 0 {
+			committed = s.committing[0].recorded
+		}
 		select {
 		case r := <-s.results:
-			return r
+			return r, nil, nil
+		case err := <-committed:
+			c := s.committing[0]
+			s.committing = s.committing[1:]
+			return nodeResult{}, &c, err
 		case <-e.pace.due():
 			e.sendProgress(ctx)
 		}

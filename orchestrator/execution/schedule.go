@@ -23,15 +23,16 @@ type scheduler struct {
 	// workflow's size.
 	ready   map[*workflow.Node]bool
 	results chan nodeResult
-	// committing counts node_completed events still being written (nodeResult.recorded).
-	committing int
-	// records are events to commit together (commitGroup): a node_completed and the node_started of
-	// the nodes it lets start, submitted before the scheduler records anything else or waits.
-	records []recordJob
-	failure *nodeResult // first failure that fails the run (a node without continue_on_error)
-	halt    bool        // nothing more may start: a failure needs a person, or a record was contradicted
-	pause   *db.Pause   // first gate that wants a person
-	abort   error       // interruption: lease lost, shutdown
+	// group is the events to commit together (commitGroup): a node_completed and the node_started
+	// of the nodes it lets start, submitted before the scheduler records anything else or waits.
+	group []recordJob
+	// committing are the completions whose group is being written, oldest first: groups commit in
+	// the order they were submitted, so the oldest is always the next to answer.
+	committing []completion
+	failure    *nodeResult // first failure that fails the run (a node without continue_on_error)
+	halt       bool        // nothing more may start: a failure needs a person, or a record was contradicted
+	pause      *db.Pause   // first gate that wants a person
+	abort      error       // interruption: lease lost, shutdown
 }
 
 // schedule starts every node as soon as its dependencies allow (no layer barriers), at most
@@ -61,27 +62,25 @@ func (e *execution) schedule(ctx context.Context) error {
 		if s.unrecorded() != nil {
 			stopNodes(s.abort)
 		}
-		if len(s.running) == 0 && s.committing == 0 {
+		if len(s.running) == 0 && len(s.committing) == 0 {
 			break
 		}
-		r := e.nextResult(ctx, s)
-		if r.late {
-			s.committing--
-			if r.err != nil { // handled as a completion that failed to record always was
+		switch r, c, err := e.next(ctx, s); {
+		case c != nil: // a completion's group was written
+			if err != nil { // refused: handled as a node whose completion could not be recorded
+				r := c.result
+				r.err = err
 				e.handleResult(ctx, s, r)
 			}
-			continue
+		default:
+			delete(s.running, r.node.ID)
+			if r.complete != nil { // committed with what this completion lets start (commitGroup)
+				s.commit(e.newRecordJob(nodeCtx, db.EventNodeCompleted, r.node.ID, r.attempt, *r.complete), r)
+			}
+			e.handleResult(ctx, s, r)
+			s.reconsider(e.graph.Dependents(r.node.ID))
+			progressed = true
 		}
-		delete(s.running, r.node.ID)
-		if r.complete != nil { // committed with what this completion lets start (commitGroup)
-			job := e.newRecordJob(nodeCtx, db.EventNodeCompleted, r.node.ID, r.attempt, *r.complete)
-			s.records = append(s.records, job)
-			r.recorded = job.result
-			s.awaitRecord(r)
-		}
-		e.handleResult(ctx, s, r)
-		s.reconsider(e.graph.Dependents(r.node.ID))
-		progressed = true
 	}
 	e.flushProgress(ctx)
 	return e.finish(ctx, s)
@@ -96,20 +95,24 @@ func (e *execution) schedule(ctx context.Context) error {
 // was (a dependent never runs before its upstream's completion is committed, a process never runs
 // before its node_started is) with one commit per node of a chain instead of two.
 func (s *scheduler) submitRecords(e *execution) {
-	e.submitRecords(s.records)
-	s.records = nil
+	e.submitRecords(s.group)
+	s.group = nil
 }
 
-// awaitRecord counts r's node_completed as being written, and reports its result back to the loop
-// as a late result: a refused completion is handled as it always was (the nodes it let start never
-// ran; they end with the same error), and the run's final write waits until none is left.
-func (s *scheduler) awaitRecord(r nodeResult) {
-	s.committing++
-	go func() {
-		late := r
-		late.err, late.recorded, late.late = <-r.recorded, nil, true
-		s.results <- late
-	}()
+// completion is a node's success on its way to the record: one value, made once by the scheduler
+// from the node's result and handed to the recorder as the head of a commit group (the node_started
+// of the nodes it lets start join it). Until the group commits the success is not final: a refused
+// completion is handled as it always was (the nodes it let start never ran; they end with the same
+// error), and the run's final write waits until no completion is left.
+type completion struct {
+	result   nodeResult
+	recorded <-chan error // the group's commit
+}
+
+// commit opens a new commit group with the node_completed job of r.
+func (s *scheduler) commit(job recordJob, r nodeResult) {
+	s.group = append(s.group, job)
+	s.committing = append(s.committing, completion{result: r, recorded: job.result})
 }
 
 // unrecorded returns the failed write that aborted the execution, if that is why it stops.
@@ -178,7 +181,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				var started <-chan error
 				if !h.justAnswered { // committed with the completion that let it start (commitGroup)
 					job := e.newRecordJob(ctx, db.EventNodeStarted, n.ID, h.starts+1, db.NodeData{})
-					s.records, started = append(s.records, job), job.result
+					s.group, started = append(s.group, job), job.result
 				}
 				go e.runNode(ctx, n, e.vars(n), *h, started, s.results)
 			}
