@@ -10,17 +10,30 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/dispatch"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/maintenance"
+	"threadflow/orchestrator/reporting"
 )
+
+// Store is what the orchestrator needs from a run store: what each of its rooms needs. db/sqlite
+// and db/postgres implement it; the state machine it enforces is documented in
+// docs/state-machine.md.
+type Store interface {
+	execution.Store
+	reporting.Store
+	dispatch.Store
+	maintenance.Store
+}
 
 // Config is everything the orchestrator needs from the outside.
 type Config struct {
-	Store           execution.Store
-	Catalogs        Catalogs
+	Store           Store
+	Catalogs        dispatch.Catalogs
 	Providers       execution.Providers
 	DefaultProvider string // DEFAULT_PROVIDER; empty turns free-text chat off
 	Outboxes        map[string]conversation.Outbox
-	Auth            Auth
+	Auth            dispatch.Auth
 	Dirs            execution.Dirs
 	Disk            execution.DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
 	Log             *zap.Logger
@@ -53,13 +66,13 @@ type Config struct {
 // Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
 // rescuer of expired leases, and the reporter that tells chat about runs.
 type Engine struct {
-	Dispatcher *Dispatcher
+	Dispatcher *dispatch.Dispatcher
 	Workers    *execution.Workers
-	Rescuer    *Rescuer
-	Reporter   *Reporter
+	Rescuer    *maintenance.Rescuer
+	Reporter   *reporting.Reporter
 	Executor   *execution.Executor
-	Timers     *GateTimers
-	Presence   *Presence
+	Timers     *maintenance.GateTimers
+	Presence   *maintenance.Presence
 
 	reportableOnly bool
 }
@@ -70,15 +83,15 @@ func New(c Config) *Engine {
 		c.LeaseTTL = 30 * time.Second
 	}
 	obs := execution.ObserverOr(c.Observer)
-	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs}
+	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs}
 	var notify execution.Notifier = rep
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
-	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
+	timers := &maintenance.GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
 	exec := &execution.Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &execution.Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
-	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
+	presence := &maintenance.Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
 		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.RemoteShown()}}
 	timers.Presence = presence
 	w := &execution.Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
@@ -90,10 +103,10 @@ func New(c Config) *Engine {
 		Reporter:       rep,
 		Timers:         timers,
 		Workers:        w,
-		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
+		Rescuer: &maintenance.Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
-		Dispatcher: &Dispatcher{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
-			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
+		Dispatcher: &dispatch.Dispatcher{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
+			Assistant: dispatch.Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/workflow"
@@ -64,7 +65,7 @@ func newHarness(t *testing.T, open opener) *harness {
 		Catalogs:      catalogs{t: t, home: home, dir: h.wfDir},
 		Providers:     h.providers,
 		Outboxes:      map[string]conversation.Outbox{"console": h.out},
-		Auth:          orchestrator.NewAuth(nil, []string{admin, ops}),
+		Auth:          dispatch.NewAuth(nil, []string{admin, ops}),
 		Dirs:          execution.Dirs{Home: home},
 		Log:           zaptest.NewLogger(t),
 		Owner:         "test-replica",

@@ -20,7 +20,7 @@ import (
 // fail validation are left out of the catalog and listed by its Problems, as in production.
 type Catalog struct{ Home, Dir string }
 
-// Catalog implements orchestrator.Catalogs; it reads the folders again on every call, so a test
+// Catalog implements dispatch.Catalogs; it reads the folders again on every call, so a test
 // may write a workflow after the engine started.
 func (c Catalog) Catalog() *workflow.Catalog {
 	var dirs []string

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // nodeView is one node on the run page, from the orchestrator's fold of the run's events: the
@@ -94,7 +94,7 @@ type historyEntry struct {
 // runView is everything the run page shows.
 type runView struct {
 	Run     db.Run
-	State   string // orchestrator.DisplayState
+	State   string // reporting.DisplayState
 	Nodes   []*nodeView
 	Waiting *gateView // the gate the run waits on now
 	Gates   []*gateView
@@ -106,7 +106,7 @@ type runView struct {
 // run events (execution.Fold), so the page and /workflow status never disagree about a node:
 // every node of the workflow, in file order.
 func foldRun(r db.Run, events []db.Event, now time.Time) runView {
-	v := runView{Run: r, State: orchestrator.DisplayState(r, now), Actions: actions(r)}
+	v := runView{Run: r, State: reporting.DisplayState(r, now), Actions: actions(r)}
 	h := execution.Fold(events)
 	gates := map[*execution.GateRecord]*gateView{}
 	for _, g := range h.Gates {

@@ -16,6 +16,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
@@ -65,7 +66,7 @@ func newRig(ctx context.Context, d *database, workflows map[string]string) (*rig
 		Catalogs:  r,
 		Providers: noProviders{},
 		Outboxes:  map[string]conversation.Outbox{benchPlatform: r.out},
-		Auth:      orchestrator.NewAuth(nil, nil),
+		Auth:      dispatch.NewAuth(nil, nil),
 		Dirs:      execution.Dirs{Home: d.home},
 		Log:       log,
 		Owner:     "bench",
@@ -81,7 +82,7 @@ func benchLogger() *zap.Logger {
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 }
 
-// Catalog implements orchestrator.Catalogs with the catalog discovered once, as the bot's cached
+// Catalog implements dispatch.Catalogs with the catalog discovered once, as the bot's cached
 // catalog is between reloads.
 func (r *rig) Catalog() *workflow.Catalog { return r.cat }
 

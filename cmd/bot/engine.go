@@ -14,7 +14,9 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
 
@@ -39,7 +41,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Providers:       providers{cfg: cfg, log: log},
 		DefaultProvider: cfg.DefaultProvider,
 		Outboxes:        outboxes,
-		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
+		Auth:            dispatch.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
 		Dirs:            dirs(cfg),
 		Disk:            diskGuard(cfg),
 		Log:             log,
@@ -92,7 +94,7 @@ func (p providers) Provider(name string) (execution.Provider, error) {
 
 // catalogReload is how long a discovered catalog is reused. Discovery reads every workflow file;
 // doing it per message would put file I/O on the dispatch path, and a new file shows up within this.
-const catalogReload = orchestrator.CatalogReload
+const catalogReload = reporting.CatalogReload
 
 // catalogs re-discovers workflows at most every catalogReload and reports invalid files once per
 // change of the problems found: in the log, and to a person on out once someone watches.
@@ -174,7 +176,7 @@ func printProblems(w io.Writer, errs workflow.Errors) {
 		fmt.Fprintf(w, "Every workflow file is valid again.\n")
 		return
 	}
-	fmt.Fprintf(w, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", orchestrator.CatalogReloadText)
+	fmt.Fprintf(w, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", reporting.CatalogReloadText)
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s\n", e.Error())
 	}

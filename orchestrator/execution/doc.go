@@ -20,6 +20,7 @@
 // What it needs: a Store (the run store's compare-and-sets under a lease), Providers for prompt
 // nodes, a Notifier (package reporting renders notices for chat), optionally an Observer, a
 // Reacher (package maintenance's Presence) saying which runs this process may claim, and Dirs and a
-// DiskGuard for THREADFLOW_HOME. It knows nothing of chat messages, commands or background loops:
-// the layer test (cmd/bot/layout_test.go) keeps it from importing the packages that use it.
+// DiskGuard for THREADFLOW_HOME. It writes its notices as conversation.Text but knows nothing of
+// where they are posted, of commands, or of the background loops: the layer test
+// (cmd/bot/layout_test.go) keeps it from importing the packages that use it.
 package execution

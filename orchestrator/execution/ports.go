@@ -9,10 +9,10 @@ import (
 	"threadflow/db"
 )
 
-// Store is what the orchestrator needs from a run store. db/sqlite and db/postgres implement it; the
-// state machine it enforces is documented in docs/state-machine.md.
+// Store is what execution needs from a run store: claiming runs, holding them by a lease, and
+// recording their events and stops under it. db/sqlite and db/postgres implement it; the state
+// machine it enforces is documented in docs/state-machine.md.
 type Store interface {
-	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)
@@ -20,32 +20,12 @@ type Store interface {
 	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
 	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)
 	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
-	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
-	ResumeFresh(ctx context.Context, runID, by string) (db.Run, error)
 	SetWorkspace(ctx context.Context, l db.Lease, w db.Workspace) (db.Run, error)
-	AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error
-	LiveHomes(ctx context.Context) ([]db.Home, error)
-	ResolveGate(ctx context.Context, g db.GateResolution) (db.GateResult, error)
-	RecordGateReply(ctx context.Context, runID, node string, reply db.GateReplyData) (db.Event, error)
-	FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error)
-	NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error)
-	AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error
-	DetachTerminal(ctx context.Context, owner string) error
-	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
-	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
-	NextLeaseExpiry(ctx context.Context) (time.Time, bool, error)
-	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)
 	RecordEvents(ctx context.Context, l db.Lease, es []db.Event) ([]db.Event, []error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	GetRun(ctx context.Context, runID string) (db.Run, error)
-	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error)
-	FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error)
-	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
-	SetRunConversation(ctx context.Context, runID, conversationID string) error
 	GetSession(ctx context.Context, conversationID, runID, nodeID string) (db.Session, error)
 	SetSession(ctx context.Context, s db.Session) error
-	SetMessageRef(ctx context.Context, ref db.MessageRef) error
-	MessageRefs(ctx context.Context, runID string) ([]db.MessageRef, error)
 }
 
 // Provider runs one AI agent turn. package agent implements it for the Claude Code and Codex CLIs.

@@ -1,4 +1,4 @@
-package orchestrator
+package dispatch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // resume is the explicit `/workflow resume ID`. It carries the run id and lets the store's resume
@@ -176,7 +177,7 @@ func (b *Dispatcher) latestActive(ctx context.Context, m conversation.Message) (
 
 // notOwner refuses to resume or abandon someone else's run.
 func (b *Dispatcher) notOwner(ctx context.Context, m conversation.Message, run db.Run, action string) {
-	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), requester(run).Span(),
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P("Only the run's owner ("), reporting.Requester(run).Span(),
 		conversation.P(") or an admin (ADMIN_USER_IDS) may "+action+" run "), conversation.C(run.ID), conversation.P(". Nothing was changed.")))
 }
 
@@ -197,7 +198,7 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 	var t conversation.Text
 	switch {
 	case errors.As(err, &ge):
-		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(answeredBy(conversation.Person{ID: ge.By, Name: ge.ByName})...).
+		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(reporting.AnsweredBy(conversation.Person{ID: ge.By, Name: ge.ByName})...).
 			Append(conversation.P(". Nothing else happened."))
 	case errors.As(err, &te):
 		t = refusalText(b.Auth.GateOffer(run, m.UserID), action, te.Found)
@@ -210,7 +211,7 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 
 // refusalText says why action did not happen to the run of offer, which the store found in the
 // status found; a run waiting at a gate is answered, as far as the person asking may (offer).
-func refusalText(offer GateOffer, action string, found db.Status) conversation.Text {
+func refusalText(offer reporting.GateOffer, action string, found db.Status) conversation.Text {
 	run := offer.Run
 	id := conversation.C(run.ID)
 	switch {

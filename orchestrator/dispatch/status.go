@@ -1,4 +1,4 @@
-package orchestrator
+package dispatch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/reporting"
 )
 
 // recentStopped is how many failed, and how many finished (completed or cancelled), runs
@@ -21,7 +22,7 @@ func (b *Dispatcher) status(ctx context.Context, m conversation.Message, c comma
 		if !ok {
 			return
 		}
-		t, err := RunTimeline(ctx, b.Store, run, time.Now())
+		t, err := reporting.RunTimeline(ctx, b.Store, run, time.Now())
 		if err != nil {
 			b.internalError(ctx, m, "read the run", err)
 			return
@@ -82,18 +83,18 @@ func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []
 		}
 		t = t.Append(conversation.B(title), conversation.P("\n"))
 		for _, r := range runs {
-			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+DisplayState(r, now)))
+			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+reporting.DisplayState(r, now)))
 			if r.Status != db.StatusCompleted { // where it waits, failed or stopped
 				if node := b.currentNode(ctx, r); node != "" {
 					t = t.Append(conversation.P(" at "), conversation.C(node))
 				}
 			}
-			if took := runTook(r); took != "" { // how long it took, and how long ago it stopped
-				t = t.Append(conversation.P(" " + took + ", " + age(now.Sub(r.FinishedAt)) + " ago"))
+			if took := reporting.RunTook(r); took != "" { // how long it took, and how long ago it stopped
+				t = t.Append(conversation.P(" " + took + ", " + reporting.Age(now.Sub(r.FinishedAt)) + " ago"))
 			} else {
-				t = t.Append(conversation.P(" - started " + age(now.Sub(r.CreatedAt)) + " ago"))
+				t = t.Append(conversation.P(" - started " + reporting.Age(now.Sub(r.CreatedAt)) + " ago"))
 			}
-			t = t.Append(conversation.P(" - by "), requester(r).Span(), conversation.P("\n"))
+			t = t.Append(conversation.P(" - by "), reporting.Requester(r).Span(), conversation.P("\n"))
 		}
 	}
 	section("Active", active)

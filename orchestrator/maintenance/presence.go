@@ -1,4 +1,4 @@
-package orchestrator
+package maintenance
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 //   - a terminal attaches to the conversations it talks in and executes their runs only: its own
 //     runs stay with it while it is attached, and it never prints another terminal's run.
 type Presence struct {
-	Store execution.Store
+	Store Store
 	Owner string        // REPLICA_ID of this process
 	TTL   time.Duration // how long an attachment lasts without renewal (LEASE_TTL)
 	Log   *zap.Logger

@@ -1,4 +1,4 @@
-package orchestrator
+package dispatch
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
 
@@ -32,9 +33,9 @@ type RunWorkers interface {
 // itself: it creates, resumes, answers or cancels runs with one store compare-and-set each and wakes
 // the workers, so the resume gate and the state machine are enforced in exactly one place.
 type Dispatcher struct {
-	Store     execution.Store
+	Store     Store
 	Catalogs  Catalogs
-	Reporter  *Reporter
+	Reporter  *reporting.Reporter
 	Workers   RunWorkers
 	Auth      Auth
 	Dirs      execution.Dirs

@@ -1,4 +1,4 @@
-package orchestrator
+package reporting
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func gateRules(run db.Run, p *db.Pause) []conversation.Span {
 		out = append(out, conversation.P(fmt.Sprintf("\nIt needs %d approvals from different people; one rejection rejects it.", n)))
 	}
 	if p.Gate != nil && p.Gate.NoSelfApproval {
-		out = append(out, conversation.P("\nThe requester ("), requester(run).Span(), conversation.P(") may not approve it, only reject it."))
+		out = append(out, conversation.P("\nThe requester ("), Requester(run).Span(), conversation.P(") may not approve it, only reject it."))
 	}
 	if !p.DueAt.IsZero() {
 		out = append(out, conversation.P(fmt.Sprintf("\n⏳ If nobody answers by %s (%s after it was asked), it is %s.",
@@ -111,7 +111,7 @@ func timeoutOutcome(onTimeout string) string {
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 // gateDecisionText says how a gate was answered for good, with the note or reason.
-func gateDecisionText(res db.GateResult, user conversation.Person) conversation.Text {
+func GateDecisionText(res db.GateResult, user conversation.Person) conversation.Text {
 	verb := map[db.GateDecision]string{db.DecisionApprove: "✅ Approved", db.DecisionReject: "🛑 Rejected", db.DecisionAnswer: "💬 Answered"}[res.Decision]
 	t := conversation.T(conversation.P(verb + " by "))
 	t = t.Append(approversOf(res, user)...)
@@ -145,7 +145,7 @@ func approversOf(res db.GateResult, user conversation.Person) []conversation.Spa
 }
 
 // approvalCountedText says an approval was counted and how many more the gate needs.
-func approvalCountedText(res db.GateResult, user conversation.Person) conversation.Text {
+func ApprovalCountedText(res db.GateResult, user conversation.Person) conversation.Text {
 	more := res.Required - len(res.Approvals)
 	t := conversation.T(conversation.P("👍 Approved by "), user.Span(),
 		conversation.P(fmt.Sprintf(" (%d of %d approvals): gate ", len(res.Approvals), res.Required)), conversation.C(res.Node),
@@ -166,7 +166,7 @@ func plural(n int, word string) string {
 // gateRefusalText tells a person why their answer changed nothing, and what they may do instead
 // (offer); in a terminal, where one person may play several, it also says how to talk as someone
 // else.
-func gateRefusalText(re *db.GateRefusedError, offer GateOffer) conversation.Text {
+func GateRefusalText(re *db.GateRefusedError, offer GateOffer) conversation.Text {
 	t := refusalReason(re, offer)
 	if strings.HasPrefix(re.By, "console:") && re.Reason != db.RefusedAlreadyApproved {
 		t = t.Append(conversation.P(" In a terminal, answer as someone else with "), conversation.C("--user NAME"),
@@ -197,7 +197,7 @@ func refusalReason(re *db.GateRefusedError, offer GateOffer) conversation.Text {
 // askBackMessage answers a reply that was neither a clear yes nor a clear no: what could not be
 // decided, the reply quoted, and buttons that answer with it, as far as the person who wrote it may
 // answer (offer): a requester who may not approve is offered Reject only, and told who may approve.
-func askBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (conversation.Text, []conversation.Button) {
+func AskBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (conversation.Text, []conversation.Button) {
 	node := run.Meta.Pause.Node
 	t := conversation.T(conversation.P("🤔 I could not tell whether that approves or rejects "), conversation.C(node),
 		conversation.P(" of run "), conversation.C(run.ID), conversation.P(": "+why+". Nothing was changed.\nYou said: "),
@@ -218,9 +218,9 @@ func askBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (c
 }
 
 // reminderText is the one reminder of a gate nobody answered yet.
-func reminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
+func ReminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
 	t := conversation.T(conversation.P("⏰ Reminder: run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
-		conversation.P(" is still waiting at "), conversation.C(p.Node), conversation.P(", asked "+age(now.Sub(p.Since))+" ago."))
+		conversation.P(" is still waiting at "), conversation.C(p.Node), conversation.P(", asked "+Age(now.Sub(p.Since))+" ago."))
 	if !p.DueAt.IsZero() {
 		t = t.Append(conversation.P(fmt.Sprintf(" If nobody answers by %s, it is %s.", clock(p.DueAt), timeoutOutcome(p.OnTimeout))))
 	}
@@ -228,7 +228,7 @@ func reminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
 }
 
 // timeoutText says a gate timed out and what that did to the run.
-func timeoutText(run db.Run, p db.Pause) conversation.Text {
+func TimeoutText(run db.Run, p db.Pause) conversation.Text {
 	what := "The gate is rejected and the run is cancelled."
 	if p.OnTimeout == db.TimeoutAbandon {
 		what = "The run is abandoned."
@@ -238,7 +238,7 @@ func timeoutText(run db.Run, p db.Pause) conversation.Text {
 }
 
 // answeredBy names who answered first, for a late answer: a person, or the gate's timeout.
-func answeredBy(by conversation.Person) []conversation.Span {
+func AnsweredBy(by conversation.Person) []conversation.Span {
 	if by.ID == db.TimeoutActor {
 		return []conversation.Span{conversation.P("the timeout (nobody answered in time)")}
 	}
@@ -265,9 +265,9 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 		}
 		out = append(out, conversation.P("• gate "), conversation.C(e.NodeID), conversation.P(": "))
 		if d.TimedOut {
-			out = append(out, conversation.P("⌛ timed out "+age(now.Sub(e.At))+" ago"))
+			out = append(out, conversation.P("⌛ timed out "+Age(now.Sub(e.At))+" ago"))
 		} else {
-			out = append(out, conversation.P(line), conversation.Person{ID: d.By, Name: d.ByName}.Span(), conversation.P(" "+age(now.Sub(e.At))+" ago"))
+			out = append(out, conversation.P(line), conversation.Person{ID: d.By, Name: d.ByName}.Span(), conversation.P(" "+Age(now.Sub(e.At))+" ago"))
 		}
 		if d.Text != "" && d.Decision != db.DecisionAnswer {
 			out = append(out, conversation.P(": "), conversation.U(conversation.Preview(d.Text, quoteRunes)))
@@ -278,6 +278,6 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 }
 
 // requester is the person who started r, as recorded when it was created.
-func requester(r db.Run) conversation.Person {
+func Requester(r db.Run) conversation.Person {
 	return conversation.Person{ID: r.UserID, Name: r.UserName}
 }

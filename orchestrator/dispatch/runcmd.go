@@ -1,4 +1,4 @@
-package orchestrator
+package dispatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
 
@@ -24,7 +25,7 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 	wf, ok := cat.Get(c.Workflow)
 	if !ok {
 		if probs := cat.Problems(c.Workflow); len(probs) > 0 {
-			b.reply(ctx, m, BrokenWorkflowText(c.Workflow, probs))
+			b.reply(ctx, m, reporting.BrokenWorkflowText(c.Workflow, probs))
 			return
 		}
 		b.unknownWorkflow(ctx, m, c.Workflow, cat.Names())
@@ -173,7 +174,7 @@ func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c 
 // answerChoice is the resume gate's first choice for a run waiting at a gate: answering it, as far
 // as the person may (offer). A requester whom the gate does not let approve is offered Reject and
 // told who may approve.
-func answerChoice(offer GateOffer) ([]conversation.Span, []conversation.Button) {
+func answerChoice(offer reporting.GateOffer) ([]conversation.Span, []conversation.Button) {
 	id := offer.Run.ID
 	approve, reject := commands.Command{Kind: commands.KindApprove, RunID: id}.String(), commands.Command{Kind: commands.KindReject, RunID: id}.String()
 	switch {

@@ -1,4 +1,4 @@
-package orchestrator
+package maintenance
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // GateTimers fires the timeouts and reminders of approval gates. The timers are durable (columns of
@@ -15,8 +16,8 @@ import (
 // store fires each once however many processes look (db.JudgeTimer), and this loop only says so in
 // the run's thread.
 type GateTimers struct {
-	Store    execution.Store
-	Reporter *Reporter
+	Store    Store
+	Reporter *reporting.Reporter
 	Log      *zap.Logger
 	Observe  execution.Observer
 	// Interval is the longest sleep between looks: gates asked by other replicas are found within
@@ -109,11 +110,11 @@ func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	log := g.Log.With(zap.String("run_id", t.Run.ID), zap.String("node", t.Pause.Node))
 	if t.Kind == db.TimerReminder {
 		log.Info("orchestrator.gate_reminder_sent")
-		g.Reporter.Note(ctx, t.Run, reminderText(t.Run, t.Pause, g.now()))
+		g.Reporter.Note(ctx, t.Run, reporting.ReminderText(t.Run, t.Pause, g.now()))
 		return
 	}
 	log.Info("orchestrator.gate_timed_out", zap.String("on_timeout", t.Pause.OnTimeout))
-	text := timeoutText(t.Run, t.Pause)
+	text := reporting.TimeoutText(t.Run, t.Pause)
 	execution.ObserverOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
 	g.Reporter.GateResolved(ctx, t.Run, text)
 	g.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}) // the status; text is in the thread already

@@ -1,4 +1,4 @@
-package orchestrator
+package reporting
 
 import (
 	"threadflow/conversation"

@@ -1,4 +1,4 @@
-package orchestrator
+package maintenance
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // counts each rescue without node progress and fails the run once MaxRecoveries is exceeded, so a
 // run that crashes its worker at the same node every time stops instead of looping forever.
 type Rescuer struct {
-	Store         execution.Store
+	Store         Store
 	Notify        execution.Notifier
 	Log           *zap.Logger
 	Interval      time.Duration // longest wait between looks (default 5s); sooner when a lease is due to expire

@@ -1,9 +1,10 @@
-package orchestrator
+package dispatch
 
 import (
 	"strings"
 
 	"threadflow/db"
+	"threadflow/orchestrator/reporting"
 )
 
 // LocalConsoleUser is the default user of `bot chat`: an admin only while no admins are configured,
@@ -61,9 +62,9 @@ func MaskUser(id string) string {
 }
 
 // GateOffer says what user may answer at the gate run waits at.
-func (a Auth) GateOffer(run db.Run, user string) GateOffer {
+func (a Auth) GateOffer(run db.Run, user string) reporting.GateOffer {
 	ask := func(d db.GateDecision) db.RefusalReason {
 		return db.GateRefusal(run, db.GateResolution{By: user, Admin: a.IsAdmin(user), Decision: d}, nil)
 	}
-	return GateOffer{Run: run, User: user, Approve: ask(db.DecisionApprove), Reject: ask(db.DecisionReject)}
+	return reporting.GateOffer{Run: run, User: user, Approve: ask(db.DecisionApprove), Reject: ask(db.DecisionReject)}
 }

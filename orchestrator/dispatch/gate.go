@@ -1,4 +1,4 @@
-package orchestrator
+package dispatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // gateInput is one person's answer to a gate, from whichever path it came: a reply in the thread,
@@ -79,7 +80,7 @@ func (b *Dispatcher) askBack(ctx context.Context, m conversation.Message, run db
 		return
 	}
 	b.Log.Info("orchestrator.gate_reply_unclear", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
-	t, buttons := askBackMessage(run, text, why, ev.Seq, b.Auth.GateOffer(run, m.UserID))
+	t, buttons := reporting.AskBackMessage(run, text, why, ev.Seq, b.Auth.GateOffer(run, m.UserID))
 	b.Reporter.AskBack(ctx, run, m.Address, ev.Seq, conversation.Reply{Text: t, Buttons: buttons})
 }
 
@@ -111,7 +112,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		zap.String("user", MaskUser(m.UserID)))
 	if !res.Resolved {
 		log.Info("orchestrator.gate_approval_counted", zap.Int("approvals", len(res.Approvals)), zap.Int("required", res.Required))
-		t := approvalCountedText(res, m.Sender())
+		t := reporting.ApprovalCountedText(res, m.Sender())
 		if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 			b.reply(ctx, m, t)
 		}
@@ -119,7 +120,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		return
 	}
 	log.Info("orchestrator.gate_resolved")
-	t := gateDecisionText(res, m.Sender())
+	t := reporting.GateDecisionText(res, m.Sender())
 	b.settle(ctx, m, t)
 	if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 		b.reply(ctx, m, t) // answered from elsewhere: confirm there too
@@ -141,7 +142,7 @@ func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, ru
 	case errors.As(err, &re):
 		b.Log.Info("orchestrator.gate_answer_refused", zap.String("run_id", run.ID), zap.String("reason", string(re.Reason)),
 			zap.String("user", MaskUser(m.UserID)))
-		b.replyEphemeral(ctx, m, gateRefusalText(re, b.Auth.GateOffer(run, m.UserID)))
+		b.replyEphemeral(ctx, m, reporting.GateRefusalText(re, b.Auth.GateOffer(run, m.UserID)))
 	case errors.Is(err, db.ErrStaleReply):
 		b.replyEphemeral(ctx, m, conversation.T(conversation.P("That reply was made before the gate asked its current question, so it cannot answer it; nothing was changed. Answer the question in the latest message of run "),
 			conversation.C(run.ID), conversation.P(".")))

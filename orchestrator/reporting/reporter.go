@@ -1,4 +1,4 @@
-package orchestrator
+package reporting
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"threadflow/conversation"
 	"threadflow/db"
@@ -20,7 +19,7 @@ import (
 // in the channel that opens its thread, one live status message in that thread (edited, debounced,
 // instead of a message per event), and a message for each gate, failure and completion.
 type Reporter struct {
-	Store    execution.Store
+	Store    Store
 	Outboxes map[string]conversation.Outbox
 	Log      *zap.Logger
 	Debounce time.Duration // minimum time between status edits; default 1s
@@ -47,8 +46,12 @@ type runReport struct {
 // Post sends a reply to an address, logging failures: a reply that cannot be sent must not fail
 // the command that produced it.
 // The adapters retry with bounded backoff; what reaches here has failed for good and is logged with
-// the run id when there is one (fields).
-func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conversation.Reply, fields ...zap.Field) (conversation.Ref, bool) {
+// the run the reply is about (rep.RunID), when there is one.
+func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conversation.Reply) (conversation.Ref, bool) {
+	var fields []zap.Field
+	if rep.RunID != "" {
+		fields = append(fields, zap.String("run_id", rep.RunID))
+	}
 	ob := r.Outboxes[to.Platform]
 	if ob == nil {
 		// Expected: a server executing the run of a terminal that is gone cannot print to it; the
@@ -56,24 +59,13 @@ func (r *Reporter) Post(ctx context.Context, to conversation.Address, rep conver
 		r.Log.Debug("orchestrator.notify_skipped", append(fields, zap.String("platform", to.Platform), zap.String("reason", "platform not connected to this process"))...)
 		return conversation.Ref{}, false
 	}
-	ref, err := ob.Post(conversation.WithRun(ctx, runIDOf(fields)), to, rep)
+	ref, err := ob.Post(ctx, to, rep)
 	if err != nil {
 		execution.ObserverOr(r.Observe).SendFailed(to.Platform)
 		r.Log.Warn("orchestrator.notify_failed", append(fields, zap.String("platform", to.Platform), zap.Error(err))...)
 		return conversation.Ref{}, false
 	}
 	return ref, true
-}
-
-// runIDOf is the run a report's log fields name, so the transcript records which run a message is
-// about.
-func runIDOf(fields []zap.Field) string {
-	for _, f := range fields {
-		if f.Key == "run_id" && f.Type == zapcore.StringType {
-			return f.String
-		}
-	}
-	return ""
 }
 
 // Edit replaces a posted message.
@@ -97,7 +89,7 @@ func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID,
 	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
 		conversation.P(" by "), by.Span())
 	if ob := r.Outboxes[at.Platform]; ob != nil {
-		thread, _, err := ob.StartThread(conversation.WithRun(ctx, runID), at, conversation.Reply{Text: root})
+		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root, RunID: runID})
 		if err != nil {
 			r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", runID), zap.Error(err))
 		} else {
@@ -105,7 +97,7 @@ func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID,
 		}
 	}
 	status := statusText(db.Run{ID: runID}, string(db.StatusQueued), nil)
-	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: status}, zap.String("run_id", runID)); ok {
+	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: status, RunID: runID}); ok {
 		rep.status = &ref
 	}
 	r.mu.Lock()
@@ -267,7 +259,8 @@ func (r *Reporter) GateResolved(ctx context.Context, run db.Run, t conversation.
 // AskBack posts the question about an unclear reply (recorded as event seq) where the reply was
 // made, and remembers it so that answering the gate takes its buttons away.
 func (r *Reporter) AskBack(ctx context.Context, run db.Run, at conversation.Address, seq int64, rep conversation.Reply) {
-	ref, ok := r.Post(ctx, at, rep, zap.String("run_id", run.ID))
+	rep.RunID = run.ID
+	ref, ok := r.Post(ctx, at, rep)
 	report := r.lookup(ctx, run)
 	if !ok || report == nil {
 		return
@@ -296,7 +289,7 @@ func (r *Reporter) Notify(ctx context.Context, n execution.Notice) {
 		r.progress(rep, n)
 		return
 	case execution.NoticeNote:
-		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text}, zap.String("run_id", n.Run.ID))
+		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text, RunID: n.Run.ID})
 		return
 	}
 	if n.Kind == execution.NoticeCancelled && n.Nodes == nil && rep.status != nil {
@@ -315,7 +308,7 @@ func (r *Reporter) post(ctx context.Context, rep *runReport, n execution.Notice)
 	if msg == nil {
 		return
 	}
-	ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: msg, Buttons: buttons}, zap.String("run_id", n.Run.ID))
+	ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: msg, Buttons: buttons, RunID: n.Run.ID})
 	if ok && n.Kind == execution.NoticeGate {
 		rep.gate = &ref
 		r.saveRef(ctx, n.Run.ID, refGate, &ref)

@@ -1,4 +1,4 @@
-package orchestrator
+package reporting
 
 import (
 	"context"
@@ -30,19 +30,24 @@ func Active(r db.Run) bool {
 	return r.Status == db.StatusQueued || r.Status == db.StatusRunning || r.Status == db.StatusPaused
 }
 
+// EventReader is the part of the store RunTimeline reads.
+type EventReader interface {
+	Events(ctx context.Context, runID string) ([]db.Event, error)
+}
+
 // RunTimeline renders one run: state, every node of its workflow with its attempts and durations,
 // the gates' answers and the last error.
-func RunTimeline(ctx context.Context, s execution.Store, r db.Run, now time.Time) (conversation.Text, error) {
+func RunTimeline(ctx context.Context, s EventReader, r db.Run, now time.Time) (conversation.Text, error) {
 	events, err := s.Events(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
 	t := conversation.T(conversation.P("Run "), conversation.C(r.ID), conversation.P(" of "), conversation.C(r.Workflow),
 		conversation.P(" - "), conversation.B(DisplayState(r, now)))
-	if took := runTook(r); took != "" {
+	if took := RunTook(r); took != "" {
 		t = t.Append(conversation.P(" " + took))
 	}
-	t = t.Append(conversation.P(" - started "+age(now.Sub(r.CreatedAt))+" ago by "), requester(r).Span(), conversation.P("\n"))
+	t = t.Append(conversation.P(" - started "+Age(now.Sub(r.CreatedAt))+" ago by "), Requester(r).Span(), conversation.P("\n"))
 	for _, n := range execution.RunNodes(r, events) {
 		t = t.Append(nodeLine(n)...)
 		for _, r := range n.Retries {
@@ -84,7 +89,7 @@ func nodeLine(n execution.NodeView) []conversation.Span {
 
 // runTook says how long a run that stopped took, from its creation to its stop: "in 14s" for a
 // completed run, "after 2m5s" for one that failed or was cancelled; "" while it is active.
-func runTook(r db.Run) string {
+func RunTook(r db.Run) string {
 	if Active(r) || r.FinishedAt.IsZero() || r.FinishedAt.Before(r.CreatedAt) {
 		return ""
 	}
@@ -129,7 +134,7 @@ func firstNonEmpty(s ...string) string {
 }
 
 // age renders a duration for people: 45s, 12m, 3h, 2d.
-func age(d time.Duration) string {
+func Age(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
