@@ -84,7 +84,7 @@ func applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict
 			return fmt.Errorf("%s run %s: %w", v.Op, st.Run.ID, err)
 		}
 		if !ok {
-			_, _, err = Refuse(ctx, tx, v.Op, st.Run.ID, "", false)
+			_, _, err = ExplainMiss(ctx, tx, v.Op, st.Run.ID, "", false)
 			return err
 		}
 		v.Result.Run = r
@@ -125,7 +125,7 @@ func (m *Machine) RecordGateReply(ctx context.Context, runID, node string, reply
 // fired, is left alone (JudgeTimer).
 func (m *Machine) FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer, error) {
 	now := m.Now()
-	ids, err := m.Driver.DueGateTimers(ctx, reach, now)
+	ids, err := m.Driver.DueGateTimers(ctx, reach, now, MaxTimerBatch)
 	if err != nil {
 		return nil, fmt.Errorf("find due gate timers: %w", err)
 	}

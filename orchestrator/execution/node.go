@@ -225,7 +225,7 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 // the run's events and `/workflow status ID`.
 const retryShown = 300
 
-// shortReason is the first line of an error, at most retryShown bytes.
+// ShortReason is the first line of an error, at most retryShown bytes.
 func ShortReason(reason string) string {
 	reason, _, _ = strings.Cut(reason, "\n")
 	if len(reason) > retryShown {

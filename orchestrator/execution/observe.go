@@ -33,6 +33,8 @@ func (nopObserver) Rescued(int)                                {}
 func (nopObserver) Retried(string)                             {}
 func (nopObserver) SendFailed(string)                          {}
 
+// ObserverOr is o, or an Observer that ignores everything when o is nil (Observer is optional
+// everywhere).
 func ObserverOr(o Observer) Observer {
 	if o == nil {
 		return nopObserver{}

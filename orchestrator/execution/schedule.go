@@ -308,7 +308,7 @@ func (e *execution) complete(ctx context.Context) error {
 
 // settled tells the run's conversation how the run stopped, once that is written. The lease ended
 // with the write, so the worker's next renewal finds it gone and cancels ctx; the notice is sent on
-// a context free of that, bounded by noticeGrace, or the user would never hear how the run ended.
+// a context free of that, bounded by NoticeGrace, or the user would never hear how the run ended.
 func (e *execution) settled(ctx context.Context, n Notice) {
 	e.x.observer().RunStopped(n.Run.Workflow, n.Run.Status)
 	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), NoticeGrace)
@@ -410,5 +410,5 @@ func waitingAt(nodes []NodeStatus, node string) []NodeStatus {
 	return nodes
 }
 
-// noticeGrace bounds how long a notice of a store write already made may take once shutdown began.
+// NoticeGrace bounds how long a notice of a store write already made may take once shutdown began.
 const NoticeGrace = 10 * time.Second

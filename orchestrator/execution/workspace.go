@@ -102,7 +102,7 @@ func HomeProblem(me db.Home, live []db.Home) string {
 
 func (d Dirs) branch(runID string) string { return "threadflow/" + runID }
 
-// remoteShown is the WORKSPACE_REMOTE this process pushes to, as recorded on runs.
+// RemoteShown is the WORKSPACE_REMOTE this process pushes to, as recorded on runs.
 func (d Dirs) RemoteShown() string { return RedactRemote(d.Remote) }
 
 // describe is the Workspace record of the run's workspace in this process's home.

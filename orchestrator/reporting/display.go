@@ -87,7 +87,7 @@ func nodeLine(n execution.NodeView) []conversation.Span {
 	return append(out, conversation.P("\n"))
 }
 
-// runTook says how long a run that stopped took, from its creation to its stop: "in 14s" for a
+// RunTook says how long a run that stopped took, from its creation to its stop: "in 14s" for a
 // completed run, "after 2m5s" for one that failed or was cancelled; "" while it is active.
 func RunTook(r db.Run) string {
 	if Active(r) || r.FinishedAt.IsZero() || r.FinishedAt.Before(r.CreatedAt) {
@@ -133,7 +133,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// age renders a duration for people: 45s, 12m, 3h, 2d.
+// Age renders a duration for people: 45s, 12m, 3h, 2d.
 func Age(d time.Duration) string {
 	switch {
 	case d < time.Minute:

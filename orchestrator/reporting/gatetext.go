@@ -47,7 +47,7 @@ func gateRules(run db.Run, p *db.Pause) []conversation.Span {
 	if n := p.Gate.RequiredApprovals(); n > 1 {
 		out = append(out, conversation.P(fmt.Sprintf("\nIt needs %d approvals from different people; one rejection rejects it.", n)))
 	}
-	if p.Gate != nil && p.Gate.NoSelfApproval {
+	if !p.Gate.AllowsSelfApproval() {
 		out = append(out, conversation.P("\nThe requester ("), Requester(run).Span(), conversation.P(") may not approve it, only reject it."))
 	}
 	if !p.DueAt.IsZero() {
@@ -110,7 +110,7 @@ func timeoutOutcome(onTimeout string) string {
 // clock writes a time for people in every time zone.
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-// gateDecisionText says how a gate was answered for good, with the note or reason.
+// GateDecisionText says how a gate was answered for good, with the note or reason.
 func GateDecisionText(res db.GateResult, user conversation.Person) conversation.Text {
 	verb := map[db.GateDecision]string{db.DecisionApprove: "✅ Approved", db.DecisionReject: "🛑 Rejected", db.DecisionAnswer: "💬 Answered"}[res.Decision]
 	t := conversation.T(conversation.P(verb + " by "))
@@ -144,7 +144,7 @@ func approversOf(res db.GateResult, user conversation.Person) []conversation.Spa
 	return out
 }
 
-// approvalCountedText says an approval was counted and how many more the gate needs.
+// ApprovalCountedText says an approval was counted and how many more the gate needs.
 func ApprovalCountedText(res db.GateResult, user conversation.Person) conversation.Text {
 	more := res.Required - len(res.Approvals)
 	t := conversation.T(conversation.P("👍 Approved by "), user.Span(),
@@ -163,7 +163,7 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// gateRefusalText tells a person why their answer changed nothing, and what they may do instead
+// GateRefusalText tells a person why their answer changed nothing, and what they may do instead
 // (offer); in a terminal, where one person may play several, it also says how to talk as someone
 // else.
 func GateRefusalText(re *db.GateRefusedError, offer GateOffer) conversation.Text {
@@ -194,7 +194,7 @@ func refusalReason(re *db.GateRefusedError, offer GateOffer) conversation.Text {
 	return t.Append(conversation.P(" may. Nothing was changed."))
 }
 
-// askBackMessage answers a reply that was neither a clear yes nor a clear no: what could not be
+// AskBackMessage answers a reply that was neither a clear yes nor a clear no: what could not be
 // decided, the reply quoted, and buttons that answer with it, as far as the person who wrote it may
 // answer (offer): a requester who may not approve is offered Reject only, and told who may approve.
 func AskBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (conversation.Text, []conversation.Button) {
@@ -217,7 +217,7 @@ func AskBackMessage(run db.Run, text, why string, seq int64, offer GateOffer) (c
 	return t.Append(offer.Instead("")...), nil
 }
 
-// reminderText is the one reminder of a gate nobody answered yet.
+// ReminderText is the one reminder of a gate nobody answered yet.
 func ReminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
 	t := conversation.T(conversation.P("⏰ Reminder: run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
 		conversation.P(" is still waiting at "), conversation.C(p.Node), conversation.P(", asked "+Age(now.Sub(p.Since))+" ago."))
@@ -227,7 +227,7 @@ func ReminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
 	return t
 }
 
-// timeoutText says a gate timed out and what that did to the run.
+// TimeoutText says a gate timed out and what that did to the run.
 func TimeoutText(run db.Run, p db.Pause) conversation.Text {
 	what := "The gate is rejected and the run is cancelled."
 	if p.OnTimeout == db.TimeoutAbandon {
@@ -237,7 +237,7 @@ func TimeoutText(run db.Run, p db.Pause) conversation.Text {
 		conversation.P(" timed out: nobody answered within "+db.ShortDuration(p.DueAt.Sub(p.Since))+". "+what))
 }
 
-// answeredBy names who answered first, for a late answer: a person, or the gate's timeout.
+// AnsweredBy names who answered first, for a late answer: a person, or the gate's timeout.
 func AnsweredBy(by conversation.Person) []conversation.Span {
 	if by.ID == db.TimeoutActor {
 		return []conversation.Span{conversation.P("the timeout (nobody answered in time)")}
@@ -277,7 +277,7 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 	return out
 }
 
-// requester is the person who started r, as recorded when it was created.
+// Requester is the person who started r, as recorded when it was created.
 func Requester(r db.Run) conversation.Person {
 	return conversation.Person{ID: r.UserID, Name: r.UserName}
 }

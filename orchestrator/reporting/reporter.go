@@ -171,7 +171,6 @@ func (r *Reporter) lookup(ctx context.Context, run db.Run) *runReport {
 	return rep
 }
 
-// forget drops what the reporter remembers about a run that stopped for good.
 // Message kinds remembered in the database, so any replica (also after a restart) edits the
 // run's live status message and settles its gate question.
 const (
@@ -222,7 +221,9 @@ func messageRef(runID, kind string, ref *conversation.Ref) db.MessageRef {
 	return m
 }
 
-// A timer of a forgotten run finds nothing pending once showStatus cleared it.
+// Forget drops what the reporter remembers about a run that stopped for good, or that was never
+// created (its announcement is dropped). A timer of a forgotten run finds nothing pending once
+// showStatus cleared it.
 func (r *Reporter) Forget(runID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
