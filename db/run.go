@@ -8,6 +8,7 @@ package db
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -265,6 +266,15 @@ type Session struct {
 	Provider       string
 	SessionID      string
 	UpdatedAt      time.Time
+}
+
+// Check refuses a session no engine stores: one without its provider, whose session id would mean
+// nothing to the next turn.
+func (s Session) Check() error {
+	if s.Provider == "" {
+		return errors.New("set session: the provider is required")
+	}
+	return nil
 }
 
 // Checked validates a conversation before it is stored and fills in its key when the caller left

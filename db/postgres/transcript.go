@@ -79,8 +79,8 @@ type rowQuerier interface {
 }
 
 func findMessage(ctx context.Context, q rowQuerier, platform, channelID, messageID string) (db.TranscriptMessage, error) {
-	sql, args := dialect.FindMessage(platform, channelID, messageID)
-	out, err := scanMessage(q.QueryRow(ctx, sql, args...))
+	query, args := dialect.FindMessage(platform, channelID, messageID)
+	out, err := scanMessage(q.QueryRow(ctx, query, args...))
 	if err != nil {
 		return db.TranscriptMessage{}, fmt.Errorf("find message %s of %s %s: %w", messageID, platform, channelID, err)
 	}
