@@ -468,3 +468,22 @@ func (d Dialect) MessageRefs(runID string) (string, []any) {
 	return "SELECT kind, platform, channel_id, thread_id, message_id FROM run_messages WHERE run_id = " + q.Arg(runID) +
 		" ORDER BY kind", q.Args
 }
+
+// ClearReminder forgets a run's gate reminder once it was sent (DriverTx.ClearReminder).
+func (d Dialect) ClearReminder(runID string) (string, []any) {
+	q := d.Query()
+	return "UPDATE runs SET gate_remind_at = NULL WHERE id = " + q.Arg(runID), q.Args
+}
+
+// ResetRecoveries sets the run's rescue counter back to 0: it made progress (DriverTx.ResetRecoveries).
+func (d Dialect) ResetRecoveries(runID string) (string, []any) {
+	q := d.Query()
+	return "UPDATE runs SET recoveries = 0 WHERE id = " + q.Arg(runID), q.Args
+}
+
+// ProbeWrite rewrites the replica's row in write_probes at now (Store.ProbeWrite).
+func (d Dialect) ProbeWrite(replica string, now time.Time) (string, []any) {
+	q := d.Query()
+	return "INSERT INTO write_probes (replica, probed_at) VALUES (" + q.Arg(replica) + ", " + q.Time(now) + `)
+		ON CONFLICT (replica) DO UPDATE SET probed_at = excluded.probed_at`, q.Args
+}
