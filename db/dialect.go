@@ -10,7 +10,7 @@ import (
 // expressions each engine spells its own way. It holds no decision. The conditions that decide
 // something (which runs a process may claim, whether a lease is held, which statuses a query keeps,
 // a compare-and-set's guard and what it writes) are rendered by this package from one Go definition
-// each (queries.go), with the engine's Dialect; the engine only runs the text it gets.
+// each (the sql*.go files), with the engine's Dialect; the engine only runs the text it gets.
 type Dialect struct {
 	// Param writes the nth parameter, from 1: "?" on SQLite, "$n" on PostgreSQL.
 	Param func(n int) string

@@ -1,9 +1,12 @@
 // Package db owns Threadflow's durable state: the domain types of runs, run events, conversations,
 // AI sessions and inbound events, the run state machine, the Store contract that every database engine
 // implements, and the domain errors that driver errors are translated into. Engines live in
-// db/sqlite and db/postgres; db/storetest is the conformance suite both must pass.
+// db/sqlite and db/postgres; db/storetest is the conformance suite both must pass, db/drivertest
+// the one their drivers pass.
 //
-// This package imports no database driver, so the orchestrator can depend on it freely.
+// This package imports no database driver, so the orchestrator can depend on it freely. It
+// decides; the SQL its decisions need is rendered here (the sql*.go files) in each engine's
+// Dialect, and the engines only run it.
 package db
 
 import (
