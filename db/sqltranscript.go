@@ -4,6 +4,8 @@ package db
 // with a fresh seq, and each conversation trimmed to its newest TranscriptKeep messages.
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -66,4 +68,39 @@ func (d Dialect) Transcript(conversationID string, limit int) (string, []any) {
 	q := d.Query()
 	return "SELECT " + TranscriptColumns + ` FROM (SELECT * FROM transcript_messages WHERE conversation_id = ` +
 		q.Arg(conversationID) + " ORDER BY id DESC LIMIT " + q.Arg(limit) + ") newest ORDER BY id", q.Args
+}
+
+// MessageTx is what recording a message needs of an engine's transaction: a statement returning
+// one message (ErrNotFound when it returns none), and one returning nothing.
+type MessageTx struct {
+	Row  func(query string, args []any) (TranscriptMessage, error)
+	Exec func(query string, args []any) error
+}
+
+// RecordMessage records m in tx as Store.AppendMessage does, or AppendMessageOnce with once: m is
+// bounded (TranscriptMessage.Bounded) and posted at now unless it says when, a message recorded
+// already is edited, or with once returned as stored and not written, and a written message trims
+// its conversation to TranscriptKeep. written tells the engine to wake the transcript's readers.
+func (d Dialect) RecordMessage(tx MessageTx, m TranscriptMessage, once bool, now time.Time) (out TranscriptMessage, written bool, err error) {
+	if m, err = m.Bounded(); err != nil {
+		return TranscriptMessage{}, false, err
+	}
+	if m.PostedAt.IsZero() {
+		m.PostedAt = now
+	}
+	q, args := d.AppendMessage(m, once)
+	out, err = tx.Row(q, args)
+	if errors.Is(err, ErrNotFound) { // once, and the message is recorded already
+		q, args = d.FindMessage(m.Platform, m.ChannelID, m.MessageID)
+		out, err = tx.Row(q, args)
+		return out, false, err
+	}
+	if err != nil {
+		return TranscriptMessage{}, false, fmt.Errorf("record message %s: %w", m.MessageID, err)
+	}
+	q, args = d.TrimTranscript(m.ConversationID)
+	if err := tx.Exec(q, args); err != nil {
+		return TranscriptMessage{}, false, fmt.Errorf("trim transcript %s: %w", m.ConversationID, err)
+	}
+	return out, true, nil
 }

@@ -34,31 +34,14 @@ func (s *Store) AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (
 // whether it wrote a row (a message recorded already and once: the recorded row is read instead,
 // nothing is trimmed and nobody is notified).
 func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once bool) (db.TranscriptMessage, bool, error) {
-	m, err := m.Bounded()
-	if err != nil {
-		return db.TranscriptMessage{}, false, err
-	}
-	if m.PostedAt.IsZero() {
-		m.PostedAt = s.now()
-	}
 	var (
 		out     db.TranscriptMessage
 		written bool
 	)
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		q, args := dialect.AppendMessage(m, once)
-		out, err = scanMessage(tx.QueryRow(ctx, q, args...))
-		if errors.Is(err, db.ErrNotFound) { // once, and the message is recorded already
-			out, err = findMessage(ctx, tx, m.Platform, m.ChannelID, m.MessageID)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if out, written, err = dialect.RecordMessage(messageTx(ctx, tx), m, once, s.now()); err != nil || !written {
 			return err
-		}
-		if err != nil {
-			return fmt.Errorf("record message %s: %w", m.MessageID, err)
-		}
-		written = true
-		q, args = dialect.TrimTranscript(m.ConversationID)
-		if _, err := tx.Exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("trim transcript %s: %w", m.ConversationID, err)
 		}
 		return notifyTranscript(ctx, tx, out.ConversationID)
 	})
@@ -66,6 +49,19 @@ func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once 
 		return db.TranscriptMessage{}, false, translate(err)
 	}
 	return out, written, nil
+}
+
+// messageTx runs db.RecordMessage's statements in tx.
+func messageTx(ctx context.Context, tx pgx.Tx) db.MessageTx {
+	return db.MessageTx{
+		Row: func(q string, args []any) (db.TranscriptMessage, error) {
+			return scanMessage(tx.QueryRow(ctx, q, args...))
+		},
+		Exec: func(q string, args []any) error {
+			_, err := tx.Exec(ctx, q, args...)
+			return err
+		},
+	}
 }
 
 // FindMessage returns the recorded message (platform, channel, message id), or db.ErrNotFound.

@@ -26,34 +26,14 @@ func (s *Store) AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (
 // whether it wrote a row (a message recorded already and once: nothing is trimmed and nobody is
 // woken).
 func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once bool) (db.TranscriptMessage, bool, error) {
-	m, err := m.Bounded()
-	if err != nil {
-		return db.TranscriptMessage{}, false, err
-	}
-	if m.PostedAt.IsZero() {
-		m.PostedAt = s.clock()
-	}
 	var (
 		out     db.TranscriptMessage
 		written bool
 	)
-	err = s.write(ctx, func(tx *wtx) error {
-		q, args := dialect.AppendMessage(m, once)
-		out, err = scanMessage(tx.QueryRowContext(ctx, q, args...))
-		if isNotFound(err) { // once, and the message is recorded already
-			q, args = dialect.FindMessage(m.Platform, m.ChannelID, m.MessageID)
-			out, err = scanMessage(tx.QueryRowContext(ctx, q, args...))
-			return err
-		}
-		if err != nil {
-			return fmt.Errorf("record message %s: %w", m.MessageID, err)
-		}
-		written = true
-		q, args = dialect.TrimTranscript(m.ConversationID)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("trim transcript %s: %w", m.ConversationID, translate(err))
-		}
-		return nil
+	err := s.write(ctx, func(tx *wtx) error {
+		var err error
+		out, written, err = dialect.RecordMessage(messageTx(ctx, tx), m, once, s.clock())
+		return err
 	})
 	if err != nil {
 		return db.TranscriptMessage{}, false, err
@@ -62,6 +42,19 @@ func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once 
 		s.changes.Notify(out.ConversationID)
 	}
 	return out, written, nil
+}
+
+// messageTx runs db.RecordMessage's statements in tx.
+func messageTx(ctx context.Context, tx *wtx) db.MessageTx {
+	return db.MessageTx{
+		Row: func(q string, args []any) (db.TranscriptMessage, error) {
+			return scanMessage(tx.QueryRowContext(ctx, q, args...))
+		},
+		Exec: func(q string, args []any) error {
+			_, err := tx.ExecContext(ctx, q, args...)
+			return translate(err)
+		},
+	}
 }
 
 // FindMessage returns the recorded message (platform, channel, message id), or db.ErrNotFound.
