@@ -146,8 +146,15 @@ func TestChatAcceptance(t *testing.T) {
 func needs(t *testing.T, p chat, g gesture) {
 	t.Helper()
 	if why := p.Lacks(g); why != "" {
-		t.Skipf("not applicable: this platform never %s: %s", g, why)
+		notApplicable(t, "this platform never %s: %s", g, why)
 	}
+}
+
+// notApplicable stops a scenario that does not apply where it runs, saying why. It skips on CI too:
+// nothing is missing, the platform simply has no such thing.
+func notApplicable(t *testing.T, why string, args ...any) {
+	t.Helper()
+	t.Skipf("not applicable: "+why, args...)
 }
 
 // waitMsg waits until read returns a message satisfying match, and returns it. Each platform's own
