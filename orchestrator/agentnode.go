@@ -78,8 +78,8 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 			return NodeOutput{}, nil, err
 		}
 		session = res.SessionID
-		data := db.NodeData{Output: output.Text, OutputBytes: output.Bytes, OutputPath: output.File, SessionID: session}
-		if err := e.record(ctx, db.EventLoopIteration, n.ID, i, data); err != nil {
+		data := db.LoopIterationData{NodeOutputData: output.data(), SessionID: session}
+		if err := e.record(ctx, n.ID, i, data); err != nil {
 			return NodeOutput{}, nil, err
 		}
 		e.saveSession(ctx, p, n.ID, session)
@@ -112,7 +112,7 @@ func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prom
 		return res, err
 	}
 	e.x.Log.Info("orchestrator.session_reset_completed", zap.String("run_id", e.run.ID), zap.String("node", n.ID), zap.String("provider", p.Name()))
-	if rerr := e.record(ctx, db.EventSessionReset, n.ID, 0, db.SessionResetData{Provider: p.Name(), Reason: "stale session"}); rerr != nil {
+	if rerr := e.record(ctx, n.ID, 0, db.SessionResetData{Provider: p.Name(), Reason: "stale session"}); rerr != nil {
 		return agent.Result{}, rerr
 	}
 	// Every scope that may hold the dead id forgets it: the node's own, the run's shared session, and

@@ -46,13 +46,10 @@ func approvalOutput(a *workflow.Approval, g *db.GateAnswerData) string {
 // gatePolicy is the workflow's rules for who may answer, as the store enforces them; nil when the
 // gate has none (anyone allowed to use the bot answers alone).
 func gatePolicy(a *workflow.Approval) *db.GatePolicy {
-	p := db.GatePolicy{Approvers: a.Approvers, Admins: a.Admins, AllowSelfApproval: a.AllowSelfApproval}
-	if a.RequiredApprovals > 1 {
-		p.Required = a.RequiredApprovals
-	}
-	if !p.Restricted() && p.AllowSelfApproval && p.Required == 0 {
+	if a.Policy.Plain() {
 		return nil
 	}
+	p := a.Policy
 	return &p
 }
 

@@ -142,7 +142,7 @@ type nodeResult struct {
 	duration time.Duration // as recorded in the node's final event (see NodeDuration)
 	// complete, when set, is the node's node_completed for the scheduler to record together with
 	// the node_started of the nodes it lets start (commitGroup); recorded then gets its result.
-	complete *db.NodeData
+	complete *db.NodeCompletedData
 	recorded <-chan error
 	late     bool // the result of recorded arriving: only err matters
 }
@@ -152,8 +152,8 @@ func (e *execution) artifactsDir() string { return ArtifactsDir(e.run) }
 
 // record appends an event under the lease, after the events asked for before it (recorder).
 // Losing the lease stops the whole execution at once.
-func (e *execution) record(ctx context.Context, typ db.EventType, node string, attempt int, data any) error {
-	return <-e.recordLater(ctx, typ, node, attempt, data)
+func (e *execution) record(ctx context.Context, node string, attempt int, p db.Payload) error {
+	return <-e.recordLater(ctx, node, attempt, p)
 }
 
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the

@@ -15,22 +15,22 @@ func TestFoldOneHistoryForEveryReader(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	ev := func(s int, typ db.EventType, node string, attempt int, data any) db.Event {
-		return db.Event{Type: typ, NodeID: node, Attempt: attempt, Data: db.MustJSON(data), At: at(s)}
+	ev := func(s int, node string, attempt int, p db.Payload) db.Event {
+		return db.NewEvent("", node, attempt, p, at(s))
 	}
 	ms := int64(4000)
 	events := []db.Event{
-		ev(0, db.EventRunCreated, "", 0, db.RunCreatedData{User: "slack:U1", Workflow: "fix"}),
-		ev(1, db.EventNodeStarted, "build", 1, db.NodeData{}),
-		ev(2, db.EventNodeFailed, "build", 1, db.NodeData{Error: "flaky", WillRetry: true}),
-		ev(3, db.EventNodeStarted, "build", 2, db.NodeData{}),
-		ev(7, db.EventNodeCompleted, "build", 2, db.NodeData{Output: "built", DurationMS: &ms}),
-		ev(8, db.EventNodeSkipped, "docs", 1, db.NodeData{Reason: "when: false"}),
-		ev(9, db.EventNodeStarted, "review", 1, db.NodeData{}),
-		ev(10, db.EventGateRequested, "review", 0, db.Pause{Kind: db.PauseApproval, Node: "review", Message: "ship?"}),
-		ev(11, db.EventGateReminded, "review", 0, db.NoData{}),
-		ev(12, db.EventGateResolved, "review", 0, db.GateAnswerData{Decision: db.DecisionApprove, By: "slack:U2", Text: "go"}),
-		ev(13, db.EventResumeRequested, "", 0, db.ResumeRequestedData{By: "slack:U1", From: db.StatusFailed}),
+		ev(0, "", 0, db.RunCreatedData{User: "slack:U1", Workflow: "fix"}),
+		ev(1, "build", 1, db.NodeStartedData{}),
+		ev(2, "build", 1, db.NodeFailedData{Error: "flaky", WillRetry: true}),
+		ev(3, "build", 2, db.NodeStartedData{}),
+		ev(7, "build", 2, db.NodeCompletedData{NodeOutputData: db.NodeOutputData{Output: "built"}, DurationMS: &ms}),
+		ev(8, "docs", 1, db.NodeSkippedData{Reason: "when: false"}),
+		ev(9, "review", 1, db.NodeStartedData{}),
+		ev(10, "review", 0, db.Pause{Kind: db.PauseApproval, Node: "review", Message: "ship?"}),
+		ev(11, "review", 0, db.GateRemindedData{}),
+		ev(12, "review", 0, db.GateAnswerData{Decision: db.DecisionApprove, By: "slack:U2", Text: "go"}),
+		ev(13, "", 0, db.ResumeRequestedData{By: "slack:U1", From: db.StatusFailed}),
 	}
 	h := Fold(events)
 	if !h.Resumed {
@@ -70,21 +70,21 @@ func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	seq := 0
-	ev := func(typ db.EventType, node string, data any) db.Event {
+	ev := func(node string, p db.Payload) db.Event {
 		seq++
-		return db.Event{Type: typ, NodeID: node, Attempt: 1, Data: db.MustJSON(data), At: t0.Add(time.Duration(seq) * time.Second)}
+		return db.NewEvent("", node, 1, p, t0.Add(time.Duration(seq)*time.Second))
 	}
 	built := func() []db.Event {
 		seq = 0
 		return []db.Event{
-			ev(db.EventRunCreated, "", db.RunCreatedData{User: "slack:U1", Workflow: "release"}),
-			ev(db.EventNodeStarted, "build", db.NodeData{}),
-			ev(db.EventNodeCompleted, "build", db.NodeData{Output: "ok"}),
+			ev("", db.RunCreatedData{User: "slack:U1", Workflow: "release"}),
+			ev("build", db.NodeStartedData{}),
+			ev("build", db.NodeCompletedData{NodeOutputData: db.NodeOutputData{Output: "ok"}}),
 		}
 	}
 	atGate := func() []db.Event {
-		return append(built(), ev(db.EventNodeStarted, "confirm", db.NodeData{}),
-			ev(db.EventGateRequested, "confirm", db.Pause{Kind: db.PauseApproval, Node: "confirm"}))
+		return append(built(), ev("confirm", db.NodeStartedData{}),
+			ev("confirm", db.Pause{Kind: db.PauseApproval, Node: "confirm"}))
 	}
 	source := []byte("name: release\nnodes:\n  - id: build\n    bash: make\n  - id: confirm\n    depends_on: [build]\n    approval: {message: ship it}\n  - id: ship\n    depends_on: [confirm]\n    bash: ship\n")
 	tests := []struct {
@@ -95,34 +95,34 @@ func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
 		{"paused at the gate", atGate(),
 			[]string{"build completed  ", "confirm waiting  ", "ship pending  "}},
 		{"rejected by a person",
-			append(atGate(), ev(db.EventGateResolved, "confirm", db.GateAnswerData{Decision: db.DecisionReject, By: "slack:U2", ByName: "bob", Text: "changelog missing"}),
-				ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U2", ByName: "bob", Reason: "changelog missing"})),
+			append(atGate(), ev("confirm", db.GateAnswerData{Decision: db.DecisionReject, By: "slack:U2", ByName: "bob", Text: "changelog missing"}),
+				ev("", db.CancelData{By: "slack:U2", ByName: "bob", Reason: "changelog missing"})),
 			[]string{"build completed  ", "confirm rejected rejected by bob: changelog missing slack:U2", "ship not_run not run: confirm was rejected "}},
 		{"rejected by its timeout",
-			append(atGate(), ev(db.EventGateResolved, "confirm", db.GateAnswerData{Decision: db.DecisionReject, By: db.TimeoutActor, Text: "nobody answered within 1h", TimedOut: true}),
-				ev(db.EventRunCancelled, "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
+			append(atGate(), ev("confirm", db.GateAnswerData{Decision: db.DecisionReject, By: db.TimeoutActor, Text: "nobody answered within 1h", TimedOut: true}),
+				ev("", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
 			[]string{"build completed  ", "confirm rejected nobody answered within 1h: rejected by its timeout threadflow:timeout",
 				"ship not_run not run: confirm was rejected by its timeout "}},
 		{"abandoned by its timeout",
-			append(atGate(), ev(db.EventRunCancelled, "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
+			append(atGate(), ev("", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"})),
 			[]string{"build completed  ", "confirm cancelled nobody answered within 1h: the run was abandoned by its timeout threadflow:timeout",
 				"ship not_run not run: the run was abandoned by the timeout of confirm "}},
 		{"abandoned at the gate",
-			append(atGate(), ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
+			append(atGate(), ev("", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
 			[]string{"build completed  ", "confirm cancelled cancelled by slack:U1 slack:U1", "ship not_run not run: the run was cancelled "}},
 		{"cancelled while a node runs",
-			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
+			append(built()[:2], ev("", db.CancelData{By: "slack:U1", Reason: "abandoned"})),
 			[]string{"build cancelled cancelled by slack:U1 slack:U1", "confirm not_run not run: the run was cancelled ", "ship not_run not run: the run was cancelled "}},
 		{"failed when its worker was lost too often", // not final: what did not start stays pending
-			append(built()[:2], ev(db.EventRunFailed, "", db.RecoveryBudgetExhausted(3, 2))),
+			append(built()[:2], ev("", db.RecoveryBudgetExhausted(3, 2))),
 			[]string{"build failed stopped when the run failed: the run lost its worker 3 times in a row without completing a node (MAX_RECOVERIES is 2); fix the cause (a crash or a node that never finishes), then resume it ",
 				"confirm pending  ", "ship pending  "}},
 		{"paused after a failure that needs a person",
-			append(built()[:2], ev(db.EventNodeFailed, "build", db.NodeData{Error: "claude: not found"}),
-				ev(db.EventRunPaused, "build", db.Pause{Kind: db.PauseRecovery, Node: "build", Error: "claude: not found"})),
+			append(built()[:2], ev("build", db.NodeFailedData{Error: "claude: not found"}),
+				ev("build", db.Pause{Kind: db.PauseRecovery, Node: "build", Error: "claude: not found"})),
 			[]string{"build waiting claude: not found ", "confirm pending  ", "ship pending  "}},
 		{"written to after it was cancelled", // never allowed by the store: every view shows it
-			append(built()[:2], ev(db.EventRunCancelled, "", db.CancelData{By: "slack:U1"}), ev(db.EventNodeStarted, "confirm", db.NodeData{})),
+			append(built()[:2], ev("", db.CancelData{By: "slack:U1"}), ev("confirm", db.NodeStartedData{})),
 			[]string{"build cancelled cancelled by slack:U1 slack:U1", "confirm running  ", "ship not_run not run: the run was cancelled "}},
 	}
 	for _, tt := range tests {

@@ -73,7 +73,7 @@ type retried struct {
 }
 
 // nodeOutput is the output a node event records.
-func nodeOutput(d db.NodeData) NodeOutput {
+func nodeOutput(d db.NodeOutputData) NodeOutput {
 	return NodeOutput{Text: d.Output, Bytes: d.OutputBytes, File: d.OutputPath}
 }
 
@@ -160,7 +160,7 @@ func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
 	}
 	switch e.Type {
 	case db.EventNodeStarted, db.EventNodeCompleted, db.EventNodeFailed, db.EventNodeSkipped, db.EventLoopIteration, db.EventResumeFailed:
-		applyEvent(n, e, db.Decode[db.NodeData](e))
+		applyEvent(n, e)
 		if e.Type == db.EventResumeFailed {
 			h.Log = append(h.Log, LogEntry{At: e.At, What: "resume failed at " + e.NodeID, Note: n.lastErr})
 		}
@@ -209,17 +209,19 @@ func (g *GateRecord) resolve(d db.GateAnswerData, at time.Time) {
 	}
 }
 
-func applyEvent(n *nodeHistory, e db.Event, d db.NodeData) {
+func applyEvent(n *nodeHistory, e db.Event) {
 	switch e.Type {
 	case db.EventNodeStarted:
 		n.starts, n.justAnswered, n.gatePhase = n.starts+1, false, ""
 		n.state = workflow.StateRunning
 		n.started, n.finished, n.duration = e.At, time.Time{}, 0
 	case db.EventNodeCompleted:
-		n.state, n.output, n.finished, n.gatePhase = workflow.StateCompleted, nodeOutput(d), e.At, ""
+		d := db.Decode[db.NodeCompletedData](e)
+		n.state, n.output, n.finished, n.gatePhase = workflow.StateCompleted, nodeOutput(d.NodeOutputData), e.At, ""
 		n.shown, n.lastErr = d.Output, ""
 		n.duration = NodeDuration(d.DurationMS, n.started, e.At)
 	case db.EventNodeFailed:
+		d := db.Decode[db.NodeFailedData](e)
 		n.failures++
 		n.reason, n.lastErr = d.Error, d.Error
 		if d.WillRetry { // a retried attempt is not the node's end: it has no duration yet
@@ -229,13 +231,15 @@ func applyEvent(n *nodeHistory, e db.Event, d db.NodeData) {
 			n.duration = NodeDuration(d.DurationMS, n.started, e.At)
 		}
 	case db.EventNodeSkipped:
+		d := db.Decode[db.NodeSkippedData](e)
 		n.state, n.reason, n.finished, n.duration = workflow.StateSkipped, d.Reason, e.At, 0
 		n.shown, n.gatePhase = d.Reason, ""
 		n.skips++
 	case db.EventLoopIteration:
-		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, nodeOutput(d), d.SessionID
+		d := db.Decode[db.LoopIterationData](e)
+		n.loopIter, n.loopOutput, n.loopSession = e.Attempt, nodeOutput(d.NodeOutputData), d.SessionID
 	case db.EventResumeFailed: // recorded at the node the resume could not start
-		n.lastErr = d.Error
+		n.lastErr = db.Decode[db.ResumeFailedData](e).Error
 	}
 }
 

@@ -32,7 +32,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 	for {
 		v.Attempt = res.attempt
 		if started == nil { // a retry asks for its own
-			started = e.recordLater(ctx, db.EventNodeStarted, n.ID, res.attempt, db.NodeData{})
+			started = e.recordLater(ctx, n.ID, res.attempt, db.NodeStartedData{})
 		}
 		// Nothing of the attempt runs before its node_started (and, for the first, the completions
 		// committed with it) is durable: a crash never loses a node that ran.
@@ -61,12 +61,12 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		ne := e.blameDisk(asNodeError(err))
 		failures++
 		retry := retryable(n, ne) && failures < n.Retry.MaxAttempts
-		data := db.NodeData{Error: ne.msg, Class: ne.class, WillRetry: retry, OutputBytes: output.Bytes, OutputPath: output.File}
+		data := db.NodeFailedData{NodeOutputData: db.NodeOutputData{OutputBytes: output.Bytes, OutputPath: output.File}, Error: ne.msg, Class: ne.class, WillRetry: retry}
 		if !retry {
 			res.duration = measured(e.x.now().Sub(res.started))
 			data.DurationMS = durationMS(res.duration)
 		}
-		if rerr := e.record(ctx, db.EventNodeFailed, n.ID, res.attempt, data); rerr != nil {
+		if rerr := e.record(ctx, n.ID, res.attempt, data); rerr != nil {
 			res.err = rerr
 			return
 		}
@@ -86,8 +86,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 }
 
 // completedData is node_completed's payload: the output's inline value, its size and its file.
-func completedData(out NodeOutput, took time.Duration) db.NodeData {
-	return db.NodeData{Output: out.Text, OutputBytes: out.Bytes, OutputPath: out.File, DurationMS: durationMS(took)}
+func completedData(out NodeOutput, took time.Duration) db.NodeCompletedData {
+	return db.NodeCompletedData{NodeOutputData: out.data(), DurationMS: durationMS(took)}
 }
 
 // retryable decides whether a failure may be retried within the node's budget.

@@ -36,6 +36,11 @@ type NodeOutput struct {
 	File  string // path of the full output; empty for events recorded before outputs were files
 }
 
+// data is o as node events record it.
+func (o NodeOutput) data() db.NodeOutputData {
+	return db.NodeOutputData{Output: o.Text, OutputBytes: o.Bytes, OutputPath: o.File}
+}
+
 // Truncated reports whether Text holds only the beginning of the output.
 func (o NodeOutput) Truncated() bool { return o.Bytes > InlineLimit }
 
@@ -203,7 +208,7 @@ func OutputFiles(run db.Run, events []db.Event) []OutputRef {
 
 // recordedOutput is the output an ended attempt or a loop iteration recorded in its event.
 func recordedOutput(run db.Run, e db.Event) (OutputRef, bool) {
-	var d db.NodeData
+	var d db.NodeOutputData // node_completed, node_failed and loop_iteration_completed all carry it
 	if json.Unmarshal(e.Data, &d) != nil || d.OutputPath == "" || filepath.Dir(d.OutputPath) != outputsDir(run) {
 		return OutputRef{}, false
 	}

@@ -2,10 +2,9 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
+	"time"
 
 	"threadflow/db"
 )
@@ -32,25 +31,19 @@ const recordBatch = 64
 type recordJob struct {
 	ctx    context.Context
 	event  db.Event
-	err    error // the event could not be encoded
 	result chan error
 }
 
-// newRecordJob prepares an event for recordLater or submitRecords.
-func (e *execution) newRecordJob(ctx context.Context, typ db.EventType, node string, attempt int, data any) recordJob {
-	job := recordJob{ctx: ctx, event: db.Event{RunID: e.run.ID, Type: typ, NodeID: node, Attempt: attempt}, result: make(chan error, 1)}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		job.err = fmt.Errorf("encode %s event: %w", typ, err)
-	}
-	job.event.Data = raw
-	return job
+// newRecordJob prepares the event of p at node and attempt for recordLater or submitRecords (the
+// store stamps its time).
+func (e *execution) newRecordJob(ctx context.Context, node string, attempt int, p db.Payload) recordJob {
+	return recordJob{ctx: ctx, event: db.NewEvent(e.run.ID, node, attempt, p, time.Time{}), result: make(chan error, 1)}
 }
 
 // recordLater asks for an event to be recorded after those asked for before it; the channel gets
 // the result, as e.record returns it.
-func (e *execution) recordLater(ctx context.Context, typ db.EventType, node string, attempt int, data any) <-chan error {
-	job := e.newRecordJob(ctx, typ, node, attempt, data)
+func (e *execution) recordLater(ctx context.Context, node string, attempt int, p db.Payload) <-chan error {
+	job := e.newRecordJob(ctx, node, attempt, p)
 	e.submitRecords([]recordJob{job})
 	return job.result
 }
@@ -102,15 +95,9 @@ func (e *execution) writeRecords(jobs []recordJob) {
 	if len(jobs) == 0 {
 		return
 	}
-	events := make([]db.Event, 0, len(jobs))
-	for _, job := range jobs {
-		if job.err != nil { // cannot happen with the payload types in db/events.go
-			e.writeRecords(jobs[:len(events)])
-			job.result <- job.err
-			e.writeRecords(jobs[len(events)+1:])
-			return
-		}
-		events = append(events, job.event)
+	events := make([]db.Event, len(jobs))
+	for i, job := range jobs {
+		events[i] = job.event
 	}
 	// The first job's context: they all come from this execution, which stops them together.
 	_, errs := e.x.Store.RecordEvents(jobs[0].ctx, e.lease, events)

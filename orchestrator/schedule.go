@@ -73,7 +73,7 @@ func (e *execution) schedule(ctx context.Context) error {
 		}
 		delete(s.running, r.node.ID)
 		if r.complete != nil { // committed with what this completion lets start (commitGroup)
-			job := e.newRecordJob(nodeCtx, db.EventNodeCompleted, r.node.ID, r.attempt, *r.complete)
+			job := e.newRecordJob(nodeCtx, r.node.ID, r.attempt, *r.complete)
 			s.records = append(s.records, job)
 			r.recorded = job.result
 			s.awaitRecord(r)
@@ -160,7 +160,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 			case workflow.Skip:
 				// Numbered like attempts: after a resume a node may be skipped again, for another reason.
 				s.submitRecords(e) // what was asked for before the skip commits before it
-				if err := e.record(ctx, db.EventNodeSkipped, n.ID, h.skips+1, db.NodeData{Reason: reason}); err != nil {
+				if err := e.record(ctx, n.ID, h.skips+1, db.NodeSkippedData{Reason: reason}); err != nil {
 					s.reconsider(nodes[i+1:])
 					return s.recordFailed(n, 0, err)
 				}
@@ -176,7 +176,7 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				h.state = workflow.StateRunning
 				var started <-chan error
 				if !h.justAnswered { // committed with the completion that let it start (commitGroup)
-					job := e.newRecordJob(ctx, db.EventNodeStarted, n.ID, h.starts+1, db.NodeData{})
+					job := e.newRecordJob(ctx, n.ID, h.starts+1, db.NodeStartedData{})
 					s.records, started = append(s.records, job), job.result
 				}
 				go e.runNode(ctx, n, e.vars(n), *h, started, s.results)
@@ -325,7 +325,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 	}
 	if e.resumed && !e.progressed { // a resume attempt that failed: recorded, and the run stays resumable
 		// The run still stops below; a lost record only loses this line of its resume history.
-		if rerr := e.record(ctx, db.EventResumeFailed, node, attempt, db.NodeData{Error: ne.msg, Class: ne.class}); rerr != nil {
+		if rerr := e.record(ctx, node, attempt, db.ResumeFailedData{Error: ne.msg, Class: ne.class}); rerr != nil {
 			e.x.Log.Warn("orchestrator.resume_failed_not_recorded", zap.String("run_id", e.run.ID), zap.Error(rerr))
 		}
 	}

@@ -14,9 +14,9 @@ var layers = map[string]int{
 	"threadflow/groupcommit": 0,
 	"threadflow/platform":    0,
 	"threadflow/db":          1,
-	"threadflow/workflow":    1,
 	"threadflow/migrations":  1,
 
+	"threadflow/workflow":         2, // a gate's rules decode into db.GatePolicy
 	"threadflow/db/postgres":      2,
 	"threadflow/db/sqlite":        2,
 	"threadflow/commands":         2,
@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"threadflow/test/":            -1, // test support: never imported by a package above
 	"threadflow/db/dbtest":        -1,
 	"threadflow/db/storetest":     -1,
+	"threadflow/db/drivertest":    -1,
 	"threadflow/db/sim":           -1,
 	"threadflow/agent/agenttest":  -1,
 	"threadflow/agent/agenttest/": -1,
