@@ -32,6 +32,7 @@ var layers = map[string]int{
 	"threadflow/test/":            -1, // test support: never imported by a package above
 	"threadflow/db/dbtest":        -1,
 	"threadflow/db/storetest":     -1,
+	"threadflow/db/drivertest":    -1,
 	"threadflow/db/sim":           -1,
 	"threadflow/agent/agenttest":  -1,
 	"threadflow/agent/agenttest/": -1,
