@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,19 @@ func TestPeerNeedsArchon(t *testing.T) {
 	o, _ := parseOptions(nil, io.Discard)
 	if contains(o.scenarios, "peer") {
 		t.Error("all includes peer, which needs an Archon checkout")
+	}
+}
+
+// Every scenario -scenario accepts has something to run, and every one that runs is named there.
+func TestEveryScenarioRuns(t *testing.T) {
+	named := append(slices.Clone(allScenarios), optionalScenarios...)
+	for _, s := range named {
+		if scenarios[s] == nil {
+			t.Errorf("scenario %q runs nothing", s)
+		}
+	}
+	if len(scenarios) != len(named) {
+		t.Errorf("%d scenarios run, %d are named", len(scenarios), len(named))
 	}
 }
 
