@@ -87,10 +87,13 @@ func (s *Server) byTokenLocked(token string) (interaction, bool) {
 	return interaction{}, false
 }
 
-func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int, any) {
+// webhookLocked answers a call on an interaction's webhook (/webhooks/{app}/{token}/...): a body
+// that is not a message is a 400 naming what, an unknown app or token a 404; otherwise answer is
+// called with s.mu held.
+func (s *Server) webhookLocked(args []string, body []byte, what string, answer func(interaction, messageBody) (int, any)) (int, any) {
 	var b messageBody
 	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("followup: " + err.Error())
+		return 400, apiError(what + ": " + err.Error())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,32 +101,30 @@ func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int,
 	if !ok || args[0] != AppID {
 		return 404, apiError("10015: Unknown Webhook")
 	}
-	r := Response{Kind: KindFollowup, Ephemeral: b.Flags&flagEphemeral != 0, At: time.Now()}
-	m := &Message{ID: s.id(), ChannelID: in.ChannelID, Author: BotUserID}
-	b.apply(m)
-	r.Content = m.Content
-	s.responses[in.ID] = append(s.responses[in.ID], r)
-	if !r.Ephemeral {
-		s.messages[in.ChannelID] = append(s.messages[in.ChannelID], m)
-	}
-	return 200, messageJSON(m)
+	return answer(in, b)
+}
+
+func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int, any) {
+	return s.webhookLocked(args, body, "followup", func(in interaction, b messageBody) (int, any) {
+		r := Response{Kind: KindFollowup, Ephemeral: b.Flags&flagEphemeral != 0, At: time.Now()}
+		m := &Message{ID: s.id(), ChannelID: in.ChannelID, Author: BotUserID}
+		b.apply(m)
+		r.Content = m.Content
+		s.responses[in.ID] = append(s.responses[in.ID], r)
+		if !r.Ephemeral {
+			s.messages[in.ChannelID] = append(s.messages[in.ChannelID], m)
+		}
+		return 200, messageJSON(m)
+	})
 }
 
 func (s *Server) patchOriginal(_ *http.Request, args []string, body []byte) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("edit original: " + err.Error())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.byTokenLocked(args[1])
-	if !ok || args[0] != AppID {
-		return 404, apiError("10015: Unknown Webhook")
-	}
-	r := Response{Kind: KindEditOriginal, At: time.Now()}
-	if b.Content != nil {
-		r.Content = *b.Content
-	}
-	s.responses[in.ID] = append(s.responses[in.ID], r)
-	return 200, map[string]any{"id": s.id(), "channel_id": in.ChannelID, "content": r.Content}
+	return s.webhookLocked(args, body, "edit original", func(in interaction, b messageBody) (int, any) {
+		r := Response{Kind: KindEditOriginal, At: time.Now()}
+		if b.Content != nil {
+			r.Content = *b.Content
+		}
+		s.responses[in.ID] = append(s.responses[in.ID], r)
+		return 200, map[string]any{"id": s.id(), "channel_id": in.ChannelID, "content": r.Content}
+	})
 }
