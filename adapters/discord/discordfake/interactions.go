@@ -1,8 +1,6 @@
 package discordfake
 
 import (
-	"encoding/json"
-	"net/http"
 	"time"
 )
 
@@ -26,11 +24,7 @@ type callbackBody struct {
 	} `json:"data"`
 }
 
-func (s *Server) postCallback(_ *http.Request, args []string, body []byte) (int, any) {
-	var b callbackBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("callback: " + err.Error())
-	}
+func (s *Server) postCallback(args []string, b callbackBody) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.interactions[args[0]]
@@ -87,25 +81,20 @@ func (s *Server) byTokenLocked(token string) (interaction, bool) {
 	return interaction{}, false
 }
 
-// webhookLocked answers a call on an interaction's webhook (/webhooks/{app}/{token}/...): a body
-// that is not a message is a 400 naming what, an unknown app or token a 404; otherwise answer is
-// called with s.mu held.
-func (s *Server) webhookLocked(args []string, body []byte, what string, answer func(interaction, messageBody) (int, any)) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError(what + ": " + err.Error())
-	}
+// webhookLocked answers a call on an interaction's webhook (/webhooks/{app}/{token}/...): an
+// unknown app or token is a 404; otherwise answer is called with s.mu held.
+func (s *Server) webhookLocked(args []string, answer func(interaction) (int, any)) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.byTokenLocked(args[1])
 	if !ok || args[0] != AppID {
 		return 404, apiError("10015: Unknown Webhook")
 	}
-	return answer(in, b)
+	return answer(in)
 }
 
-func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int, any) {
-	return s.webhookLocked(args, body, "followup", func(in interaction, b messageBody) (int, any) {
+func (s *Server) postFollowup(args []string, b messageBody) (int, any) {
+	return s.webhookLocked(args, func(in interaction) (int, any) {
 		r := Response{Kind: KindFollowup, Ephemeral: b.Flags&flagEphemeral != 0, At: time.Now()}
 		m := &Message{ID: s.id(), ChannelID: in.ChannelID, Author: BotUserID}
 		b.apply(m)
@@ -118,8 +107,8 @@ func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int,
 	})
 }
 
-func (s *Server) patchOriginal(_ *http.Request, args []string, body []byte) (int, any) {
-	return s.webhookLocked(args, body, "edit original", func(in interaction, b messageBody) (int, any) {
+func (s *Server) patchOriginal(args []string, b messageBody) (int, any) {
+	return s.webhookLocked(args, func(in interaction) (int, any) {
 		r := Response{Kind: KindEditOriginal, At: time.Now()}
 		if b.Content != nil {
 			r.Content = *b.Content
