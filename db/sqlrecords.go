@@ -58,9 +58,9 @@ func (d Dialect) ListRuns(f RunFilter) (string, []any) {
 		}
 	}
 	if len(f.Statuses) > 0 {
-		conds = append(conds, q.In("status", Strings(f.Statuses)))
+		conds = append(conds, q.In("status", strs(f.Statuses)))
 	}
-	return "SELECT " + RunColumns + " FROM runs" + Where(conds...) + " ORDER BY created_at DESC, id DESC LIMIT " +
+	return "SELECT " + RunColumns + " FROM runs" + whereAll(conds...) + " ORDER BY created_at DESC, id DESC LIMIT " +
 		q.Arg(ListLimit(f.Limit)), q.Args
 }
 
@@ -141,7 +141,7 @@ func (d Dialect) ProbeWrite(replica string, now time.Time) (string, []any) {
 func (d Dialect) InsertRun(c RunCreation) (string, []any) {
 	q, n := d.Query(), c.Run
 	values := []string{q.Arg(n.ID), q.Arg(n.Workflow), q.Arg(n.ConversationID), q.Arg(n.ParentConversationID), q.Arg(n.UserID),
-		q.Arg(n.UserName), q.Arg(n.UserMessage), Lit(Transitions[OpCreate].To), q.Arg(n.WorkingPath), q.Arg(n.WorkflowSource),
+		q.Arg(n.UserName), q.Arg(n.UserMessage), lit(Transitions[OpCreate].To), q.Arg(n.WorkingPath), q.Arg(n.WorkflowSource),
 		q.Arg(c.Digest), q.Time(c.At), q.Time(c.At), "1"}
 	return `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
 		working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq) VALUES (` + strings.Join(values, ", ") +
