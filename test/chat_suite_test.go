@@ -45,8 +45,8 @@ const (
 // chat is one platform as a person meets it. Users are named alice, bob, carol and mallory; each
 // platform maps them to its own ids.
 type chat interface {
-	// Send types text as user where people talk to the bot: the test channel, the terminal, the
-	// chat page. Commands are typed as "/workflow run hello world".
+	// Send types text as user where people talk to the bot: the conversation's channel, the
+	// terminal, the chat page. Commands are typed as "/workflow run hello world".
 	Send(t *testing.T, user, text string)
 	// Reply types text as user in r's thread.
 	Reply(t *testing.T, user string, r chatRun, text string)
@@ -71,8 +71,8 @@ type chat interface {
 
 // redeliverer is a platform that can deliver one message to the bot twice.
 type redeliverer interface {
-	// SendTwice sends text as user and has the platform deliver it twice, as it does after a lost
-	// acknowledgement. verify checks, once the run is announced, that the second delivery did reach
+	// SendTwice sends text as user and has the platform deliver it again, as it does after a lost
+	// acknowledgement (Slack), or to a second replica (Discord). verify checks, once the run is announced, that the second delivery did reach
 	// the bot and was recognised, so the scenario is not vacuous.
 	SendTwice(t *testing.T, user, text string) (verify func(t *testing.T))
 }
