@@ -361,46 +361,42 @@ func TestCancelKillsTheProcessGroup(t *testing.T) {
 	}
 }
 
-// A CLI that prints nothing for AGENT_IDLE_TIMEOUT is stopped with everything it started, and the
-// turn says why.
-func TestIdleWatchdogKillsEveryProcessOfTheTurn(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			setConfig(fx.p, Config{IdleTimeout: 500 * time.Millisecond})
-			fx.script.FailNext("hang", 1)
-			_, err := fx.run(t, fx.request("wait forever", ""))
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Class != db.ClassTransient || !strings.Contains(ae.Msg, "printed nothing for 500ms") ||
-				!strings.Contains(ae.Msg, IdleTimeoutEnv) {
-				t.Fatalf("err = %v, want a transient error naming %s", err, IdleTimeoutEnv)
-			}
-			pids := fx.script.Hung()
-			if len(pids) != 3 {
-				t.Fatalf("hung pids = %v, want the fake and its two helpers", pids)
-			}
-			for _, pid := range pids { // SIGKILL was sent before Run returned; dying takes a moment
-				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
-			}
-		})
+// A CLI that prints nothing for AGENT_IDLE_TIMEOUT, or is still running after AGENT_TIMEOUT, is
+// stopped with everything it started, and the turn says why.
+func TestTurnLimitsKillEveryProcessOfTheTurn(t *testing.T) {
+	limits := []struct {
+		name string
+		cfg  Config
+		want []string // in the error's message
+	}{
+		{"idle", Config{IdleTimeout: 500 * time.Millisecond}, []string{"printed nothing for 500ms", IdleTimeoutEnv}},
+		{"timeout", Config{Timeout: 500 * time.Millisecond}, []string{"took longer than 500ms (" + TimeoutEnv + ")"}},
 	}
-}
-
-func TestTurnTimeout(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			setConfig(fx.p, Config{Timeout: 500 * time.Millisecond})
-			fx.script.FailNext("hang", 1)
-			_, err := fx.run(t, fx.request("wait forever", ""))
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Class != db.ClassTransient || !strings.Contains(ae.Msg, "took longer than 500ms ("+TimeoutEnv+")") {
-				t.Fatalf("err = %v, want a transient error naming %s", err, TimeoutEnv)
-			}
-			for _, pid := range fx.script.Hung() {
-				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
-			}
-		})
+	for _, limit := range limits {
+		for _, f := range flavors {
+			t.Run(limit.name+"/"+f.name, func(t *testing.T) {
+				fx := newFixture(t, f)
+				setConfig(fx.p, limit.cfg)
+				fx.script.FailNext("hang", 1)
+				_, err := fx.run(t, fx.request("wait forever", ""))
+				var ae *Error
+				if !errors.As(err, &ae) || ae.Class != db.ClassTransient {
+					t.Fatalf("err = %v, want a transient error", err)
+				}
+				for _, w := range limit.want {
+					if !strings.Contains(ae.Msg, w) {
+						t.Errorf("err = %v, want it to say %q", err, w)
+					}
+				}
+				pids := fx.script.Hung()
+				if len(pids) != 3 {
+					t.Fatalf("hung pids = %v, want the fake and its two helpers", pids)
+				}
+				for _, pid := range pids { // SIGKILL was sent before Run returned; dying takes a moment
+					testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+				}
+			})
+		}
 	}
 }
 

@@ -75,17 +75,11 @@ func approveOnDashboard(t *testing.T, base, id, name, note string) {
 // that becomes queued meanwhile (approved from another terminal) is not its business.
 func TestWorkflowRunDoesNotExecuteAnotherInvocationsRun(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, dir+"/gated.yaml", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"go?\"}\n  - id: after\n    depends_on: [ok]\n    bash: echo run one shipped\n")
-	writeFile(t, dir+"/slow.yaml", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 2; echo slow done\n")
-	env["WORKFLOWS_DIR"] = dir
-	out, code := cli(t, env, "workflow", "run", "gated")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != exitPaused || m == nil {
-		t.Fatalf("workflow run gated = exit %d:\n%s", code, out)
-	}
+	addWorkflow(t, env, "gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"go?\"}\n  - id: after\n    depends_on: [ok]\n    bash: echo run one shipped\n")
+	addWorkflow(t, env, "slow", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 2; echo slow done\n")
+	_, id := runWorkflow(t, env, exitPaused, "gated")
 	slow := runBot(t, env, "workflow", "run", "slow")
-	if out, _ := cli(t, env, "chat", "--conversation", "elsewhere", "/workflow approve "+m[1]); !strings.Contains(out, "Approved") {
+	if out, _ := cli(t, env, "chat", "--conversation", "elsewhere", "/workflow approve "+id); !strings.Contains(out, "Approved") {
 		t.Fatalf("approve from another terminal:\n%s", out)
 	}
 	if err := slow.result(t); err != nil || !strings.Contains(slow.stdout.String(), "slow done") || strings.Contains(slow.stdout.String(), "run one shipped") {
