@@ -10,7 +10,7 @@ import (
 // expressions each engine spells its own way. It holds no decision. The conditions that decide
 // something (which runs a process may claim, whether a lease is held, which statuses a query keeps,
 // a compare-and-set's guard and what it writes) are rendered by this package from one Go definition
-// each (queries.go), with the engine's Dialect; the engine only runs the text it gets.
+// each (the sql*.go files), with the engine's Dialect; the engine only runs the text it gets.
 type Dialect struct {
 	// Param writes the nth parameter, from 1: "?" on SQLite, "$n" on PostgreSQL.
 	Param func(n int) string
@@ -24,6 +24,9 @@ type Dialect struct {
 	Platform string
 	// Meta is the expression of runs.meta after e, adding its parameters to q.
 	Meta func(q *SQL, e MetaEdit) string
+	// MessageSeq is the expression of a transcript message's next seq, unique and larger than every
+	// committed one: a sequence, or MAX + 1 under the single writer's lock.
+	MessageSeq string
 	// SkipLocked ends a SELECT whose rows the transaction takes, passing over rows another
 	// transaction holds (" FOR UPDATE SKIP LOCKED"); empty where the single writer holds them all.
 	SkipLocked string
@@ -52,7 +55,8 @@ type SQL struct {
 // Query starts a statement in d.
 func (d Dialect) Query() *SQL { return &SQL{D: d} }
 
-// Arg adds v as the next parameter and returns its placeholder.
+// Arg adds v as the next parameter and returns its placeholder, to be written once: a "?"
+// parameter takes its value by position, so a value used twice is added twice.
 func (q *SQL) Arg(v any) string {
 	q.Args = append(q.Args, v)
 	return q.D.Param(len(q.Args))

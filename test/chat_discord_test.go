@@ -157,7 +157,7 @@ func (d discordChat) Home() string { return d.env["HOME"] }
 func (d discordChat) SendTwice(t *testing.T, user, text string) func(t *testing.T) {
 	t.Helper()
 	if d.env["DATABASE_URL"] == "" {
-		t.Skip("not applicable: Discord delivers an interaction twice only to two replicas, which share a PostgreSQL database, not a SQLite file")
+		notApplicable(t, "Discord delivers an interaction twice only to two replicas, which share a PostgreSQL database, not a SQLite file")
 	}
 	env := botproc.Env(t)
 	env["DATABASE_URL"] = d.env["DATABASE_URL"]

@@ -38,6 +38,7 @@ type gesture string
 const (
 	gestureEdit      gesture = "edits a message in place"
 	gestureRedeliver gesture = "delivers one message twice"
+	gestureWait      gesture = "keeps a conversation open while time passes"
 )
 
 // chat is one platform as a person meets it. Users are named alice, bob, carol and mallory; each
@@ -123,6 +124,7 @@ var chatScenarios = []struct {
 	{"resume prompt: resume", scenarioPromptResume},
 	{"de-duplication", scenarioDeduplication},
 	{"refusal", scenarioRefusal},
+	{"gate times out", scenarioGateTimesOut},
 }
 
 func TestChatAcceptance(t *testing.T) {
@@ -146,8 +148,15 @@ func TestChatAcceptance(t *testing.T) {
 func needs(t *testing.T, p chat, g gesture) {
 	t.Helper()
 	if why := p.Lacks(g); why != "" {
-		t.Skipf("not applicable: this platform never %s: %s", g, why)
+		notApplicable(t, "this platform never %s: %s", g, why)
 	}
+}
+
+// notApplicable stops a scenario that does not apply where it runs, saying why. It skips on CI too:
+// nothing is missing, the platform simply has no such thing.
+func notApplicable(t *testing.T, why string, args ...any) {
+	t.Helper()
+	t.Skipf("not applicable: "+why, args...)
 }
 
 // waitMsg waits until read returns a message satisfying match, and returns it. Each platform's own
@@ -578,4 +587,34 @@ func scenarioRefusal(t *testing.T, p chat) {
 	p.Click(t, "carol", gate, "Approve")
 	waitStatus(t, p, r, "completed")
 	inThread(t, p, r, "the completion message", textHas("shipped v1 with notes [changelog checked"))
+}
+
+// scenarioGateTimesOut: nobody answers; one reminder, then the gate is rejected, and the node after
+// it never runs.
+func scenarioGateTimesOut(t *testing.T, p chat) {
+	needs(t, p, gestureWait)
+	p.Send(t, "alice", "/workflow run timed")
+	r := waitRun(t, p, "timed", 1)
+	gate := inThread(t, p, r, "the gate message", textHas("(2s after it was asked), it is rejected."))
+	inThread(t, p, r, "the reminder", textPrefix("⏰ Reminder: run `"+r.ID+"` of `timed` is still waiting at `confirm`"))
+	waitStatus(t, p, r, "cancelled")
+	inThread(t, p, r, "the timeout", textHas("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled."))
+	reminders, timeouts := 0, 0
+	for _, m := range p.Thread(t, r) {
+		switch {
+		case m.ID == gate.ID:
+			if len(m.Buttons) != 0 || !strings.Contains(m.Text, "timed out") {
+				t.Errorf("gate message after the timeout = %q with buttons %v", m.Text, m.Buttons)
+			}
+		case strings.HasPrefix(m.Text, "⏰ Reminder"):
+			reminders++
+		case strings.Contains(m.Text, "timed out: nobody answered"):
+			timeouts++
+		case strings.Contains(m.Text, "answered in time"):
+			t.Errorf("the node after a timed-out gate ran: %q", m.Text)
+		}
+	}
+	if reminders != 1 || timeouts != 1 {
+		t.Errorf("%d reminders and %d timeout notices in the thread, want 1 and 1", reminders, timeouts)
+	}
 }

@@ -118,6 +118,8 @@ func (c *terminalChat) Lacks(g gesture) string {
 		return "a terminal cannot change what it printed; each status and answer is printed anew"
 	case gestureRedeliver:
 		return "a terminal hands each line typed to the bot once; nothing delivers it again"
+	case gestureWait:
+		return "`bot chat MESSAGE` returns when its run stops, and no timer fires without a process; an open session's timers are TestTerminalGateTimesOut's"
 	}
 	return ""
 }

@@ -89,32 +89,3 @@ func TestSlackGateRules(t *testing.T) {
 		}
 	})
 }
-
-// TestSlackGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
-func TestSlackGateTimesOutAndRemindsOnce(t *testing.T) {
-	t.Parallel()
-	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
-		s := startSlackBot(t, env, nil)
-		s.fake.SlashCommand(alice, channel, "run timed")
-		r := s.waitRoot(t, "timed", 1)
-		gate := s.waitInThread(t, r, "the gate message", containsText("(2s after it was asked), it is rejected."))
-		s.waitInThread(t, r, "the reminder", hasPrefix("⏰ Reminder: run `"+r.id+"` of `timed` is still waiting at `confirm`"))
-		s.waitStatus(t, r, "cancelled")
-		s.waitInThread(t, r, "the timeout", containsText("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled."))
-		reminders := 0
-		for _, m := range s.thread(r.root.TS) {
-			if strings.HasPrefix(m.Text, "⏰ Reminder") {
-				reminders++
-			}
-			if strings.Contains(m.Text, "answered in time") {
-				t.Errorf("the node after a timed-out gate ran: %q", m.Text)
-			}
-		}
-		if reminders != 1 {
-			t.Errorf("%d reminders, want 1", reminders)
-		}
-		if now := s.message(t, gate.TS); len(now.Buttons) != 0 {
-			t.Errorf("the timed-out gate kept its buttons: %v", buttonLabels(now))
-		}
-	})
-}

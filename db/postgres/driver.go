@@ -90,7 +90,8 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 	runs := make([]db.Run, len(cs))
 	for i, c := range cs {
 		for _, v := range c.Conversations {
-			b.Queue(insertConversationSQL, v.ID, v.Platform, v.ChannelID, v.ThreadID, v.ParentID, c.At)
+			q, args := dialect.InsertConversation(v, c.At)
+			b.Queue(q, args...)
 		}
 		n := c.Run
 		b.Queue(insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName,
@@ -100,7 +101,7 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 		})
 		b.Queue(insertFirstEventSQL, eventArgs(c.Created)...)
 		for _, ref := range c.Messages {
-			q, args := messageRefSQL(ref)
+			q, args := dialect.SetMessageRef(ref)
 			b.Queue(q, args...)
 		}
 	}
@@ -157,7 +158,8 @@ func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool,
 }
 
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
+	q, args := dialect.GetRun(runID)
+	r, err := scanRun(d.tx.QueryRow(ctx, q+" FOR UPDATE", args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, db.ErrNotFound
 	}
@@ -253,7 +255,8 @@ func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, er
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	_, err := d.tx.Exec(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = $1`, runID)
+	q, args := dialect.ClearReminder(runID)
+	_, err := d.tx.Exec(ctx, q, args...)
 	return err
 }
 
@@ -282,7 +285,8 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
-	_, err := d.tx.Exec(ctx, `UPDATE runs SET recoveries = 0 WHERE id = $1`, runID)
+	q, args := dialect.ResetRecoveries(runID)
+	_, err := d.tx.Exec(ctx, q, args...)
 	return err
 }
 

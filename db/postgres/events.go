@@ -52,7 +52,8 @@ var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 ORDER BY seq`, runID)
+	q, args := dialect.Events(runID)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

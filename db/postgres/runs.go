@@ -24,7 +24,8 @@ VALUES ($1, 1, $2, $3, $4, $5, $6)`
 
 // GetRun returns one run or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1`, runID))
+	q, args := dialect.GetRun(runID)
+	r, err := scanRun(s.pool.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, fmt.Errorf("run %s: %w", runID, db.ErrNotFound)
 	}
@@ -79,7 +80,8 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 
 // SetRunConversation moves a run to another, existing conversation.
 func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, runID, conversationID)
+	q, args := dialect.SetRunConversation(runID, conversationID)
+	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))
 	}

@@ -19,6 +19,8 @@ var dialect = db.Dialect{
 	In:       in,
 	Platform: "substr(runs.conversation_id, 1, instr(runs.conversation_id, ':') - 1)",
 	Meta:     metaSQL,
+	// The single writer holds the write lock, so MAX + 1 is unique and larger than every committed seq.
+	MessageSeq: "(SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_messages)",
 }
 
 // in is expr IN (?, ...), one parameter per value.

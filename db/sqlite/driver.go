@@ -171,7 +171,8 @@ func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, er
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = ?`, runID)
+	q, args := dialect.ClearReminder(runID)
+	_, err := d.tx.ExecContext(ctx, q, args...)
 	return translate(err)
 }
 
@@ -180,6 +181,7 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
-	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET recoveries = 0 WHERE id = ?`, runID)
+	q, args := dialect.ResetRecoveries(runID)
+	_, err := d.tx.ExecContext(ctx, q, args...)
 	return translate(err)
 }

@@ -91,7 +91,8 @@ func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.Eve
 
 // Events returns a run's events in sequence order.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = ? ORDER BY seq`, runID)
+	q, args := dialect.Events(runID)
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, translate(err))
 	}

@@ -12,13 +12,12 @@ import (
 func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error {
 	now := s.clock()
 	return s.write(ctx, func(tx *wtx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM workspace_homes WHERE expires_at < ?`, micros(now)); err != nil {
+		q, args := dialect.ForgetExpiredHomes(now)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("forget expired homes: %w", translate(err))
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO workspace_homes (home_token, owner, host, remote, expires_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (home_token, owner) DO UPDATE SET host = excluded.host, remote = excluded.remote, expires_at = excluded.expires_at`,
-			h.Token, h.Owner, h.Host, h.Remote, micros(now.Add(ttl)))
-		if err != nil {
+		q, args = dialect.AnnounceHome(h, now.Add(ttl))
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("announce home of %s: %w", h.Owner, translate(err))
 		}
 		return nil
@@ -27,8 +26,8 @@ func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) 
 
 // LiveHomes lists the announcements that have not expired, oldest owner first.
 func (s *Store) LiveHomes(ctx context.Context) ([]db.Home, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT home_token, owner, host, remote, expires_at FROM workspace_homes
-		WHERE expires_at > ? ORDER BY owner, home_token`, micros(s.clock()))
+	q, args := dialect.LiveHomes(s.clock())
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list homes: %w", translate(err))
 	}
