@@ -91,7 +91,7 @@ func (g *GateTimers) Once(ctx context.Context) {
 	if !ok {
 		return
 	}
-	fired, err := g.Store.FireGateTimers(ctx, reach)
+	fired, err := g.Store.FireGateTimers(ctx, reach, nil)
 	if err != nil && ctx.Err() == nil {
 		g.Log.Warn("orchestrator.gate_timers_failed", zap.Error(err))
 	}

@@ -12,26 +12,27 @@ import (
 // Store is what the orchestrator needs from a run store. db/sqlite and db/postgres implement it; the
 // state machine it enforces is documented in docs/state-machine.md.
 type Store interface {
+	db.Outbox
 	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)
-	PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, error)
-	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
-	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)
+	PauseRun(ctx context.Context, l db.Lease, p db.Pause, owe ...db.Owed) (db.Run, error)
+	CompleteRun(ctx context.Context, l db.Lease, output string, owe ...db.Owed) (db.Run, error)
+	FailRun(ctx context.Context, l db.Lease, e db.RunError, owe ...db.Owed) (db.Run, error)
 	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
-	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
-	ResumeFresh(ctx context.Context, runID, by string) (db.Run, error)
+	ResumeRun(ctx context.Context, runID, by string, owe ...db.Owed) (db.Run, error)
+	ResumeFresh(ctx context.Context, runID, by string, owe ...db.Owed) (db.Run, error)
 	SetWorkspace(ctx context.Context, l db.Lease, w db.Workspace) (db.Run, error)
 	AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error
 	LiveHomes(ctx context.Context) ([]db.Home, error)
 	ResolveGate(ctx context.Context, g db.GateResolution) (db.GateResult, error)
 	RecordGateReply(ctx context.Context, runID, node string, reply db.GateReplyData) (db.Event, error)
-	FireGateTimers(ctx context.Context, reach db.Reach) ([]db.GateTimer, error)
+	FireGateTimers(ctx context.Context, reach db.Reach, owe func(db.GateTimer) []db.Owed) ([]db.GateTimer, error)
 	NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error)
 	AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error
 	DetachTerminal(ctx context.Context, owner string) error
-	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string, owe ...db.Owed) (db.Run, error)
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
 	NextLeaseExpiry(ctx context.Context) (time.Time, bool, error)
 	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)

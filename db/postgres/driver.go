@@ -104,6 +104,10 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 			q, args := messageRefSQL(ref)
 			b.Queue(q, args...)
 		}
+		for _, o := range c.Owe {
+			q, args := oweSQL(n.ID, o, c.At)
+			b.Queue(q, args...)
+		}
 	}
 	if err := d.s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)

@@ -91,6 +91,9 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 			return db.Run{}, err
 		}
 	}
+	if err := owe(ctx, tx, n.ID, c.Owe, c.At); err != nil {
+		return db.Run{}, err
+	}
 	return r, nil
 }
 

@@ -1,0 +1,217 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"threadflow/db"
+)
+
+// The outbox on PostgreSQL (db.Outbox). A claim takes the rows it returns with FOR UPDATE SKIP
+// LOCKED, so two replicas claiming at once split the owed messages instead of waiting on each
+// other, and a run's later message is never claimed while an earlier one is owed.
+
+const outboxColumns = `o.id, o.run_id, o.kind, o.key, o.target, o.ref_kind, o.reply, o.state, o.version, o.attempts,
+	o.next_attempt_at, o.last_error, o.created_at, o.sent_at, o.message_id`
+
+func scanOutbox(rows pgx.Rows) ([]db.OutboxEntry, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.OutboxEntry, error) {
+		var (
+			e             db.OutboxEntry
+			target, state string
+			sent          *time.Time
+		)
+		err := row.Scan(&e.ID, &e.RunID, &e.Kind, &e.Key, &target, &e.Ref, &e.Reply, &state, &e.Version, &e.Attempts,
+			&e.NextAttemptAt, &e.LastError, &e.CreatedAt, &sent, &e.MessageID)
+		e.Target, e.State = db.OwedTarget(target), db.OutboxState(state)
+		e.NextAttemptAt, e.CreatedAt = e.NextAttemptAt.UTC(), e.CreatedAt.UTC()
+		if sent != nil {
+			e.SentAt = sent.UTC()
+		}
+		return e, err
+	})
+	return out, translate(err)
+}
+
+// oweSQL inserts one owed message after the run's others; a key owed already is the same message,
+// left as it is unless Replace asks for the latest content.
+func oweSQL(runID string, o db.Owed, now time.Time) (string, []any) {
+	q := `INSERT INTO run_outbox (run_id, kind, key, target, ref_kind, reply, next_attempt_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (run_id, key) `
+	if o.Replace {
+		q += `DO UPDATE SET reply = excluded.reply, kind = excluded.kind, target = excluded.target,
+			ref_kind = excluded.ref_kind, version = run_outbox.version + 1,
+			attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
+			state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''`
+	} else {
+		q += `DO NOTHING`
+	}
+	return q, []any{runID, o.Kind, o.Key, string(o.Target), o.Ref, string(o.Reply), now}
+}
+
+func (d dtx) Owe(ctx context.Context, runID string, owed []db.Owed, now time.Time) error {
+	for _, o := range owed {
+		q, args := oweSQL(runID, o, now)
+		if _, err := d.tx.Exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("owe %s %s of run %s: %w", o.Kind, o.Key, runID, err)
+		}
+	}
+	return nil
+}
+
+// Owe records messages the run owes outside a transition, in one batch.
+func (s *Store) Owe(ctx context.Context, runID string, owed ...db.Owed) error {
+	if err := db.CheckOwed(owed); err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	now := s.now()
+	b := &pgx.Batch{}
+	for _, o := range owed {
+		q, args := oweSQL(runID, o, now)
+		b.Queue(q, args...)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("owe messages of run %s: %w", runID, translate(err))
+	}
+	return nil
+}
+
+// firstOwed is the condition of an owed entry that is its run's next: a run's messages go out in
+// order.
+const firstOwed = `o.state = 'owed' AND NOT EXISTS (SELECT 1 FROM run_outbox p
+	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id)`
+
+// ClaimOwed claims the due entries that are their run's next, of runs in reach, in one statement.
+func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.OutboxEntry, error) {
+	if owner == "" || ttl <= 0 || n <= 0 {
+		return nil, fmt.Errorf("claim owed messages: need an owner, a positive claim duration and a count (got %q, %s, %d)", owner, ttl, n)
+	}
+	now := s.now()
+	rows, err := s.pool.Query(ctx, `WITH due AS (
+			SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id
+			WHERE `+firstOwed+` AND o.next_attempt_at <= $1 AND (o.claim_until IS NULL OR o.claim_until < $1)
+				AND `+reachFilter(5)+`
+			ORDER BY o.id LIMIT $4 FOR UPDATE OF o SKIP LOCKED)
+		, claimed AS (UPDATE run_outbox o SET claim_owner = $2, claim_until = $3, attempts = o.attempts + 1
+			FROM due WHERE o.id = due.id RETURNING `+outboxColumns+`)
+		SELECT * FROM claimed o ORDER BY o.id`,
+		append([]any{now, owner, now.Add(ttl), n}, reachArgs(reach, now)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("claim owed messages: %w", translate(err))
+	}
+	out, err := scanOutbox(rows)
+	if err != nil {
+		return nil, fmt.Errorf("claim owed messages: %w", err)
+	}
+	return out, nil
+}
+
+// claimed reads, holding it, the claim an outcome is recorded for: ErrOwedGone unless owner still
+// holds the owed entry. same tells whether it is still the version the courier delivered.
+func claimed(ctx context.Context, tx pgx.Tx, runID string, id int64, owner string, version int) (refKind string, same bool, err error) {
+	var (
+		claim, state string
+		v            int
+	)
+	err = tx.QueryRow(ctx, `SELECT claim_owner, state, version, ref_kind FROM run_outbox WHERE id = $1 AND run_id = $2 FOR UPDATE`, id, runID).
+		Scan(&claim, &state, &v, &refKind)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, db.ErrOwedGone
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if claim != owner || state != string(db.OutboxOwed) {
+		return "", false, db.ErrOwedGone
+	}
+	return refKind, v == version, nil
+}
+
+// DeliveredOwed records a delivery: the thread it opened, the message it posted, and the entry sent
+// (or, when a Replace made it newer meanwhile, owed again with the posted message recorded).
+func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
+	now := s.now()
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		refKind, same, err := claimed(ctx, tx, d.RunID, d.ID, d.Owner, d.Version)
+		if err != nil {
+			return err
+		}
+		if t := d.Thread; t != nil {
+			if err := insertConversation(ctx, tx, *t, now); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, d.RunID, t.ID); err != nil {
+				return err
+			}
+		}
+		if d.Message.MessageID != "" && refKind != "" {
+			ref := d.Message
+			ref.RunID, ref.Kind = d.RunID, refKind
+			if err := setMessageRef(ctx, tx, ref); err != nil {
+				return err
+			}
+		}
+		if same {
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'sent', sent_at = $2, message_id = $3, last_error = '',
+				claim_owner = '', claim_until = NULL WHERE id = $1`, d.ID, now, d.Message.MessageID)
+		} else {
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, d.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record delivery of message %d of run %s: %w", d.ID, d.RunID, err)
+	}
+	return nil
+}
+
+// RetryOwed records an attempt that did not deliver.
+func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, same, err := claimed(ctx, tx, r.RunID, r.ID, r.Owner, r.Version)
+		if err != nil {
+			return err
+		}
+		switch {
+		case same && r.Fail:
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'failed', last_error = $2, claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID, r.Error)
+		case same:
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET next_attempt_at = $2, last_error = $3, claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID, r.At, r.Error)
+		default:
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record failed delivery of message %d of run %s: %w", r.ID, r.RunID, err)
+	}
+	return nil
+}
+
+// NextOwed is when the next entry that is its run's next is due (or its claim runs out).
+func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
+	now := s.now()
+	var next *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT MIN(GREATEST(o.next_attempt_at, o.claim_until)) FROM run_outbox o
+		JOIN runs ON runs.id = o.run_id WHERE `+firstOwed+` AND `+reachFilter(1), reachArgs(reach, now)...).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next owed message: %w", translate(err))
+	}
+	if next == nil {
+		return time.Time{}, false, nil
+	}
+	return next.UTC(), true, nil
+}
+
+// Undelivered lists the run's entries that are owed or failed.
+func (s *Store) Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+outboxColumns+` FROM run_outbox o WHERE o.run_id = $1 AND o.state <> 'sent' ORDER BY o.id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("undelivered messages of run %s: %w", runID, translate(err))
+	}
+	return scanOutbox(rows)
+}

@@ -1,0 +1,226 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"threadflow/db"
+)
+
+// The outbox on SQLite (db.Outbox). Every write goes through the single writer, so a claim is a
+// SELECT then an UPDATE in one BEGIN IMMEDIATE transaction with nobody in between.
+
+// outboxColumns are unqualified: SQLite's RETURNING takes no table names.
+const outboxColumns = `id, run_id, kind, key, target, ref_kind, reply, state, version, attempts,
+	next_attempt_at, last_error, created_at, sent_at, message_id`
+
+func scanOutbox(rows *sql.Rows) ([]db.OutboxEntry, error) {
+	defer rows.Close()
+	var out []db.OutboxEntry
+	for rows.Next() {
+		var (
+			e             db.OutboxEntry
+			reply         string
+			next, created int64
+			sent          sql.NullInt64
+			target, state string
+		)
+		if err := rows.Scan(&e.ID, &e.RunID, &e.Kind, &e.Key, &target, &e.Ref, &reply, &state, &e.Version, &e.Attempts,
+			&next, &e.LastError, &created, &sent, &e.MessageID); err != nil {
+			return nil, translate(err)
+		}
+		e.Target, e.State, e.Reply = db.OwedTarget(target), db.OutboxState(state), []byte(reply)
+		e.NextAttemptAt, e.CreatedAt, e.SentAt = fromMicros(next), fromMicros(created), fromNull(sent)
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}
+
+// owe inserts owed messages after the run's others; a key owed already is the same message, left
+// as it is unless Replace asks for the latest content.
+func owe(ctx context.Context, tx *wtx, runID string, owed []db.Owed, now time.Time) error {
+	for _, o := range owed {
+		q := `INSERT INTO run_outbox (run_id, kind, key, target, ref_kind, reply, next_attempt_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
+		if o.Replace {
+			q = strings.TrimSuffix(q, "DO NOTHING") + `DO UPDATE SET reply = excluded.reply, kind = excluded.kind,
+				target = excluded.target, ref_kind = excluded.ref_kind, version = run_outbox.version + 1,
+				attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
+				state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''`
+		}
+		if _, err := tx.ExecContext(ctx, q, runID, o.Kind, o.Key, string(o.Target), o.Ref, string(o.Reply), micros(now), micros(now)); err != nil {
+			return fmt.Errorf("owe %s %s of run %s: %w", o.Kind, o.Key, runID, translate(err))
+		}
+	}
+	return nil
+}
+
+func (d dtx) Owe(ctx context.Context, runID string, owed []db.Owed, now time.Time) error {
+	return owe(ctx, d.tx, runID, owed, now)
+}
+
+// Owe records messages the run owes outside a transition.
+func (s *Store) Owe(ctx context.Context, runID string, owed ...db.Owed) error {
+	if err := db.CheckOwed(owed); err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	now := s.clock()
+	return s.write(ctx, func(tx *wtx) error { return owe(ctx, tx, runID, owed, now) })
+}
+
+// firstOwed is the condition of an owed entry that is its run's next: a run's messages go out in
+// order.
+const firstOwed = `o.state = 'owed' AND NOT EXISTS (SELECT 1 FROM run_outbox p
+	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id)`
+
+// ClaimOwed claims the due entries that are their run's next, of runs in reach.
+func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.OutboxEntry, error) {
+	if owner == "" || ttl <= 0 || n <= 0 {
+		return nil, fmt.Errorf("claim owed messages: need an owner, a positive claim duration and a count (got %q, %s, %d)", owner, ttl, n)
+	}
+	now := s.clock()
+	filter, fargs := reachFilter(reach, now)
+	var out []db.OutboxEntry
+	err := s.write(ctx, func(tx *wtx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id
+			WHERE `+firstOwed+` AND o.next_attempt_at <= ? AND (o.claim_until IS NULL OR o.claim_until < ?)`+filter+`
+			ORDER BY o.id LIMIT ?`, append(append([]any{micros(now), micros(now)}, fargs...), n)...)
+		if err != nil {
+			return translate(err)
+		}
+		var ids []any
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return translate(err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return translate(err)
+		}
+		rows, err = tx.QueryContext(ctx, `UPDATE run_outbox SET claim_owner = ?, claim_until = ?, attempts = attempts + 1
+			WHERE id IN `+placeholders(len(ids))+` RETURNING `+outboxColumns, append([]any{owner, micros(now.Add(ttl))}, ids...)...)
+		if err != nil {
+			return translate(err)
+		}
+		out, err = scanOutbox(rows)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim owed messages: %w", err)
+	}
+	slices.SortFunc(out, func(a, b db.OutboxEntry) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// claimed reads the claim an outcome is recorded for: ErrOwedGone unless owner still holds the
+// owed entry. same tells whether the entry is still the version the courier delivered.
+func claimed(ctx context.Context, tx *wtx, runID string, id int64, owner string, version int) (refKind string, same bool, err error) {
+	var (
+		claim, state string
+		v            int
+	)
+	err = tx.QueryRowContext(ctx, `SELECT claim_owner, state, version, ref_kind FROM run_outbox WHERE id = ? AND run_id = ?`, id, runID).
+		Scan(&claim, &state, &v, &refKind)
+	if isNotFound(err) {
+		return "", false, db.ErrOwedGone
+	}
+	if err != nil {
+		return "", false, translate(err)
+	}
+	if claim != owner || state != string(db.OutboxOwed) {
+		return "", false, db.ErrOwedGone
+	}
+	return refKind, v == version, nil
+}
+
+// DeliveredOwed records a delivery: the thread it opened, the message it posted, and the entry sent
+// (or, when a Replace made it newer meanwhile, owed again with the posted message recorded).
+func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
+	now := s.clock()
+	err := s.write(ctx, func(tx *wtx) error {
+		refKind, same, err := claimed(ctx, tx, d.RunID, d.ID, d.Owner, d.Version)
+		if err != nil {
+			return err
+		}
+		if t := d.Thread; t != nil {
+			if err := insertConversation(ctx, tx, *t, now); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, t.ID, d.RunID); err != nil {
+				return translate(err)
+			}
+		}
+		if d.Message.MessageID != "" && refKind != "" {
+			ref := d.Message
+			ref.RunID, ref.Kind = d.RunID, refKind
+			if err := setMessageRef(ctx, tx, ref); err != nil {
+				return err
+			}
+		}
+		q := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`
+		args := []any{d.ID}
+		if same {
+			q = `UPDATE run_outbox SET state = 'sent', sent_at = ?, message_id = ?, last_error = '', claim_owner = '', claim_until = NULL WHERE id = ?`
+			args = []any{micros(now), d.Message.MessageID, d.ID}
+		}
+		_, err = tx.ExecContext(ctx, q, args...)
+		return translate(err)
+	})
+	if err != nil {
+		return fmt.Errorf("record delivery of message %d of run %s: %w", d.ID, d.RunID, err)
+	}
+	return nil
+}
+
+// RetryOwed records an attempt that did not deliver.
+func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
+	err := s.write(ctx, func(tx *wtx) error {
+		_, same, err := claimed(ctx, tx, r.RunID, r.ID, r.Owner, r.Version)
+		if err != nil {
+			return err
+		}
+		q, args := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.ID}
+		switch {
+		case same && r.Fail:
+			q, args = `UPDATE run_outbox SET state = 'failed', last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.Error, r.ID}
+		case same:
+			q, args = `UPDATE run_outbox SET next_attempt_at = ?, last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{micros(r.At), r.Error, r.ID}
+		}
+		_, err = tx.ExecContext(ctx, q, args...)
+		return translate(err)
+	})
+	if err != nil {
+		return fmt.Errorf("record failed delivery of message %d of run %s: %w", r.ID, r.RunID, err)
+	}
+	return nil
+}
+
+// NextOwed is when the next entry that is its run's next is due (or its claim runs out).
+func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
+	filter, fargs := reachFilter(reach, s.clock())
+	var next sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT MIN(MAX(o.next_attempt_at, COALESCE(o.claim_until, 0))) FROM run_outbox o
+		JOIN runs ON runs.id = o.run_id WHERE `+firstOwed+filter, fargs...).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next owed message: %w", translate(err))
+	}
+	return fromNull(next), next.Valid, nil
+}
+
+// Undelivered lists the run's entries that are owed or failed.
+func (s *Store) Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+outboxColumns+` FROM run_outbox o WHERE o.run_id = ? AND o.state <> 'sent' ORDER BY o.id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("undelivered messages of run %s: %w", runID, translate(err))
+	}
+	return scanOutbox(rows)
+}
