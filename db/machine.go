@@ -37,7 +37,7 @@ func update(op Op, runID, token string) RunUpdate {
 
 // transit runs u as op in tx, appends the events events derives from the updated run and records
 // the messages the transition owes (the outbox), all or nothing.
-func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, events func(Run) []Event, owe []Owed) (Run, error) {
+func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, events func(Run) []Event, owe []Owing) (Run, error) {
 	r, ok, err := tx.UpdateRun(ctx, u)
 	if err != nil {
 		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
@@ -51,8 +51,10 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 			return Run{}, err
 		}
 	}
-	if err := owes(ctx, tx, u.RunID, owe, m.Now()); err != nil {
-		return Run{}, err
+	for _, o := range owe {
+		if err := oweChecked(ctx, tx, r.ID, o(r), m.Now()); err != nil {
+			return Run{}, err
+		}
 	}
 	return r, nil
 }
@@ -108,10 +110,7 @@ func Refuse(ctx context.Context, tx DriverTx, op Op, runID, token string, lease 
 }
 
 // move runs one transition in its own transaction, with the messages it owes.
-func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run) []Event, owe []Owed) (Run, error) {
-	if err := CheckOwed(owe); err != nil {
-		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
-	}
+func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run) []Event, owe []Owing) (Run, error) {
 	var out Run
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
 		var err error
@@ -275,7 +274,7 @@ func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, 
 // PauseRun moves running -> paused. A gate pause appends gate_requested carrying the pause, so the
 // gate's history says what was asked; a recovery pause appends run_paused and keeps the error and
 // the hint the user sees in meta.
-func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owed) (Run, error) {
+func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owing) (Run, error) {
 	if err := validPause(p); err != nil {
 		return Run{}, fmt.Errorf("pause run %s: %w", l.RunID, err)
 	}
@@ -303,7 +302,7 @@ func validPause(p Pause) error {
 
 // CompleteRun moves running -> completed with the final output. The lease token stays so a replay
 // is recognised.
-func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string, owe ...Owed) (Run, error) {
+func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string, owe ...Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpComplete, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.Output = true, now, output
@@ -312,7 +311,7 @@ func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string, owe .
 
 // FailRun moves running -> failed with the reason, kept in meta.last_error. The lease token stays
 // so a replay is recognised.
-func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError, owe ...Owed) (Run, error) {
+func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpFail, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.LastError = true, now, &e
@@ -329,16 +328,16 @@ func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
 
 // ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
 // never resumed. Leaving paused clears the pause.
-func (m *Machine) ResumeRun(ctx context.Context, runID, by string, owe ...Owed) (Run, error) {
+func (m *Machine) ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
 	return m.resume(ctx, runID, by, false, owe)
 }
 
 // ResumeFresh is ResumeRun that also forgets the run's workspace (see Store.ResumeFresh).
-func (m *Machine) ResumeFresh(ctx context.Context, runID, by string, owe ...Owed) (Run, error) {
+func (m *Machine) ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
 	return m.resume(ctx, runID, by, true, owe)
 }
 
-func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool, owe []Owed) (Run, error) {
+func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool, owe []Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpResume, runID, "")
 	u.IfPaused = []PauseKind{PauseRecovery}
@@ -370,7 +369,7 @@ func leave(op Op, runID string, now time.Time) RunUpdate {
 }
 
 // CancelRun abandons a queued, running, paused or failed run.
-func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string, owe ...Owed) (Run, error) {
+func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error) {
 	now := m.Now()
 	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one(EventRunCancelled, "", now, CancelData{By: by, Reason: reason}), owe)
 }

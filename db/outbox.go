@@ -45,6 +45,13 @@ type Owed struct {
 	Replace bool
 }
 
+// Owing says what a transition owes, from the run as the transition leaves it. It is called inside
+// the transition's transaction, only when the transition happens (not for a refusal or a replay).
+type Owing func(Run) []Owed
+
+// Owe is the Owing of messages that do not depend on the run.
+func Owe(o ...Owed) Owing { return func(Run) []Owed { return o } }
+
 // OutboxState is where an owed message is.
 type OutboxState string
 

@@ -10,8 +10,9 @@ import (
 // A lost race returns a *TransitionError carrying the status actually found; a worker whose lease is
 // gone gets an error matching ErrLeaseLost.
 //
-// A transition's owe arguments are the chat messages it owes (the outbox, Outbox): they are
-// recorded in the transition's transaction, or not at all.
+// A transition's owe arguments say which chat messages it owes (the outbox, Outbox), rendered from
+// the run as the transition leaves it: they are recorded in the transition's transaction, or not
+// at all.
 type Store interface {
 	Outbox
 	// CreateRun inserts a queued run and its run_created event.
@@ -32,21 +33,21 @@ type Store interface {
 	RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error)
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
 	// run_paused for recovery pauses).
-	PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owed) (Run, error)
+	PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owing) (Run, error)
 	// CompleteRun moves running -> completed with the final output.
-	CompleteRun(ctx context.Context, l Lease, output string, owe ...Owed) (Run, error)
+	CompleteRun(ctx context.Context, l Lease, output string, owe ...Owing) (Run, error)
 	// FailRun moves running -> failed with the reason.
-	FailRun(ctx context.Context, l Lease, e RunError, owe ...Owed) (Run, error)
+	FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing) (Run, error)
 	// ReleaseRun hands a running run back to the queue without counting a recovery (graceful
 	// shutdown).
 	ReleaseRun(ctx context.Context, l Lease) (Run, error)
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
-	ResumeRun(ctx context.Context, runID, by string, owe ...Owed) (Run, error)
+	ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
 	// ResumeFresh is ResumeRun for a run whose workspace is lost: the run forgets its workspace and
 	// its node progress (run_resume_requested with fresh_workspace), so the next worker runs it from
 	// its first node, with the same arguments, in a new workspace.
-	ResumeFresh(ctx context.Context, runID, by string, owe ...Owed) (Run, error)
+	ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
 	// SetWorkspace records where the run's workspace now lives (workspace_created), under the lease.
 	SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error)
 	// AnnounceHome records (or renews) that process h.Owner sees the THREADFLOW_HOME h.Token until
@@ -77,7 +78,7 @@ type Store interface {
 	// DetachTerminal ends every attachment of the terminal process owner.
 	DetachTerminal(ctx context.Context, owner string) error
 	// CancelRun abandons a queued, running, paused or failed run.
-	CancelRun(ctx context.Context, runID, by, reason string, owe ...Owed) (Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error)
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their
 	// recovery counter; a run that would exceed maxRecoveries moves to failed instead.
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error)

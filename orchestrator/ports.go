@@ -17,12 +17,12 @@ type Store interface {
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)
-	PauseRun(ctx context.Context, l db.Lease, p db.Pause, owe ...db.Owed) (db.Run, error)
-	CompleteRun(ctx context.Context, l db.Lease, output string, owe ...db.Owed) (db.Run, error)
-	FailRun(ctx context.Context, l db.Lease, e db.RunError, owe ...db.Owed) (db.Run, error)
+	PauseRun(ctx context.Context, l db.Lease, p db.Pause, owe ...db.Owing) (db.Run, error)
+	CompleteRun(ctx context.Context, l db.Lease, output string, owe ...db.Owing) (db.Run, error)
+	FailRun(ctx context.Context, l db.Lease, e db.RunError, owe ...db.Owing) (db.Run, error)
 	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
-	ResumeRun(ctx context.Context, runID, by string, owe ...db.Owed) (db.Run, error)
-	ResumeFresh(ctx context.Context, runID, by string, owe ...db.Owed) (db.Run, error)
+	ResumeRun(ctx context.Context, runID, by string, owe ...db.Owing) (db.Run, error)
+	ResumeFresh(ctx context.Context, runID, by string, owe ...db.Owing) (db.Run, error)
 	SetWorkspace(ctx context.Context, l db.Lease, w db.Workspace) (db.Run, error)
 	AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error
 	LiveHomes(ctx context.Context) ([]db.Home, error)
@@ -32,7 +32,7 @@ type Store interface {
 	NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error)
 	AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error
 	DetachTerminal(ctx context.Context, owner string) error
-	CancelRun(ctx context.Context, runID, by, reason string, owe ...db.Owed) (db.Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string, owe ...db.Owing) (db.Run, error)
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
 	NextLeaseExpiry(ctx context.Context) (time.Time, bool, error)
 	RecordEvent(ctx context.Context, l db.Lease, e db.Event) (db.Event, error)

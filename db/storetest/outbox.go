@@ -106,24 +106,28 @@ func testCreationOwes(t *testing.T, e *env) {
 func testTransitionOwes(t *testing.T, e *env) {
 	r, l := e.runIn(t, fxRunning, nil)
 	done := owed("completed", "done", db.TargetThread, "")
-	if _, err := e.s.CompleteRun(e.ctx, l, "out", done); err != nil {
+	var seen db.Run
+	if _, err := e.s.CompleteRun(e.ctx, l, "out", func(r db.Run) []db.Owed { seen = r; return []db.Owed{done} }); err != nil {
 		t.Fatalf("CompleteRun: %v", err)
 	}
-	if _, err := e.s.CompleteRun(e.ctx, l, "out", done); err != nil {
+	if seen.ID != r.ID || seen.Status != db.StatusCompleted || seen.Meta.Output != "out" {
+		t.Fatalf("the owed messages were rendered from %+v; want the run as completed", seen)
+	}
+	if _, err := e.s.CompleteRun(e.ctx, l, "out", db.Owe(done)); err != nil {
 		t.Fatalf("replayed CompleteRun: %v", err)
 	}
-	if _, err := e.s.CancelRun(e.ctx, r.ID, "slack:U1", "late", owed("cancelled", "cancel", db.TargetThread, "")); err == nil {
+	if _, err := e.s.CancelRun(e.ctx, r.ID, "slack:U1", "late", db.Owe(owed("cancelled", "cancel", db.TargetThread, ""))); err == nil {
 		t.Fatal("CancelRun of a completed run succeeded")
 	}
 	if u := e.undelivered(t, r.ID); len(u) != 1 || u[0].Key != "done" || u[0].Kind != "completed" {
 		t.Fatalf("Undelivered = %+v; want the final message once, no cancel notice", u)
 	}
 	p, pl := e.runIn(t, fxRunning, nil)
-	if _, err := e.s.PauseRun(e.ctx, pl, gatePause(db.PauseApproval), owed("gate", "ask", db.TargetThread, "gate")); err != nil {
+	if _, err := e.s.PauseRun(e.ctx, pl, gatePause(db.PauseApproval), db.Owe(owed("gate", "ask", db.TargetThread, "gate"))); err != nil {
 		t.Fatalf("PauseRun: %v", err)
 	}
 	e.claimOwed(t, courier, "done", "ask")
-	if _, err := e.s.FailRun(e.ctx, pl, db.RunError{Message: "x"}, owed("failed", "fail", db.TargetThread, "")); err == nil {
+	if _, err := e.s.FailRun(e.ctx, pl, db.RunError{Message: "x"}, db.Owe(owed("failed", "fail", db.TargetThread, ""))); err == nil {
 		t.Fatal("FailRun of a paused run succeeded")
 	}
 	if u := e.undelivered(t, p.ID); len(u) != 1 {
@@ -283,7 +287,7 @@ func testOwedInvalid(t *testing.T, e *env) {
 		{Kind: "note", Key: "k", Target: "nowhere", Reply: json.RawMessage(`{}`)},
 	}
 	for _, b := range bad {
-		if _, err := e.s.CompleteRun(e.ctx, l, "", b); err == nil {
+		if _, err := e.s.CompleteRun(e.ctx, l, "", db.Owe(b)); err == nil {
 			t.Fatalf("CompleteRun owing %+v succeeded", b)
 		}
 		if err := e.s.Owe(e.ctx, r.ID, b); err == nil {
