@@ -6,6 +6,7 @@ package conversation
 
 import (
 	"context"
+	"errors"
 
 	"threadflow/db"
 )
@@ -126,3 +127,9 @@ func CapabilitiesOf(ob Outbox) Capabilities {
 	}
 	return DefaultCapabilities
 }
+
+// ErrRefused is matched (errors.Is) by a Post, Edit or StartThread error that sending again cannot
+// fix: the platform refused the message itself (channel_not_found, not_in_channel, missing
+// permissions, a 4xx other than a rate limit), after the adapter's own retries of what can pass.
+// Whoever owes the message records it as failed with the platform's words instead of retrying.
+var ErrRefused = errors.New("the platform refused the message")

@@ -52,6 +52,9 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 		}
 	}
 	for _, o := range owe {
+		if o == nil {
+			continue
+		}
 		if err := oweChecked(ctx, tx, r.ID, o(r), m.Now()); err != nil {
 			return Run{}, err
 		}

@@ -92,9 +92,10 @@ type Delivery struct {
 	// Message is what was posted, recorded as the run's message of kind Owed.Ref when that is set
 	// (its RunID and Kind are filled in); MessageID "" records nothing.
 	Message MessageRef
-	// Thread, for TargetOpen, is the thread the message opened: it is recorded (if new) and becomes
-	// the run's conversation in the same transaction.
-	Thread *Conversation
+	// Conversations, for TargetOpen, are the thread the message opened, after its channel: they are
+	// recorded (if new) in order, and the last becomes the run's conversation, in the same
+	// transaction. None: the run stays where it is (a platform without threads).
+	Conversations []Conversation
 }
 
 // Retry is the outcome of an attempt that did not deliver, recorded with RetryOwed.

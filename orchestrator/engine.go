@@ -56,6 +56,7 @@ type Engine struct {
 	Workers    *Workers
 	Rescuer    *Rescuer
 	Reporter   *Reporter
+	Courier    *Courier
 	Executor   *Executor
 	Timers     *GateTimers
 	Presence   *Presence
@@ -69,17 +70,22 @@ func New(c Config) *Engine {
 		c.LeaseTTL = 30 * time.Second
 	}
 	obs := observerOr(c.Observer)
-	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs}
+	owner := c.Owner
+	if owner == "" {
+		owner = "replica-" + db.NewToken()
+	}
+	courier := &Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval}
+	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
 	var notify Notifier = rep
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
 	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
-	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
+	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Owing: rep.Owing, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
 	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
 		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.remoteShown()}}
-	timers.Presence = presence
+	timers.Presence, courier.Presence = presence, presence
 	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
 		Disk: c.Disk, Presence: presence}
 	return &Engine{
@@ -87,6 +93,7 @@ func New(c Config) *Engine {
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,
 		Reporter:       rep,
+		Courier:        courier,
 		Timers:         timers,
 		Workers:        w,
 		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
@@ -103,12 +110,22 @@ func (e *Engine) Run(ctx context.Context) {
 			e.Presence.Platforms = append(e.Presence.Platforms, p)
 		}
 	}
+	// The courier outlives the rest: runs finishing within the shutdown grace still owe their
+	// messages, and it delivers them before the process ends (what it cannot, the next one does).
+	cctx, stopCourier := context.WithCancel(context.WithoutCancel(ctx))
+	courierDone := make(chan struct{})
+	go func() { defer close(courierDone); e.Courier.Run(cctx) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { e.Presence.Run(ctx) })
 	wg.Go(func() { e.Workers.Run(ctx) })
 	wg.Go(func() { e.Rescuer.Run(ctx) })
 	wg.Go(func() { e.Timers.Run(ctx) })
 	wg.Wait()
+	dctx, cancel := context.WithTimeout(cctx, noticeGrace)
+	e.Courier.Once(dctx)
+	cancel()
+	stopCourier()
+	<-courierDone
 }
 
 // fanout sends every notice to several notifiers.

@@ -101,7 +101,8 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply,
+		Owe: b.answerOwed(ctx, run, m.Sender())})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
 		return
@@ -114,7 +115,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 			b.reply(ctx, m, t)
 		}
-		b.Reporter.Note(ctx, res.Run, t)
+		b.Reporter.Courier.Wake()
 		return
 	}
 	log.Info("orchestrator.gate_resolved")
@@ -123,10 +124,10 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 	if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 		b.reply(ctx, m, t) // answered from elsewhere: confirm there too
 	}
-	b.Reporter.GateResolved(ctx, res.Run, t)
+	b.Reporter.Courier.Wake()
 	if a.decision == db.DecisionReject {
 		observerOr(b.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
-		b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: res.Run}) // the status; t is in the thread already
+		b.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: res.Run}) // the status with every node as the end left it
 		return
 	}
 	b.Workers.Wake()
@@ -146,5 +147,25 @@ func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, ru
 			conversation.C(run.ID), conversation.P(".")))
 	default:
 		b.refused(ctx, m, run, string(a.decision), err)
+	}
+}
+
+// answerOwed is what an answer to the gate run waits at owes, recorded with the answer: an approval
+// that does not open the gate yet is noted in the thread; one that resolves it settles the question
+// and its ask-backs and says the decision in the thread, and a rejection shows the run cancelled
+// (with its nodes once they are read, after the answer: Notify).
+func (b *Dispatcher) answerOwed(ctx context.Context, run db.Run, by conversation.Person) func(db.GateResult) []db.Owed {
+	askBacks := b.Reporter.askBacks(ctx, run.ID)
+	p := run.Meta.Pause
+	return func(res db.GateResult) []db.Owed {
+		if !res.Resolved {
+			return noticeOwed(Notice{Kind: NoticeNote, Run: res.Run, Text: approvalCountedText(res, by),
+				Key: gateKey(run.ID, p, "approval", by.ID)}, conversation.Capabilities{})
+		}
+		out := resolvedOwed(run.ID, p, askBacks, gateDecisionText(res, by))
+		if res.Run.Status == db.StatusCancelled {
+			out = append(out, noticeOwed(Notice{Kind: NoticeCancelled, Run: res.Run}, conversation.Capabilities{})...)
+		}
+		return out
 	}
 }

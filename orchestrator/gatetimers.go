@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/conversation"
 	"threadflow/db"
 )
 
@@ -91,7 +92,7 @@ func (g *GateTimers) Once(ctx context.Context) {
 	if !ok {
 		return
 	}
-	fired, err := g.Store.FireGateTimers(ctx, reach, nil)
+	fired, err := g.Store.FireGateTimers(ctx, reach, g.owed)
 	if err != nil && ctx.Err() == nil {
 		g.Log.Warn("orchestrator.gate_timers_failed", zap.Error(err))
 	}
@@ -104,16 +105,30 @@ func (g *GateTimers) Once(ctx context.Context) {
 	}
 }
 
+// owed is what a timer that fires owes, recorded with it: a reminder's note, or a timeout's
+// settled question, its decision in the thread and the run's cancelled status.
+func (g *GateTimers) owed(t db.GateTimer) []db.Owed {
+	if t.Kind == db.TimerReminder {
+		return noticeOwed(Notice{Kind: NoticeNote, Run: t.Run, Text: reminderText(t.Run, t.Pause, g.now()),
+			Key: gateKey(t.Run.ID, &t.Pause, "reminder")}, conversation.Capabilities{})
+	}
+	out := resolvedOwed(t.Run.ID, &t.Pause, nil, timeoutText(t.Run, t.Pause))
+	return append(out, noticeOwed(Notice{Kind: NoticeCancelled, Run: t.Run}, conversation.Capabilities{})...)
+}
+
+// announce logs what fired, and for a timeout owes what the timer's transaction could not read:
+// the status message with the run's nodes, and the ask-backs' settled buttons.
 func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	log := g.Log.With(zap.String("run_id", t.Run.ID), zap.String("node", t.Pause.Node))
 	if t.Kind == db.TimerReminder {
 		log.Info("orchestrator.gate_reminder_sent")
-		g.Reporter.Note(ctx, t.Run, reminderText(t.Run, t.Pause, g.now()))
+		g.Reporter.Courier.Wake()
 		return
 	}
 	log.Info("orchestrator.gate_timed_out", zap.String("on_timeout", t.Pause.OnTimeout))
-	text := timeoutText(t.Run, t.Pause)
 	observerOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
-	g.Reporter.GateResolved(ctx, t.Run, text)
-	g.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: t.Run}) // the status; text is in the thread already
+	if askBacks := g.Reporter.askBacks(ctx, t.Run.ID); len(askBacks) > 0 {
+		g.Reporter.owe(ctx, t.Run.ID, resolvedOwed(t.Run.ID, &t.Pause, askBacks, timeoutText(t.Run, t.Pause)))
+	}
+	g.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: t.Run}) // the status with its nodes
 }

@@ -89,6 +89,9 @@ type Notice struct {
 	Node  string
 	Nodes []NodeStatus // progress: every node's state
 	Text  conversation.Text
+	// Key names a note for good (a retry of a node attempt), so saying it twice posts it once;
+	// "" owes it once per Notify.
+	Key string
 }
 
 // NodeStatus is one node's state for progress displays.

@@ -140,11 +140,13 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 		if err != nil {
 			return err
 		}
-		if t := d.Thread; t != nil {
-			if err := insertConversation(ctx, tx, *t, now); err != nil {
+		for _, c := range d.Conversations {
+			if err := insertConversation(ctx, tx, c, now); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, d.RunID, t.ID); err != nil {
+		}
+		if n := len(d.Conversations); n > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, d.RunID, d.Conversations[n-1].ID); err != nil {
 				return err
 			}
 		}

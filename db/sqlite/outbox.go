@@ -151,11 +151,13 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 		if err != nil {
 			return err
 		}
-		if t := d.Thread; t != nil {
-			if err := insertConversation(ctx, tx, *t, now); err != nil {
+		for _, c := range d.Conversations {
+			if err := insertConversation(ctx, tx, c, now); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, t.ID, d.RunID); err != nil {
+		}
+		if n := len(d.Conversations); n > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, d.Conversations[n-1].ID, d.RunID); err != nil {
 				return translate(err)
 			}
 		}

@@ -80,7 +80,7 @@ func testCreationOwes(t *testing.T, e *env) {
 	}
 	e.claimOwed(t, otherCourier) // nothing: the announcement is claimed, the status is behind it
 	thread := db.Conversation{ID: "slack:C1:9.9", Platform: "slack", ChannelID: "C1", ThreadID: "9.9", ParentID: channelConv}
-	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, ID: got[0].ID, Version: got[0].Version, Owner: courier, Thread: &thread,
+	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, ID: got[0].ID, Version: got[0].Version, Owner: courier, Conversations: []db.Conversation{thread},
 		Message: db.MessageRef{Platform: "slack", ChannelID: "C1", MessageID: "9.9"}}); err != nil {
 		t.Fatalf("DeliveredOwed: %v", err)
 	}
