@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"threadflow/platform"
 )
 
 // The operator's settings for every agent turn (cmd/bot parses them into Config).
@@ -52,10 +54,10 @@ func (c Config) idleTimeout() time.Duration {
 	return DefaultIdleTimeout
 }
 
-// hiddenEnv names the bot's own secrets and database settings. They are removed from the agent
-// CLI's environment even if the bot left them set: an agent runs model-chosen commands.
-var hiddenEnv = []string{"DATABASE_URL", "TEST_DATABASE_URL", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN",
-	"DISCORD_BOT_TOKEN", "DASHBOARD_TOKEN"}
+// hiddenEnv names the bot's own secrets and database settings, and every chat platform's
+// credentials. They are removed from the agent CLI's environment even if the bot left them set: an
+// agent runs model-chosen commands.
+var hiddenEnv = append([]string{"DATABASE_URL", "TEST_DATABASE_URL", "DASHBOARD_TOKEN"}, platform.SecretEnv()...)
 
 // childEnv is the environment of an agent CLI: the bot's own without its secrets and without the
 // PostgreSQL client variables (PG*), then extra.

@@ -22,7 +22,7 @@ type Driver interface {
 	// the lease of a running run and, when e is a lifecycle event, no copy of it is recorded;
 	// with reset it also sets the run's rescue counter back to 0. ok is false when it appended
 	// nothing, also when a concurrent copy of e won: the caller then finds out why in a
-	// transaction (Refuse, or a replay).
+	// transaction (ExplainMiss, or a replay).
 	AppendLeased(ctx context.Context, l Lease, e Event, reset bool) (out Event, ok bool, err error)
 	// AppendLeasedAll is AppendLeased for each of es in order (resets[i] for es[i]) in one
 	// transaction. ok[i] tells which were appended, all committed together; the others appended
@@ -36,8 +36,9 @@ type Driver interface {
 	// queued run, its run_created event at seq 1, its messages, what it owes) and returns the runs in order. With an
 	// error nothing was written.
 	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
-	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now.
-	DueGateTimers(ctx context.Context, reach Reach, now time.Time) ([]string, error)
+	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now, at most
+	// n of them, in id order.
+	DueGateTimers(ctx context.Context, reach Reach, now time.Time, n int) ([]string, error)
 }
 
 // DriverTx is one transaction of a Driver.

@@ -32,7 +32,7 @@ func TestEventPayloadJSON(t *testing.T) {
 		EventNodeFailed:      {NodeData{Error: "timeout", Class: ClassTransient, WillRetry: true}, `{"error":"timeout","class":"transient","will_retry":true}`},
 		EventNodeSkipped:     {NodeData{Reason: "when: false"}, `{"reason":"when: false"}`},
 		EventLoopIteration:   {NodeData{Output: "draft", SessionID: "s1"}, `{"output":"draft","session_id":"s1"}`},
-		EventGateRequested:   {Pause{Kind: PauseApproval, Node: "review", Message: "ok?", Gate: &GatePolicy{Approvers: []string{"slack:U9"}, Required: 2}, OnTimeout: TimeoutReject, DueAt: at}, `{"kind":"approval","node":"review","message":"ok?","gate":{"approvers":["slack:U9"],"required":2},"due_at":"2026-03-01T12:00:00Z","on_timeout":"reject"}`},
+		EventGateRequested:   {Pause{Kind: PauseApproval, Node: "review", Message: "ok?", Gate: &GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: true, Required: 2}, OnTimeout: TimeoutReject, DueAt: at}, `{"kind":"approval","node":"review","message":"ok?","gate":{"approvers":["slack:U9"],"required":2},"due_at":"2026-03-01T12:00:00Z","on_timeout":"reject"}`},
 		EventGateResolved:    {GateAnswerData{Decision: DecisionApprove, By: "slack:U9", Text: "lgtm", Approvals: []GateApproval{{By: "slack:U9", At: at}}}, `{"decision":"approve","by":"slack:U9","text":"lgtm","approvals":[{"by":"slack:U9","at":"2026-03-01T12:00:00Z"}]}`},
 		EventSessionReset:    {SessionResetData{Provider: "claude", Reason: "stale session"}, `{"provider":"claude","reason":"stale session"}`},
 		EventGateApproval:    {GateApprovalData{By: "slack:U9", Text: "fine"}, `{"by":"slack:U9","text":"fine"}`},
@@ -124,5 +124,45 @@ func TestEventPayloadDisplayNames(t *testing.T) {
 	old := Event{Data: json.RawMessage(`{"decision":"reject","by":"discord:9","text":"no"}`)}
 	if d := Decode[GateAnswerData](old); d.By != "discord:9" || d.ByName != "" {
 		t.Errorf("a gate_resolved written before names reads as %+v", d)
+	}
+}
+
+// allow_self_approval is one name in YAML, Go and JSON. A gate that allows it (most) stores no key,
+// so its bytes are unchanged; one that refuses it also stores the key earlier releases wrote and
+// read (no_self_approval), so they keep refusing it during a rolling update. Rows with only the old
+// key still read.
+func TestGatePolicySelfApprovalJSON(t *testing.T) {
+	t.Parallel()
+	writes := []struct {
+		p    GatePolicy
+		want string
+	}{
+		{GatePolicy{AllowSelfApproval: true}, `{}`},
+		{GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: false, Required: 2}, `{"approvers":["slack:U9"],"allow_self_approval":false,"no_self_approval":true,"required":2}`},
+	}
+	for _, w := range writes {
+		if got := string(MustJSON(w.p)); got != w.want {
+			t.Errorf("%+v writes %s, want %s", w.p, got, w.want)
+		}
+	}
+	reads := []struct {
+		stored string
+		allow  bool
+	}{
+		{`{}`, true},
+		{`{"approvers":["slack:U9"]}`, true},
+		{`{"no_self_approval":true}`, false}, // written by earlier releases
+		{`{"allow_self_approval":false,"no_self_approval":true}`, false},
+		{`{"allow_self_approval":true}`, true},
+	}
+	for _, r := range reads {
+		var p GatePolicy
+		if err := json.Unmarshal([]byte(r.stored), &p); err != nil || p.AllowSelfApproval != r.allow {
+			t.Errorf("%s reads as AllowSelfApproval %v (%v), want %v", r.stored, p.AllowSelfApproval, err, r.allow)
+		}
+	}
+	var none *GatePolicy
+	if !none.AllowsSelfApproval() {
+		t.Error("a gate without a policy refuses self approval")
 	}
 }

@@ -36,13 +36,51 @@ type GateResolution struct {
 }
 
 // GatePolicy says who may answer an approval gate. It is frozen into the pause when the gate is
-// asked, so a running gate keeps the rules it was asked with.
+// asked, so a running gate keeps the rules it was asked with. Its JSON is gatePolicyJSON.
 type GatePolicy struct {
-	Approvers      []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
-	Admins         bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
-	NoSelfApproval bool     `json:"no_self_approval,omitempty"`
-	Required       int      `json:"required,omitempty"` // distinct approvals needed; 0 means 1
+	Approvers         []string // platform-qualified ids; empty (and no Admins): anyone
+	Admins            bool     // ADMIN_USER_IDS may answer too
+	AllowSelfApproval bool     // the run's requester may approve (a workflow's default; rejecting is always allowed)
+	Required          int      // distinct approvals needed; 0 means 1
 }
+
+// gatePolicyJSON is a GatePolicy as stored. A gate that allows self approval, as most do, stores
+// no key for it, so its bytes are those every release wrote. One that refuses it stores
+// "allow_self_approval":false and also "no_self_approval":true, the key releases before this one
+// wrote and read: a replica of the previous release, during a rolling update, still refuses the
+// requester's approval. Reading takes allow_self_approval when present, else no_self_approval.
+type gatePolicyJSON struct {
+	Approvers         []string `json:"approvers,omitempty"`
+	Admins            bool     `json:"admins,omitempty"`
+	AllowSelfApproval *bool    `json:"allow_self_approval,omitempty"`
+	NoSelfApproval    bool     `json:"no_self_approval,omitempty"` // the earlier releases' key
+	Required          int      `json:"required,omitempty"`
+}
+
+// MarshalJSON writes p as gatePolicyJSON.
+func (p GatePolicy) MarshalJSON() ([]byte, error) {
+	j := gatePolicyJSON{Approvers: p.Approvers, Admins: p.Admins, Required: p.Required}
+	if !p.AllowSelfApproval {
+		j.AllowSelfApproval, j.NoSelfApproval = new(false), true
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads gatePolicyJSON, as written by this release or an earlier one.
+func (p *GatePolicy) UnmarshalJSON(b []byte) error {
+	var j gatePolicyJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*p = GatePolicy{Approvers: j.Approvers, Admins: j.Admins, AllowSelfApproval: !j.NoSelfApproval, Required: j.Required}
+	if j.AllowSelfApproval != nil {
+		p.AllowSelfApproval = *j.AllowSelfApproval
+	}
+	return nil
+}
+
+// AllowsSelfApproval reports whether the run's requester may approve; with no policy, they may.
+func (p *GatePolicy) AllowsSelfApproval() bool { return p == nil || p.AllowSelfApproval }
 
 // RequiredApprovals is how many distinct people must approve.
 func (p *GatePolicy) RequiredApprovals() int {
@@ -154,7 +192,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 	}
 	approvals := approvalsOf(st.After)
 	if reason := GateRefusal(st.Run, g, approvals); reason != "" {
-		return refuse(st, g, p.Gate, reason, len(approvals), now)
+		return refusedVerdict(st, g, p.Gate, reason, len(approvals), now)
 	}
 	res := GateResult{Run: st.Run, Node: st.Node, Decision: g.Decision, Required: p.Gate.RequiredApprovals(), Text: text}
 	if g.Decision == DecisionApprove {
@@ -199,7 +237,7 @@ func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalRea
 	if g.Decision != DecisionApprove {
 		return ""
 	}
-	if p != nil && p.NoSelfApproval && g.By == run.UserID {
+	if !p.AllowsSelfApproval() && g.By == run.UserID {
 		return RefusedSelfApproval
 	}
 	for _, a := range approvals {
@@ -210,9 +248,9 @@ func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalRea
 	return ""
 }
 
-// refuse records a refusal (a repeated approval is not recorded: it is no attempt to exceed one's
+// refusedVerdict records a refusal (a repeated approval is not recorded: it is no attempt to exceed one's
 // rights) and returns it as the caller's error.
-func refuse(st GateState, g GateResolution, p *GatePolicy, reason RefusalReason, have int, now time.Time) GateVerdict {
+func refusedVerdict(st GateState, g GateResolution, p *GatePolicy, reason RefusalReason, have int, now time.Time) GateVerdict {
 	e := &GateRefusedError{RunID: st.Run.ID, Node: st.Node, By: g.By, Decision: g.Decision, Reason: reason, Have: have}
 	if p != nil {
 		e.Policy = *p

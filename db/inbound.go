@@ -9,10 +9,6 @@ type InboundEvent struct {
 	EventID  string
 }
 
-// MaxInboundBatch is the most events one PostgreSQL MarkInboundMany statement carries, and the most
-// a BatchDeduper writes at once. It keeps a statement's parameters far below PostgreSQL's limit.
-const MaxInboundBatch = 500
-
 // DistinctInbound returns events without repeats, in order, and where each first occurs in events.
 // Engines insert the distinct events and report an event new only at its first position.
 func DistinctInbound(events []InboundEvent) (distinct []InboundEvent, firstAt map[InboundEvent]int) {

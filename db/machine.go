@@ -43,7 +43,7 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
 	}
 	if !ok {
-		r, _, err := Refuse(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
+		r, _, err := ExplainMiss(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
 		return r, err
 	}
 	for _, e := range events(r) {
@@ -74,7 +74,7 @@ func owes(ctx context.Context, tx DriverTx, runID string, owe []Owed, now time.T
 }
 
 // transitAll is transit for each of ts, whose events do not depend on the updated runs, sent to the
-// engine at once (DriverTx.TransitAll): a claim of up to 256 runs or the rescue of a thousand is a
+// engine at once (DriverTx.TransitAll): a claim of up to MaxClaimBatch runs or the rescue of a thousand is a
 // round trip on PostgreSQL, not two per run.
 func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Transit) ([]Run, error) {
 	runs, ok, err := tx.TransitAll(ctx, ts)
@@ -85,7 +85,7 @@ func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Trans
 		if ok[i] {
 			continue
 		}
-		r, replay, err := Refuse(ctx, tx, op, t.Update.RunID, t.Update.Token, Transitions[op].Lease)
+		r, replay, err := ExplainMiss(ctx, tx, op, t.Update.RunID, t.Update.Token, Transitions[op].Lease)
 		if !replay {
 			return nil, err
 		}
@@ -94,11 +94,11 @@ func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Trans
 	return runs, nil
 }
 
-// Refuse explains a compare-and-set that matched nothing, reading the run in the same transaction.
+// ExplainMiss explains a compare-and-set that matched nothing, reading the run in the same transaction.
 // A lease write whose run already is where the write leads, under the same token, is the worker
 // retrying a write that committed (its reply was lost): that is a replay, returned with no error.
 // Anything else is a *TransitionError carrying the status found.
-func Refuse(ctx context.Context, tx DriverTx, op Op, runID, token string, lease bool) (Run, bool, error) {
+func ExplainMiss(ctx context.Context, tx DriverTx, op Op, runID, token string, lease bool) (Run, bool, error) {
 	r, err := tx.LockRun(ctx, runID)
 	if errors.Is(err, ErrNotFound) {
 		return Run{}, false, &TransitionError{RunID: runID, Op: op, Lease: lease}
@@ -141,13 +141,6 @@ func (m *Machine) ClaimRun(ctx context.Context, owner string, ttl time.Duration,
 	}
 	return runs[0], nil
 }
-
-// MaxClaimBatch bounds one ClaimRuns transaction. A replica with free slots claims up to this many
-// runs at once: after a restart with a thousand runs to take over, each claim of a few dozen waited
-// behind the CPU of the takeovers the claim before it started (tens of milliseconds per round trip
-// on two cores), so claims of 32 took 1.5-2 s longer than claims of 256 (BENCHMARKS.md, recovery).
-// A claim of 256 is one round trip on PostgreSQL (TransitAll) and holds its rows for milliseconds.
-const MaxClaimBatch = 256
 
 // ClaimRuns moves up to n of the oldest queued runs in reach to running, each under a fresh lease
 // for owner, in one transaction: a replica with many free slots (a restart taking over a thousand
@@ -202,20 +195,17 @@ func (m *Machine) Heartbeat(ctx context.Context, l Lease, ttl time.Duration) err
 		if err != nil || ok {
 			return err
 		}
-		_, _, err = Refuse(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
+		_, _, err = ExplainMiss(ctx, tx, opHeartbeat, l.RunID, l.Token, true)
 		return err
 	})
 }
-
-// maxRenewBatch bounds one RenewLeases transaction, which holds the rows it renewed until it commits.
-const maxRenewBatch = 256
 
 // RenewLeases extends every lease in ls by ttl from now in one transaction: one commit per tick for
 // all the runs a replica holds, where Heartbeat costs one each. lost are the leases it could not
 // extend (the run left running, or another lease replaced it); they were not written.
 func (m *Machine) RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error) {
-	if ttl <= 0 || len(ls) > maxRenewBatch {
-		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", maxRenewBatch, ttl, len(ls))
+	if ttl <= 0 || len(ls) > MaxRenewBatch {
+		return nil, fmt.Errorf("renew leases: need a positive lease duration and at most %d leases (got %s, %d)", MaxRenewBatch, ttl, len(ls))
 	}
 	if len(ls) == 0 {
 		return nil, nil
@@ -264,7 +254,7 @@ func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, 
 			return fmt.Errorf("record workspace of run %s: %w", l.RunID, err)
 		}
 		if !ok {
-			_, _, err = Refuse(ctx, tx, opWorkspace, l.RunID, l.Token, true)
+			_, _, err = ExplainMiss(ctx, tx, opWorkspace, l.RunID, l.Token, true)
 			return err
 		}
 		out = r

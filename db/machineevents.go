@@ -89,7 +89,7 @@ func (m *Machine) decideEvent(ctx context.Context, l Lease, e Event) (Event, err
 			return fmt.Errorf("record %s for run %s: %w", e.Type, l.RunID, err)
 		}
 		if !lease.Held {
-			_, _, err = Refuse(ctx, tx, opRecord, l.RunID, l.Token, true)
+			_, _, err = ExplainMiss(ctx, tx, opRecord, l.RunID, l.Token, true)
 			return err
 		}
 		if lease.Found {

@@ -87,7 +87,7 @@ func applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict
 			return fmt.Errorf("%s run %s: %w", v.Op, st.Run.ID, err)
 		}
 		if !ok {
-			_, _, err = Refuse(ctx, tx, v.Op, st.Run.ID, "", false)
+			_, _, err = ExplainMiss(ctx, tx, v.Op, st.Run.ID, "", false)
 			return err
 		}
 		v.Result.Run = r
@@ -129,7 +129,7 @@ func (m *Machine) RecordGateReply(ctx context.Context, runID, node string, reply
 // transaction (owe may be nil).
 func (m *Machine) FireGateTimers(ctx context.Context, reach Reach, owe func(GateTimer) []Owed) ([]GateTimer, error) {
 	now := m.Now()
-	ids, err := m.Driver.DueGateTimers(ctx, reach, now)
+	ids, err := m.Driver.DueGateTimers(ctx, reach, now, MaxTimerBatch)
 	if err != nil {
 		return nil, fmt.Errorf("find due gate timers: %w", err)
 	}

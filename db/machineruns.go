@@ -9,13 +9,10 @@ import (
 	"threadflow/groupcommit"
 )
 
-// createBatch bounds the runs one commit creates; createTimeout bounds that commit, which its
+// createTimeout bounds one group commit of creations (MaxCreateBatch runs at most), which its
 // callers wait for whatever their own contexts do (a creation the commit may yet write must not be
 // reported as failed).
-const (
-	createBatch   = 64
-	createTimeout = 15 * time.Second
-)
+const createTimeout = 15 * time.Second
 
 // RunCreation is everything creating one run writes, decided by the core: the conversations that
 // come along (each inserted unless it exists, in order), the queued run, its run_created event (its
@@ -47,7 +44,7 @@ func (m *Machine) CreateRun(ctx context.Context, n NewRun) (Run, error) {
 		return Run{}, err
 	}
 	m.createsOnce.Do(func() {
-		m.creates = &groupcommit.Batcher[NewRun, createdRun]{Max: createBatch, Write: m.createAll}
+		m.creates = &groupcommit.Batcher[NewRun, createdRun]{Max: MaxCreateBatch, Write: m.createAll}
 	})
 	res := m.creates.Do(n)
 	return res.run, res.err

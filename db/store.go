@@ -23,12 +23,12 @@ type Store interface {
 	// for ttl: a worker claims the runs it can report on. It returns ErrNoQueuedRun when nothing it
 	// may take is queued.
 	ClaimRun(ctx context.Context, owner string, ttl time.Duration, reach Reach) (Run, error)
-	// ClaimRuns is ClaimRun for up to n runs (at most 64) in one transaction, oldest first; it
+	// ClaimRuns is ClaimRun for up to n runs (at most MaxClaimBatch) in one transaction, oldest first; it
 	// returns ErrNoQueuedRun when it claimed none.
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach Reach, n int) ([]Run, error)
 	// Heartbeat extends a held lease by ttl from now.
 	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) error
-	// RenewLeases is Heartbeat for up to 256 leases in one transaction; lost are those it could
+	// RenewLeases is Heartbeat for up to MaxRenewBatch leases in one transaction; lost are those it could
 	// not extend because the run left running or holds another lease.
 	RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error)
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
@@ -64,9 +64,10 @@ type Store interface {
 	// RecordGateReply records a reply to the gate the run waits at that was neither a clear yes nor
 	// a clear no (gate_reply_unclear); its seq lets a later answer quote it (GateResolution.ReplySeq).
 	RecordGateReply(ctx context.Context, runID, node string, reply GateReplyData) (Event, error)
-	// FireGateTimers fires the gate timeouts and reminders that are due, each once whichever
-	// process calls it (JudgeTimer), and returns what fired, of runs in reach only: a process fires
-	// the timers it can report.
+	// FireGateTimers fires the gate timeouts and reminders that are due (MaxTimerBatch runs at most
+	// per call), each once whichever process calls it (JudgeTimer), and returns what fired, of runs
+	// in reach only: a process fires the timers it can report. What owe says a fired timer owes is
+	// recorded in its transaction (owe may be nil).
 	FireGateTimers(ctx context.Context, reach Reach, owe func(GateTimer) []Owed) ([]GateTimer, error)
 	// NextGateTimer returns when the next gate timer of a run in reach is due; ok is false when none
 	// is set.

@@ -46,11 +46,11 @@ func approvalOutput(a *workflow.Approval, g *db.GateAnswerData) string {
 // gatePolicy is the workflow's rules for who may answer, as the store enforces them; nil when the
 // gate has none (anyone allowed to use the bot answers alone).
 func gatePolicy(a *workflow.Approval) *db.GatePolicy {
-	p := db.GatePolicy{Approvers: a.Approvers, Admins: a.Admins, NoSelfApproval: !a.AllowSelfApproval}
+	p := db.GatePolicy{Approvers: a.Approvers, Admins: a.Admins, AllowSelfApproval: a.AllowSelfApproval}
 	if a.RequiredApprovals > 1 {
 		p.Required = a.RequiredApprovals
 	}
-	if !p.Restricted() && !p.NoSelfApproval && p.Required == 0 {
+	if !p.Restricted() && p.AllowSelfApproval && p.Required == 0 {
 		return nil
 	}
 	return &p

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"threadflow/db"
+	"threadflow/testkit"
 )
 
 // TestEndedWakesAfterTheLastWrite: a terminal waiting for its run wakes when the execution ends,
@@ -18,7 +19,7 @@ func TestEndedWakesAfterTheLastWrite(t *testing.T) {
 		h.say(admin, "", "/workflow run two")
 		select {
 		case <-ended:
-		case <-time.After(waitTimeout):
+		case <-time.After(testkit.Deadline):
 			t.Fatal("Ended did not wake after the run's execution")
 		}
 		runs := h.runs("two")

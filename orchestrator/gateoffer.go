@@ -36,7 +36,7 @@ func (o GateOffer) Policy() db.GatePolicy {
 	if p := o.Run.Meta.Pause; p != nil && p.Gate != nil {
 		return *p.Gate
 	}
-	return db.GatePolicy{}
+	return db.GatePolicy{AllowSelfApproval: true}
 }
 
 // Approvers are the people the gate names that may approve in the person's place: every approver

@@ -47,7 +47,7 @@ func gateRules(run db.Run, p *db.Pause) []conversation.Span {
 	if n := p.Gate.RequiredApprovals(); n > 1 {
 		out = append(out, conversation.P(fmt.Sprintf("\nIt needs %d approvals from different people; one rejection rejects it.", n)))
 	}
-	if p.Gate != nil && p.Gate.NoSelfApproval {
+	if !p.Gate.AllowsSelfApproval() {
 		out = append(out, conversation.P("\nThe requester ("), requester(run).Span(), conversation.P(") may not approve it, only reject it."))
 	}
 	if !p.DueAt.IsZero() {

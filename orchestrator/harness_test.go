@@ -19,12 +19,9 @@ import (
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
 	"threadflow/orchestratortest"
+	"threadflow/testkit"
 	"threadflow/workflow"
 )
-
-// waitTimeout bounds every wait on a condition; generous because CI machines are slow, and a
-// passing test never waits for it.
-const waitTimeout = 30 * time.Second
 
 // harness is the real orchestrator wiring (store, workers, executor, dispatcher, reporter) on a real
 // database, real shell processes and the fake agent CLI, with a recording Outbox standing in for a
@@ -169,7 +166,7 @@ func (h *harness) waitStatus(id string, want ...db.Status) db.Run {
 
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(testkit.Deadline)
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s; messages:\n%s", what, h.out.Dump())

@@ -246,11 +246,6 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 	}
 }
 
-// renewBatch is how many leases one RenewLeases transaction extends: large enough that a replica
-// holding a thousand runs commits a handful of times per tick, small enough that the rows are held
-// briefly (a node's event waits for its run's row).
-const renewBatch = 128
-
 // renewLoop extends the leases of every local execution every third of LeaseTTL until ctx ends.
 func (w *Workers) renewLoop(ctx context.Context) {
 	t := time.NewTicker(w.LeaseTTL / 3)
@@ -263,7 +258,7 @@ func (w *Workers) renewLoop(ctx context.Context) {
 		}
 		held := w.held()
 		for len(held) > 0 && ctx.Err() == nil {
-			n := min(len(held), renewBatch)
+			n := min(len(held), db.MaxRenewBatch)
 			w.renew(ctx, held[:n])
 			held = held[n:]
 		}

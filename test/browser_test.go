@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"threadflow/testkit/botproc"
 
 	"github.com/chromedp/chromedp"
 )
@@ -40,14 +41,14 @@ nodes:
 func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	ctx := browser(t)
 	const token = "browser-test-token"
-	env := botEnv(t)
+	env := botproc.Env(t)
 	wf := t.TempDir()
 	if err := os.WriteFile(filepath.Join(wf, "ship.yaml"), []byte(shipWorkflow), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env["WORKFLOWS_DIR"] = wf
 	env["DASHBOARD_TOKEN"] = token
-	p := startBot(t, env)
+	p := botproc.Start(t, env)
 	base := p.URL()
 
 	// A newcomer opens the chat page (the token link signs the browser in) and starts a run.

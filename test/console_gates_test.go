@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"threadflow/db"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // terminal runs the real `bot` binary as a person at a terminal would, on env's database, with the
@@ -36,10 +38,9 @@ func newTerminal(t *testing.T, env map[string]string) *terminal {
 // run runs `bot ARGS...` to the end and returns its standard output and exit status.
 func (c *terminal) run(args ...string) (string, int) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Deadline)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bot.binary(c.t), args...)
-	cmd.Env, cmd.Dir = envList(c.env), c.env["HOME"]
+	cmd := botproc.CommandContext(ctx, c.t, c.env, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -78,7 +79,7 @@ func wantIn(t *testing.T, what, out string, wants ...string) {
 // bot's database from their terminals would meet them.
 func TestTerminalGateRules(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		c := newTerminal(t, env)
 		out := c.chat("alice", "/workflow run guarded v1")
 		m := consoleRunID.FindStringSubmatch(out)
@@ -117,32 +118,19 @@ func TestTerminalGateRules(t *testing.T) {
 // TestTerminalGateTimesOut: a terminal left open at a gate sees the one reminder and the timeout.
 func TestTerminalGateTimesOut(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		c := newTerminal(t, env)
-		ctx, cancel := context.WithTimeout(context.Background(), e2eDeadline)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bot.binary(t), "chat", "--conversation", "timed", "--user", "alice")
-		cmd.Env, cmd.Dir = envList(c.env), c.env["HOME"]
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+		input, typing := io.Pipe()
+		p := botproc.Launch(t, c.env, input, "chat", "--conversation", "timed", "--user", "alice")
+		if _, err := io.WriteString(typing, "/workflow run timed\n"); err != nil {
 			t.Fatal(err)
 		}
-		stdout, stderr := newOutputLog(), newOutputLog()
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		if _, err := io.WriteString(stdin, "/workflow run timed\n"); err != nil {
-			t.Fatal(err)
-		}
-		stdout.waitLine(t, regexp.MustCompile(`it is rejected\.$`), exited, stderr)
-		stdout.waitLine(t, regexp.MustCompile("^⏰ Reminder: run `[0-9a-z]+` of `timed` is still waiting at `confirm`"), exited, stderr)
-		stdout.waitLine(t, regexp.MustCompile("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled.$"), exited, stderr)
-		_ = stdin.Close()
-		<-exited
-		out := stdout.String()
+		p.WaitStdout(regexp.MustCompile(`it is rejected\.$`))
+		p.WaitStdout(regexp.MustCompile("^⏰ Reminder: run `[0-9a-z]+` of `timed` is still waiting at `confirm`"))
+		p.WaitStdout(regexp.MustCompile("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled.$"))
+		_ = typing.Close()
+		p.Exit()
+		out := p.Stdout()
 		if n := strings.Count(out, "⏰ Reminder"); n != 1 {
 			t.Errorf("%d reminders, want 1:\n%s", n, out)
 		}
@@ -156,7 +144,7 @@ func TestTerminalGateTimesOut(t *testing.T) {
 // workflow: an objection at the gate rejects the release with its words as the reason.
 func TestTerminalObjectionRejectsTheRelease(t *testing.T) {
 	t.Parallel()
-	c := newTerminal(t, botEnv(t))
+	c := newTerminal(t, botproc.Env(t))
 	out, code := c.run("chat", "/workflow run release v1.2.3")
 	if code != 0 || !strings.Contains(out, "is waiting at `confirm`") {
 		t.Fatalf("run release = exit %d:\n%s", code, out)

@@ -8,13 +8,15 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db/dbtest"
-	"threadflow/test/discordfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 func TestDiscordRunHelloWorld(t *testing.T) {
 	fake := discordfake.New(t)
-	b := startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botproc.Env(t))
 	// Announced once Discord answered with the bot's own user (issue 26).
 	b.bot.WaitStdout(regexp.MustCompile(`^Discord on: @threadflow\.$`))
 	in := runWorkflow(fake, "hello", "world")
@@ -41,7 +43,7 @@ func TestDiscordRunHelloWorld(t *testing.T) {
 // deadline, and that the "thinking" placeholder was then replaced by the command that ran.
 func checkDeferredInTime(t *testing.T, fake *discordfake.Server, in, command string) {
 	t.Helper()
-	fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
+	fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
 	first := fake.InteractionResponses(in)[0]
 	if first.Kind != discordfake.KindDeferred {
 		t.Fatalf("the first answer to the slash command was %s, want a deferral (expired means it came after Discord's %v)",
@@ -52,7 +54,7 @@ func checkDeferredInTime(t *testing.T, fake *discordfake.Server, in, command str
 	if late := first.At.Sub(fake.InteractionSent(in)); late > discordfake.CallbackDeadline {
 		t.Errorf("the deferral came %v after the interaction; Discord allows %v", late, discordfake.CallbackDeadline)
 	}
-	fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+	fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		return slices.Contains(responseKinds(f.InteractionResponses(in)), discordfake.KindEditOriginal)
 	})
 	rs := fake.InteractionResponses(in)
@@ -100,7 +102,7 @@ func TestDiscordGateAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			fake := discordfake.New(t)
-			b := startDiscordBot(t, fake, botEnv(t))
+			b := startDiscordBot(t, fake, botproc.Env(t))
 			runWorkflow(fake, "asked", "v1.2")
 			r := waitDiscordRun(t, fake, "asked", 1)
 			gate := waitDiscordGate(t, b, r)
@@ -146,7 +148,7 @@ func waitDiscordGate(t *testing.T, b *discordBot, r discordRun) discordfake.Mess
 // failed one; the person gets three buttons, and Start fresh runs the new arguments.
 func TestDiscordFailedRunPrompt(t *testing.T) {
 	fake := discordfake.New(t)
-	b := startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botproc.Env(t))
 	runWorkflow(fake, "picky", "A")
 	failed := waitDiscordRun(t, fake, "picky", 1)
 	waitDiscordStatus(t, fake, failed, "failed")
@@ -197,7 +199,7 @@ func TestDiscordReplicasAnswerOnce(t *testing.T) {
 	fake := discordfake.New(t)
 	var replicas []*discordBot
 	for range 2 {
-		env := botEnv(t)
+		env := botproc.Env(t)
 		env["DATABASE_URL"] = dbURL
 		replicas = append(replicas, startDiscordBot(t, fake, env))
 	}
@@ -213,10 +215,10 @@ func TestDiscordReplicasAnswerOnce(t *testing.T) {
 	// The other replica did receive the interaction and stood down: the test is not vacuous.
 	stoodDown := func(b *discordBot) bool {
 		return slices.ContainsFunc(b.bot.LogEvents("discord.event_claimed_elsewhere"), func(rec map[string]any) bool {
-			return hasFields(rec, map[string]string{"event": in})
+			return botproc.HasFields(rec, map[string]string{"event": in})
 		})
 	}
-	fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool { return stoodDown(replicas[0]) || stoodDown(replicas[1]) })
+	fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool { return stoodDown(replicas[0]) || stoodDown(replicas[1]) })
 	if stoodDown(replicas[0]) && stoodDown(replicas[1]) {
 		t.Error("both replicas stood down: nobody owned the interaction")
 	}
@@ -239,7 +241,7 @@ var liveDiscordMention = regexp.MustCompile(`@(everyone|here)|<[@#]`)
 func TestDiscordMentionsInArgumentsCannotPing(t *testing.T) {
 	const pings = "@everyone @here <@123456789012345678> <@&223456789012345678> <#323456789012345678>"
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	startDiscordBot(t, fake, botproc.Env(t))
 
 	in := runWorkflow(fake, "hello", pings)
 	r := waitDiscordRun(t, fake, "hello", 1)
@@ -270,7 +272,7 @@ func TestDiscordMentionsInArgumentsCannotPing(t *testing.T) {
 
 func TestDiscordLongOutputIsSplit(t *testing.T) {
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	startDiscordBot(t, fake, botproc.Env(t))
 	runWorkflow(fake, "long", "")
 	r := waitDiscordRun(t, fake, "long", 1)
 	waitDiscordStatus(t, fake, r, "completed")
@@ -304,7 +306,7 @@ func TestDiscordLongOutputIsSplit(t *testing.T) {
 // message no longer offers buttons, and the run's status message shows that it completed.
 func TestDiscordGateAnsweredAfterRestart(t *testing.T) {
 	fake := discordfake.New(t)
-	b := startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botproc.Env(t))
 	runWorkflow(fake, "asked", "v1.2")
 	r := waitDiscordRun(t, fake, "asked", 1)
 	gate := waitDiscordGate(t, b, r)
@@ -313,7 +315,7 @@ func TestDiscordGateAnsweredAfterRestart(t *testing.T) {
 	fake.ThreadMessage(discordAlice, r.thread, "lgtm, ship it")
 	waitInRunThread(t, fake, r, "the completion message", shownHas("answer was [ship it]"))
 	// The worker let go of the run a second time, after the restart: its reports are all sent.
-	fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool {
+	fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool {
 		return len(b.bot.LogEvents("orchestrator.run_stopped")) == 2
 	})
 	if now := discordMessage(t, fake, gate); len(now.Buttons) != 0 {
@@ -331,7 +333,7 @@ func restartDiscordBot(t *testing.T, b *discordBot) {
 	t.Helper()
 	b.bot.Stop()
 	b.bot.Restart()
-	b.fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool {
+	b.fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool {
 		return len(b.bot.LogEvents("discord.gateway_connected")) == 2
 	})
 }

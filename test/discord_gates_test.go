@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db"
 	"threadflow/db/dbtest"
-	"threadflow/test/discordfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // waitEphemeralAnswer waits for an ephemeral answer to interaction id that contains want.
 func waitEphemeralAnswer(t *testing.T, f *discordfake.Server, id, want string) {
 	t.Helper()
-	f.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+	f.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		return slices.ContainsFunc(f.InteractionResponses(id), func(r discordfake.Response) bool {
 			return r.Ephemeral && strings.Contains(r.Content, want)
 		})
@@ -25,7 +27,7 @@ func waitEphemeralAnswer(t *testing.T, f *discordfake.Server, id, want string) {
 // until two listed people approved.
 func TestDiscordGateRules(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		fake := discordfake.New(t)
 		b := startDiscordBot(t, fake, env)
 		runWorkflow(fake, "guarded", "v1")
@@ -71,7 +73,7 @@ func TestDiscordGateRules(t *testing.T) {
 // TestDiscordGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
 func TestDiscordGateTimesOutAndRemindsOnce(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		fake := discordfake.New(t)
 		startDiscordBot(t, fake, env)
 		runWorkflow(fake, "timed", "")
@@ -114,7 +116,7 @@ func TestGateTimerFiresOnceWithTwoReplicas(t *testing.T) {
 	fake := discordfake.New(t)
 	var replicas []*discordBot
 	for range 2 {
-		env := botEnv(t)
+		env := botproc.Env(t)
 		env["DATABASE_URL"] = dbURL
 		replicas = append(replicas, startDiscordBot(t, fake, env))
 	}
@@ -127,7 +129,7 @@ func TestGateTimerFiresOnceWithTwoReplicas(t *testing.T) {
 	// again after the timeout fired, so a second firing would have happened by now.
 	for _, b := range replicas {
 		seen := len(b.bot.LogEvents("orchestrator.gate_timers_checked"))
-		fake.WaitFor(t, e2eDeadline, func(*discordfake.Server) bool {
+		fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool {
 			return len(b.bot.LogEvents("orchestrator.gate_timers_checked")) > seen
 		})
 	}

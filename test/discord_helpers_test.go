@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 	"threadflow/workflow"
 )
 
@@ -91,7 +93,7 @@ nodes:
 // discordBot is one bot process connected to a Discord fake.
 type discordBot struct {
 	fake *discordfake.Server
-	bot  *botProcess
+	bot  *botproc.Process
 }
 
 // startDiscordBot starts the bot with env (from botEnv or forEachEngine) connected to fake, and
@@ -108,8 +110,8 @@ func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]stri
 		fake.SetProfile(id, p)
 	}
 	before := fake.Sessions()
-	b := &discordBot{fake: fake, bot: startBot(t, env)}
-	fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+	b := &discordBot{fake: fake, bot: botproc.Start(t, env)}
+	fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		return f.Sessions() > before && f.Commands(discordfake.GuildID) != nil
 	})
 	// Registration follows the handshake, so the bot is ready once it logged that it connected.
@@ -168,7 +170,7 @@ func discordRoots(f *discordfake.Server) []discordfake.Message {
 func waitDiscordRun(t *testing.T, f *discordfake.Server, workflowName string, n int) discordRun {
 	t.Helper()
 	var r discordRun
-	f.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+	f.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		seen := 0
 		for _, m := range discordRoots(f) {
 			if sm := discordRootRE.FindStringSubmatch(m.Content); sm[1] == workflowName {
@@ -198,7 +200,7 @@ func threadOf(f *discordfake.Server, msg discordfake.Message) string {
 func waitDiscordMessage(t *testing.T, f *discordfake.Server, channel, what string, match func(discordfake.Message) bool) discordfake.Message {
 	t.Helper()
 	var found discordfake.Message
-	f.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool {
+	f.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		for _, m := range f.BotMessages(channel) {
 			if match(m) {
 				found = m

@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // TestDiscordAutocomplete: while a person types, workflow names and the channel's run ids are
 // suggested, within the same callback deadline as any interaction.
 func TestDiscordAutocomplete(t *testing.T) {
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	startDiscordBot(t, fake, botproc.Env(t))
 	runWorkflow(fake, "picky", "A")
 	r := waitDiscordRun(t, fake, "picky", 1)
 	waitDiscordStatus(t, fake, r, "failed")
@@ -27,7 +29,7 @@ func TestDiscordAutocomplete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := fake.Autocomplete(discordAlice, discordChannel, tt.sub, tt.option, tt.typed)
-			fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
+			fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
 			rs := fake.InteractionResponses(in)
 			if len(rs) != 1 || rs[0].Kind != discordfake.KindAutocomplete {
 				t.Fatalf("answers = %v, want one list of choices", responseKinds(rs))
@@ -47,7 +49,7 @@ func TestDiscordAutocomplete(t *testing.T) {
 // sent again, so the run is still announced once and reports in its thread.
 func TestDiscordSendRetriedAfterServerError(t *testing.T) {
 	fake := discordfake.New(t)
-	b := startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botproc.Env(t))
 	fake.FailNextSends(2)
 	runWorkflow(fake, "hello", "again")
 
@@ -74,7 +76,7 @@ func TestDiscordSendRetriedAfterServerError(t *testing.T) {
 // hello prints with sh's echo, which would turn those into control characters.)
 func TestDiscordArgumentsReachTheWorkflowAsTyped(t *testing.T) {
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	startDiscordBot(t, fake, botproc.Env(t))
 	for i, args := range []string{`the user's login`, "the user’s login", `C:\Work\Repo`, `fix "the bug" now`} {
 		before := len(fake.BotMessages(discordChannel))
 		runWorkflow(fake, "hello", args)
@@ -83,7 +85,7 @@ func TestDiscordArgumentsReachTheWorkflowAsTyped(t *testing.T) {
 			want = "Hello, fix the bug now!" // quotes typed in pairs group words, as in a typed command
 		}
 		// The bot's first word in the channel is the run's announcement, or why it started none.
-		fake.WaitFor(t, e2eDeadline, func(f *discordfake.Server) bool { return len(f.BotMessages(discordChannel)) > before })
+		fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.BotMessages(discordChannel)) > before })
 		if n := len(discordRoots(fake)); n != i+1 {
 			t.Fatalf("arguments %q started no run; the bot answered %q", args, latestContent(fake.BotMessages(discordChannel)))
 		}

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/testkit/botproc"
 )
 
 // TestDiscordNamesPeopleAsDiscordShowsThem: run messages and the run's thread name show who started
@@ -14,7 +15,7 @@ import (
 func TestDiscordNamesPeopleAsDiscordShowsThem(t *testing.T) {
 	const malloryShown = "@\u200beveryone <\u200b@" + discordAlice + "\\> \\*\\*boss\\*\\* second line"
 	fake := discordfake.New(t)
-	b := startDiscordBot(t, fake, botEnv(t))
+	b := startDiscordBot(t, fake, botproc.Env(t))
 	fake.SlashCommand(discordMallory, discordChannel, "run", map[string]any{"name": "asked", "arguments": "v1.2"})
 	r := waitDiscordRun(t, fake, "asked", 1)
 	if want := "▶ `asked` - run `" + r.id + "` by " + malloryShown; r.root.Content != want {

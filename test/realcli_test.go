@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"threadflow/agent/agenttest/stubapi"
 	"threadflow/proctag"
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // These tests run the real Claude Code and Codex CLIs (npm-installed; .ci/run installs the pinned
@@ -76,7 +78,7 @@ nodes:
 func newAIBot(t *testing.T, name string) *aiBot {
 	t.Helper()
 	bin := realCLI(t, name)
-	env := botEnv(t)
+	env := botproc.Env(t)
 	dir := t.TempDir()
 	for i, src := range strings.Split(aiWorkflows, "---\n") {
 		if err := os.WriteFile(filepath.Join(dir, []string{"write.yaml", "twice.yaml", "look.yaml"}[i]), []byte(src), 0o644); err != nil {
@@ -297,8 +299,8 @@ func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
 	forEachCLI(t, func(t *testing.T, b *aiBot) {
 		b.api.SetMode(stubapi.Hang)
 		marker := "THREADFLOW_TEST_MARKER=" + b.tmp // unique to this subtest
-		cmd := exec.Command(bot.binary(t), "chat", "--conversation", "ai", "--user", "console:local", "hello there")
-		cmd.Env, cmd.Dir = append(envList(b.env), marker), b.env["HOME"]
+		cmd := botproc.CommandContext(context.Background(), t, b.env, "chat", "--conversation", "ai", "--user", "console:local", "hello there")
+		cmd.Env = append(cmd.Env, marker)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		defer func() {
@@ -317,7 +319,7 @@ func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
 		}
 		select {
 		case <-done:
-		case <-time.After(e2eDeadline):
+		case <-time.After(testkit.Deadline):
 			_ = cmd.Process.Kill()
 			t.Fatal("bot chat did not exit after SIGINT")
 		}

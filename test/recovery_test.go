@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"threadflow/db/postgres"
 	"threadflow/db/sqlite"
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 	"threadflow/workflow"
 )
 
@@ -91,7 +91,7 @@ func queueRuns(t *testing.T, st db.Store, src string, n int) []string {
 // waitAll waits until every run has the status; crash tests get three times the usual deadline.
 func waitAll(t *testing.T, st db.Store, ids []string, want db.Status) {
 	t.Helper()
-	testkit.EventuallyWithin(t, 3*e2eDeadline, fmt.Sprintf("%d runs to be %s", len(ids), want), func() bool {
+	testkit.EventuallyWithin(t, 3*testkit.Deadline, fmt.Sprintf("%d runs to be %s", len(ids), want), func() bool {
 		for _, id := range ids {
 			run, err := st.GetRun(context.Background(), id)
 			if err != nil {
@@ -159,13 +159,13 @@ func checkNoRerunAfterCompletion(t *testing.T, st db.Store, dir string, ids []st
 // Kill -9 at random moments, at least 20 times: every run completes, and no completed node runs
 // again (../shared/seeds/002_ea3ceaae607d1167.txt: recovery never restarts at the entry node).
 func TestKillNineRepeatedlyEveryRunCompletes(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		counters := t.TempDir()
 		env["COUNTERS"], env["LEASE_TTL"], env["MAX_RECOVERIES"], env["WORKERS"] = counters, "1s", "1000", "8"
 		const nodes = 5
 		st := openStore(t, env)
 		ids := queueRuns(t, st, countingWorkflow("chain", nodes, "sleep 0.2"), 30)
-		p := startBot(t, env)
+		p := botproc.Start(t, env)
 		for kill := 0; kill < 20; kill++ {
 			// The chaos interval: how long the bot lives before it is killed, not a wait for work.
 			time.Sleep(time.Duration(50+rand.IntN(400)) * time.Millisecond)
@@ -187,7 +187,7 @@ func TestKillNineRepeatedlyEveryRunCompletes(t *testing.T) {
 // Three replicas on one PostgreSQL database share 300 runs: every node runs exactly once and no
 // run is claimed twice.
 func TestReplicasShareWorkWithoutDoubleClaims(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		if env["DATABASE_URL"] == "" {
 			t.Skip("replicas share work through PostgreSQL")
 		}
@@ -200,7 +200,7 @@ func TestReplicasShareWorkWithoutDoubleClaims(t *testing.T) {
 			renv := copyEnv(env)
 			renv["REPLICA_ID"] = fmt.Sprintf("replica-%d", r)
 			renv["HOME"] = t.TempDir()
-			startBot(t, renv)
+			botproc.Start(t, renv)
 		}
 		waitAll(t, st, ids, db.StatusCompleted)
 		owners := map[string]int{}
@@ -261,7 +261,7 @@ func copyEnv(env map[string]string) map[string]string {
 // A worker frozen (SIGSTOP) past its lease loses the run to another replica; when it wakes, its
 // writes are rejected and it kills the node's process at once.
 func TestFrozenWorkerLosesItsRunAndStopsItsProcess(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		if env["DATABASE_URL"] == "" {
 			// A second server on one SQLite file is refused while the first holds it, frozen or not
 			// (cmd/bot TestSecondServerOnOneSQLiteFileIsRefusedWithThePID): replicas need PostgreSQL.
@@ -276,14 +276,14 @@ nodes:
   - id: long
     bash: 'echo $$ > "$PIDS/attempt-$ATTEMPT"; if [ "$ATTEMPT" = 1 ]; then sleep 60; fi; echo "finished by attempt $ATTEMPT"'
 `
-		a := startBot(t, env)
+		a := botproc.Start(t, env)
 		ids := queueRuns(t, st, src, 1)
 		pidFile := filepath.Join(pids, "attempt-1")
 		testkit.Eventually(t, "attempt 1 to start", func() bool { return readPid(pidFile) > 0 })
 		a.Freeze()
 		benv := copyEnv(env)
 		benv["HOME"], benv["REPLICA_ID"] = t.TempDir(), "replica-b"
-		startBot(t, benv)
+		botproc.Start(t, benv)
 		waitAll(t, st, ids, db.StatusCompleted)
 		run, _ := st.GetRun(context.Background(), ids[0])
 		if run.Meta.Output != "finished by attempt 2" {
@@ -304,7 +304,7 @@ nodes:
 // A run that crashes its worker at the same node every time stops after MAX_RECOVERIES rescues and
 // says so in chat, instead of looping forever. The node kills the `bot chat` process running it.
 func TestCrashLoopStopsAfterMaxRecoveries(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		wf := t.TempDir()
 		src := "name: crasher\nnodes:\n  - id: ok\n    bash: echo fine\n  - id: boom\n    depends_on: [ok]\n    bash: kill -9 $PPID\n"
 		if err := os.WriteFile(filepath.Join(wf, "crasher.yaml"), []byte(src), 0o644); err != nil {
@@ -333,10 +333,9 @@ func TestCrashLoopStopsAfterMaxRecoveries(t *testing.T) {
 // workflow it runs; that is the point of the crash tests.
 func chatOnce(t *testing.T, env map[string]string, msg string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Deadline)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bot.binary(t), "chat", "--conversation", "crash", msg)
-	cmd.Env, cmd.Dir = envList(env), env["HOME"]
+	cmd := botproc.CommandContext(ctx, t, env, "chat", "--conversation", "crash", msg)
 	out, _ := cmd.Output() // stdout is the chat; a crash exit is expected
 	return string(out)
 }
@@ -354,7 +353,7 @@ func readPid(path string) int {
 // node completed and during the second. Recovery resumes at the second node, the first never runs
 // again, and replaying the first node's completion record is accepted as a no-op.
 func TestCrashDuringSecondNodeResumesAtTheSecondNode(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		counters := t.TempDir()
 		env["COUNTERS"], env["LEASE_TTL"] = counters, "1s"
 		st := openStore(t, env)
@@ -367,9 +366,9 @@ nodes:
     depends_on: [preflight]
     bash: 'echo "$RUN_ID $ATTEMPT" >> "$COUNTERS/execute"; if [ "$ATTEMPT" = 1 ]; then kill -9 $PPID; sleep 5; fi; echo executed'
 `
-		p := startBot(t, env)
+		p := botproc.Start(t, env)
 		ids := queueRuns(t, st, src, 1)
-		p.wait() // the execute node kills the bot
+		p.Exit() // the execute node kills the bot
 		ctx := context.Background()
 		run, err := st.GetRun(ctx, ids[0])
 		if err != nil || run.Status != db.StatusRunning {
@@ -401,7 +400,7 @@ nodes:
 // does not. The worker that takes the run over stops those strays before the node runs again, so
 // two attempts of one node never run side by side.
 func TestTakeoverStopsWhatACrashedNodeLeftRunning(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		counters := t.TempDir()
 		env["COUNTERS"], env["LEASE_TTL"] = counters, "1s"
 		st := openStore(t, env)
@@ -411,9 +410,9 @@ nodes:
   - id: build
     bash: 'if [ "$ATTEMPT" = 1 ]; then sleep 600 & echo $! > "$COUNTERS/stray.pid"; kill -9 $PPID; wait; fi; echo built'
 `
-		p := startBot(t, env)
+		p := botproc.Start(t, env)
 		ids := queueRuns(t, st, src, 1)
-		p.wait() // the build node kills the bot
+		p.Exit() // the build node kills the bot
 		pid := readPid(filepath.Join(counters, "stray.pid"))
 		if pid == 0 || !running(pid) {
 			t.Fatalf("the background sleep (pid %d) is not running after the crash, so this test would prove nothing", pid)

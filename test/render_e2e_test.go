@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/testkit/botproc"
 )
 
 // inertWorkflow fails quoting, in its error, a masked link and two code fences that no line closes:
@@ -48,7 +49,7 @@ var fenceLine = regexp.MustCompile("^```[a-z]*$")
 // closed before the bot's own text.
 func TestSlackWorkflowOutputIsInertText(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	s.fake.SlashCommand(alice, channel, "run inert")
 	r := s.waitRoot(t, "inert", 1)
 	failure := s.waitInThread(t, r, "the failure message", containsText("Next: "))
@@ -75,7 +76,7 @@ func TestSlackWorkflowOutputIsInertText(t *testing.T) {
 // Markdown Discord itself would draw, and ``` opens a code block even in mid-line.
 func TestDiscordWorkflowOutputIsInertText(t *testing.T) {
 	fake := discordfake.New(t)
-	startDiscordBot(t, fake, botEnv(t))
+	startDiscordBot(t, fake, botproc.Env(t))
 	runWorkflow(fake, "inert", "")
 	r := waitDiscordRun(t, fake, "inert", 1)
 	failure := waitInRunThread(t, fake, r, "the failure message", contentHas("Next: "))

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/slackfake"
+	"threadflow/adapters/slack/slackfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // slackFoldLimit is where Slack folds a message behind "show more"; every message the bot posts
@@ -18,7 +20,7 @@ const slackFoldLimit = 4000
 
 func TestSlackRunHelloWorld(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
 		// Announced once auth.test accepted the token (issue 26).
 		s.bot.WaitStdout(regexp.MustCompile(`^Slack on: @threadflow in Slackfake\.$`))
@@ -68,7 +70,7 @@ func TestSlackGateAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			forEachEngine(t, func(t *testing.T, env map[string]string) {
+			botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 				s := startSlackBot(t, env, nil)
 				s.fake.SlashCommand(alice, channel, "run gated v1.2")
 				r := s.waitRoot(t, "gated", 1)
@@ -127,7 +129,7 @@ func TestSlackFailedRunPrompt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			forEachEngine(t, func(t *testing.T, env map[string]string) {
+			botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 				s := startSlackBot(t, env, nil)
 				failed := failPicky(t, s)
 
@@ -214,7 +216,7 @@ func checkResumed(t *testing.T, s *slackBot, failed run) {
 // message is kept up to date.
 func TestSlackRunReportStaysInItsThread(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	for range 3 {
 		s.fake.SlashCommand(alice, channel, "list")
 	}
@@ -231,7 +233,7 @@ func TestSlackRunReportStaysInItsThread(t *testing.T) {
 // end claiming that it failed: the newest status message shows the run completed.
 func TestSlackResumedRunStatusIsLive(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	failed := failPicky(t, s)
 	touch(t, filepath.Join(s.home, "ready"))
 	s.fake.ThreadMessage(alice, channel, failed.root.TS, "/workflow resume "+failed.id)
@@ -256,7 +258,7 @@ func TestSlackResumedRunStatusIsLive(t *testing.T) {
 // does not offer buttons for a gate already answered.
 func TestSlackGateAnsweredWhilePausing(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	s.fake.SlashCommand(alice, channel, "run gated v1.2")
 	r := s.waitRoot(t, "gated", 1)
 	s.waitStatus(t, r, "paused")
@@ -273,7 +275,7 @@ func TestSlackGateAnsweredWhilePausing(t *testing.T) {
 
 func TestSlackRedeliveredCommandRunsOnce(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
 		envelope := s.fake.SlashCommand(alice, channel, "run hello redelivered")
 		s.fake.Redeliver(envelope)
@@ -300,7 +302,7 @@ func TestSlackRedeliveredCommandRunsOnce(t *testing.T) {
 
 func TestSlackLongOutputIsSplit(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	s.fake.SlashCommand(alice, channel, "run long")
 	r := s.waitRoot(t, "long", 1)
 	s.waitStatus(t, r, "completed")
@@ -340,7 +342,7 @@ var liveMention = regexp.MustCompile(`<[!@#]`)
 func TestSlackMentionsInUserTextAreEscaped(t *testing.T) {
 	t.Parallel()
 	const pings = "<!channel> <@U999> <!here> <!subteam^S123> <#C999>"
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 
 	s.fake.SlashCommand(alice, channel, "run hello "+pings)
 	hello := s.waitRoot(t, "hello", 1)
@@ -366,13 +368,13 @@ func TestSlackMentionsInUserTextAreEscaped(t *testing.T) {
 
 func TestSlackUserOutsideAllowListCannotApprove(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), map[string]string{"ALLOWED_USER_IDS": "slack:" + alice})
+	s := startSlackBot(t, botproc.Env(t), map[string]string{"ALLOWED_USER_IDS": "slack:" + alice})
 	s.fake.SlashCommand(alice, channel, "run gated v1.2")
 	r := s.waitRoot(t, "gated", 1)
 	gate := waitGate(t, s, r)
 
 	s.fake.Click(mallory, gate, "Approve")
-	s.fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool { return len(f.Ephemerals(mallory)) > 0 })
+	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool { return len(f.Ephemerals(mallory)) > 0 })
 	told := s.fake.Ephemerals(mallory)
 	if len(told) != 1 || !strings.Contains(told[0].Text, "not allowed") || !strings.Contains(told[0].Text, "Nothing was changed") {
 		t.Errorf("mallory was told %q; want one private message saying they are not allowed and nothing changed", texts(told))
@@ -392,11 +394,11 @@ func TestSlackUserOutsideAllowListCannotApprove(t *testing.T) {
 
 func TestSlackReconnectsAfterDroppedConnection(t *testing.T) {
 	t.Parallel()
-	s := startSlackBot(t, botEnv(t), nil)
+	s := startSlackBot(t, botproc.Env(t), nil)
 	s.fake.DropConnection()
 	// Sent while the bot is disconnected: Slack keeps it until the bot is back.
 	s.fake.SlashCommand(alice, channel, "run hello while-away")
-	s.fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool { return f.Connected() && f.Connections() == 2 })
+	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool { return f.Connected() && f.Connections() == 2 })
 	first := s.waitRoot(t, "hello", 1)
 	s.waitInThread(t, first, "the first run's output", containsText("Hello, while-away!"))
 

@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/db"
-	"threadflow/test/slackfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // waitEphemeral waits until user was shown n private messages and returns the last one.
 func (s *slackBot) waitEphemeral(t *testing.T, user string, n int) slackfake.Message {
 	t.Helper()
-	s.fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool { return len(f.Ephemerals(user)) >= n })
+	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool { return len(f.Ephemerals(user)) >= n })
 	got := s.fake.Ephemerals(user)
 	return got[n-1]
 }
@@ -38,7 +40,7 @@ func countRunEvents(t *testing.T, env map[string]string, id string, typ db.Event
 // them. Every refused path changes nothing and tells only the person why; two approvals ship.
 func TestSlackGateRules(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
 		s.fake.SlashCommand(alice, channel, "run guarded v1")
 		r := s.waitRoot(t, "guarded", 1)
@@ -93,7 +95,7 @@ func TestSlackGateRules(t *testing.T) {
 // it, escaped, with buttons that answer with it in one click.
 func TestSlackUnclearReplyIsAskedBack(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
 		s.fake.SlashCommand(alice, channel, "run gated v1.2")
 		r := s.waitRoot(t, "gated", 1)
@@ -120,7 +122,7 @@ func TestSlackUnclearReplyIsAskedBack(t *testing.T) {
 // TestSlackGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
 func TestSlackGateTimesOutAndRemindsOnce(t *testing.T) {
 	t.Parallel()
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		s := startSlackBot(t, env, nil)
 		s.fake.SlashCommand(alice, channel, "run timed")
 		r := s.waitRoot(t, "timed", 1)

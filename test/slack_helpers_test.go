@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"threadflow/test/slackfake"
+	"threadflow/adapters/slack/slackfake"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 	"threadflow/workflow"
 )
 
@@ -110,7 +112,7 @@ func writeWorkflows(t *testing.T) string {
 // slackBot is the real bot connected to a Slack fake.
 type slackBot struct {
 	fake *slackfake.Server
-	bot  *botProcess
+	bot  *botproc.Process
 	home string // the bot's HOME, where picky looks for its files
 }
 
@@ -126,8 +128,8 @@ func startSlackBot(t *testing.T, env map[string]string, extra map[string]string)
 	for k, v := range extra {
 		env[k] = v
 	}
-	s := &slackBot{fake: fake, bot: startBot(t, env), home: env["HOME"]}
-	fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool { return f.Connected() })
+	s := &slackBot{fake: fake, bot: botproc.Start(t, env), home: env["HOME"]}
+	fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool { return f.Connected() })
 	return s
 }
 
@@ -135,7 +137,7 @@ func startSlackBot(t *testing.T, env map[string]string, extra map[string]string)
 func (s *slackBot) waitMessage(t *testing.T, what string, match func(slackfake.Message) bool) slackfake.Message {
 	t.Helper()
 	var found slackfake.Message
-	s.fake.WaitFor(t, e2eDeadline, func(f *slackfake.Server) bool {
+	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool {
 		for _, m := range f.Messages(channel) {
 			if match(m) {
 				found = m
@@ -196,7 +198,7 @@ var rootRE = regexp.MustCompile("^▶ `([^`]+)` - run `([^`]+)` by ")
 func (s *slackBot) waitRoot(t *testing.T, workflowName string, n int) run {
 	t.Helper()
 	var r run
-	s.fake.WaitFor(t, e2eDeadline, func(*slackfake.Server) bool {
+	s.fake.WaitFor(t, testkit.Deadline, func(*slackfake.Server) bool {
 		seen := 0
 		for _, m := range s.roots() {
 			if sm := rootRE.FindStringSubmatch(m.Text); sm != nil && sm[1] == workflowName {

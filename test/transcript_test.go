@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/db"
-	"threadflow/test/discordfake"
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // posted is a message as the platform fake holds it: its id there and its text.
@@ -53,7 +54,7 @@ func waitTranscript(t *testing.T, st db.Store, conv, runID string, want []posted
 func TestPostsAreRecordedInTheTranscript(t *testing.T) {
 	t.Parallel()
 	t.Run("slack", func(t *testing.T) {
-		forEachEngine(t, func(t *testing.T, env map[string]string) {
+		botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 			s := startSlackBot(t, env, nil)
 			s.fake.SlashCommand(alice, channel, "run hello world")
 			r := s.waitRoot(t, "hello", 1)
@@ -68,7 +69,7 @@ func TestPostsAreRecordedInTheTranscript(t *testing.T) {
 	})
 	t.Run("discord", func(t *testing.T) {
 		fake := discordfake.New(t)
-		env := botEnv(t)
+		env := botproc.Env(t)
 		startDiscordBot(t, fake, env)
 		runWorkflow(fake, "hello", "world")
 		r := waitDiscordRun(t, fake, "hello", 1)

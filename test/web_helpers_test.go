@@ -16,7 +16,7 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // browser starts a headless Chromium for the test and returns a chromedp context bounded by
-// e2eDeadline. Without Chromium the test is skipped, except on CI (CI=true), where it fails:
+// testkit.Deadline. Without Chromium the test is skipped, except on CI (CI=true), where it fails:
 // .ci/run installs it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
@@ -44,7 +44,7 @@ func browser(t *testing.T) context.Context {
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	ctx, cancelDeadline := context.WithTimeout(ctx, 2*e2eDeadline)
+	ctx, cancelDeadline := context.WithTimeout(ctx, 2*testkit.Deadline)
 	t.Cleanup(func() { cancelDeadline(); cancelBrowser(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil { // starts the browser now, so a broken install fails here
 		t.Fatalf("start chromium: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db/dbtest"
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // chatClient talks to one bot's web chat page as a named user (the threadflow_user cookie).
@@ -118,20 +119,20 @@ func (c chatClient) liveAt(path string) <-chan string {
 func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.PostgresDatabase(t)
-	start := func() *botProcess {
-		env := botEnv(t)
+	start := func() *botproc.Process {
+		env := botproc.Env(t)
 		env["DATABASE_URL"], env["WORKFLOWS_DIR"] = dbURL, writeWorkflows(t)
-		return startBot(t, env)
+		return botproc.Start(t, env)
 	}
 	a, b := start(), start()
 	onA, onB := chatClient{t, a.URL(), "alice"}, chatClient{t, b.URL(), "alice"}
 	updates := onB.live()
-	testkit.ReceiveContaining(t, updates, e2eDeadline, "No messages yet")
+	testkit.ReceiveContaining(t, updates, testkit.Deadline, "No messages yet")
 
 	onA.say("/workflow run hello world")
-	testkit.ReceiveContaining(t, updates, e2eDeadline, "Open the run's thread")
+	testkit.ReceiveContaining(t, updates, testkit.Deadline, "Open the run's thread")
 	path, _ := onB.thread()
-	testkit.ReceiveContaining(t, onB.liveAt("/live"+path), e2eDeadline, "of <code>hello</code> completed.")
+	testkit.ReceiveContaining(t, onB.liveAt("/live"+path), testkit.Deadline, "of <code>hello</code> completed.")
 	if page := onB.page(); !strings.Contains(page, "/workflow run hello world") {
 		t.Errorf("server B's chat page lacks what alice typed:\n%s", page)
 	}
@@ -150,9 +151,9 @@ func TestWebChatFollowsTheUserAcrossReplicas(t *testing.T) {
 // shows the chat and the run's thread as they were.
 func TestWebChatSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	env := botEnv(t)
+	env := botproc.Env(t)
 	env["WORKFLOWS_DIR"] = writeWorkflows(t)
-	bot := startBot(t, env)
+	bot := botproc.Start(t, env)
 	alice := chatClient{t, bot.URL(), "alice"}
 	alice.say("/workflow run gated v4")
 	testkit.Eventually(t, "the gate question in the run's thread", func() bool {

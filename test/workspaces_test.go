@@ -14,6 +14,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // handoverWorkflow writes a file in its first node, asks a person, and reads the file in its last
@@ -48,7 +49,7 @@ nodes:
 func twoReplicas(t *testing.T) (a, b map[string]string) {
 	t.Helper()
 	dbURL := dbtest.PostgresDatabase(t)
-	a, b = botEnv(t), botEnv(t)
+	a, b = botproc.Env(t), botproc.Env(t)
 	for who, env := range map[string]map[string]string{"a": a, "b": b} {
 		env["DATABASE_URL"], env["LEASE_TTL"], env["REPLICA_ID"], env["WHO"] = dbURL, "1s", who, who
 	}
@@ -68,7 +69,7 @@ func bareRepo(t *testing.T) string {
 // nodeStarted waits until node of the run has started.
 func nodeStarted(t *testing.T, st db.Store, id, node string) {
 	t.Helper()
-	testkit.EventuallyWithin(t, e2eDeadline, "node "+node+" of run "+id+" to start", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, "node "+node+" of run "+id+" to start", func() bool {
 		events, err := st.Events(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +87,7 @@ func nodeStarted(t *testing.T, st db.Store, id, node string) {
 func onlyRun(t *testing.T, st db.Store) string {
 	t.Helper()
 	var id string
-	testkit.EventuallyWithin(t, e2eDeadline, "the run to be created", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, "the run to be created", func() bool {
 		runs, err := st.ListRuns(context.Background(), db.RunFilter{})
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +123,7 @@ func approveOn(t *testing.T, base, id string) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: "bob"})
-	c := http.Client{Timeout: e2eDeadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -137,12 +138,11 @@ func approveOn(t *testing.T, base, id string) {
 // it printed and its exit status.
 func workflowCLI(t *testing.T, env map[string]string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*e2eDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testkit.Deadline)
 	defer cancel()
 	cli := copyEnv(env)
 	cli["REPLICA_ID"] = "cli-" + env["WHO"]
-	cmd := exec.CommandContext(ctx, bot.binary(t), append([]string{"workflow"}, args...)...)
-	cmd.Env, cmd.Dir = envList(cli), cli["HOME"]
+	cmd := botproc.CommandContext(ctx, t, cli, append([]string{"workflow"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
@@ -167,7 +167,7 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 		env["WORKSPACE_REMOTE"], env["WORKFLOWS_DIR"] = remote, workflows
 	}
 	st := openStore(t, envA)
-	a := startBot(t, envA)
+	a := botproc.Start(t, envA)
 	chatA := chatClient{t, a.URL(), "alice"}
 	chatA.say("/workflow run handover")
 	id := onlyRun(t, st)
@@ -176,7 +176,7 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	if !strings.Contains(startedOnA, id) {
 		t.Fatalf("a's chat page does not name run %s:\n%s", id, startedOnA)
 	}
-	b := startBot(t, envB)
+	b := botproc.Start(t, envB)
 	if got := b.LogEvents("serve.home_not_shared"); len(got) != 0 {
 		t.Errorf("b warned about separate homes although WORKSPACE_REMOTE is set: %v", got)
 	}
@@ -208,7 +208,7 @@ func TestWorkspaceFollowsTheRunThroughTheRemote(t *testing.T) {
 	}
 	// The run is completed in the database before b posts the end of it in the chat.
 	onB := chatClient{t, b.URL(), "alice"}
-	testkit.EventuallyWithin(t, e2eDeadline, "the completion in the run's thread on b", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, "the completion in the run's thread on b", func() bool {
 		_, page := onB.thread()
 		return strings.Contains(page, "of <code>handover</code> completed.")
 	})
@@ -235,10 +235,10 @@ func TestLostWorkspaceWithoutRemoteResumesFresh(t *testing.T) {
 	t.Parallel()
 	envA, envB := twoReplicas(t)
 	st := openStore(t, envA)
-	a := startBot(t, envA)
+	a := botproc.Start(t, envA)
 	id := queueRuns(t, st, handoverWorkflow, 1)[0]
 	waitAll(t, st, []string{id}, db.StatusPaused)
-	b := startBot(t, envB)
+	b := botproc.Start(t, envB)
 	b.WaitLog("serve.home_not_shared", nil)
 	if p := b.LogEvents("serve.home_not_shared")[0]["problem"]; !strings.Contains(p.(string), "does not see the same THREADFLOW_HOME as a on") {
 		t.Errorf("b's warning: %v", p)
@@ -251,7 +251,7 @@ func TestLostWorkspaceWithoutRemoteResumesFresh(t *testing.T) {
 	}
 
 	a.Kill() // for good
-	testkit.EventuallyWithin(t, 3*e2eDeadline, "b to find the workspace lost", func() bool {
+	testkit.EventuallyWithin(t, 3*testkit.Deadline, "b to find the workspace lost", func() bool {
 		run, err := st.GetRun(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -311,13 +311,13 @@ func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
 		env["WORKSPACE_REMOTE"], env["WORKFLOWS_DIR"], env["RELEASE"] = remote, workflows, release
 	}
 	st := openStore(t, envA)
-	a := startBot(t, envA)
+	a := botproc.Start(t, envA)
 	chatA := chatClient{t, a.URL(), "alice"}
 	chatA.say("/workflow run firstkill")
 	id := onlyRun(t, st)
 	nodeStarted(t, st, id, "write")
 	workA := filepath.Join(envA["THREADFLOW_HOME"], "runs", id, "work")
-	testkit.EventuallyWithin(t, e2eDeadline, "a's first node to write its file", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, "a's first node to write its file", func() bool {
 		b, err := os.ReadFile(filepath.Join(workA, "notes.txt"))
 		return err == nil && strings.TrimSpace(string(b)) == "written by a"
 	})
@@ -326,9 +326,9 @@ func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := startBot(t, envB)
+	b := botproc.Start(t, envB)
 	var run db.Run
-	testkit.EventuallyWithin(t, 3*e2eDeadline, "b to finish the run", func() bool {
+	testkit.EventuallyWithin(t, 3*testkit.Deadline, "b to finish the run", func() bool {
 		var err error
 		if run, err = st.GetRun(context.Background(), id); err != nil {
 			t.Fatal(err)
@@ -355,7 +355,7 @@ func TestFirstNodeKillStartsAfreshWithoutAPerson(t *testing.T) {
 		t.Errorf("workspace_created events: %+v; want a's, then a fresh one of b replacing it", made)
 	}
 	onB := chatClient{t, b.URL(), "alice"}
-	testkit.EventuallyWithin(t, e2eDeadline, "the completion in the run's thread on b", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, "the completion in the run's thread on b", func() bool {
 		_, page := onB.thread()
 		return strings.Contains(page, "of <code>firstkill</code> completed.")
 	})

@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"threadflow/platform"
 )
 
 var (
 	approvalFields = []string{"message", "capture_response", "approvers", "allow_self_approval", "required_approvals",
 		"timeout", "on_timeout", "remind_after"}
 	onTimeouts = []string{string(TimeoutReject), string(TimeoutAbandon)}
-	// approverPlatforms are the platforms whose user ids an approver list may name.
-	approverPlatforms = []string{"slack", "discord", "console", "web"}
 )
 
 // AdminsApprover in `approvers` stands for every id in ADMIN_USER_IDS.
@@ -70,7 +70,7 @@ func (d *decoder) approvers(f field) ([]string, bool) {
 		case id == AdminsApprover:
 			admins = true
 		case !validApprover(id):
-			d.errorf(item, "approver %q is not a user id; write the platform and the id, like slack:U0123ABCD, discord:80351110224678912, console:alice or web:alice, or %s", clip(id), AdminsApprover)
+			d.errorf(item, "approver %q is not a user id; write the platform and the id, like %s, or %s", clip(id), platform.Examples(), AdminsApprover)
 		case contains(ids, id):
 			d.errorf(item, "approver %q is listed twice; remove one", id)
 		default:
@@ -82,8 +82,8 @@ func (d *decoder) approvers(f field) ([]string, bool) {
 
 // validApprover reports whether id is platform:user with a known platform and no spaces.
 func validApprover(id string) bool {
-	platform, user, ok := strings.Cut(id, ":")
-	return ok && contains(approverPlatforms, platform) && user != "" && len(id) <= 200 &&
+	_, user, ok := platform.SplitUserID(id)
+	return ok && len(id) <= 200 &&
 		strings.IndexFunc(user, func(r rune) bool { return r <= ' ' || r == ':' || r == 0x7f }) < 0
 }
 

@@ -14,10 +14,11 @@ import (
 	"sync"
 
 	"threadflow/conversation"
+	"threadflow/platform"
 )
 
 // Platform is the platform name of console addresses and user ids ("console:alice").
-const Platform = "console"
+const Platform = platform.Console
 
 // keepKeys is how many keyed replies an Outbox remembers, so that posting one again prints nothing
 // (the oldest is forgotten first): far more than a terminal session's runs owe at once.

@@ -16,10 +16,11 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/conversation"
+	"threadflow/platform"
 )
 
 // Platform is the platform name in Addresses and user ids.
-const Platform = "discord"
+const Platform = platform.Discord
 
 // ErrConfig is wrapped by every configuration error New returns.
 var ErrConfig = errors.New("discord: invalid configuration")

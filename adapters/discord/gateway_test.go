@@ -5,7 +5,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"threadflow/test/discordfake"
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/testkit"
 )
 
 // pinnedWithoutResumeURL is the discordgo release this module pins, which resumes a dropped
@@ -19,7 +20,7 @@ func TestGatewayResumesOnReadyResumeURL(t *testing.T) {
 	e := newEnv(t)
 	e.fake.DropSessions()
 	var resumed discordfake.Connection
-	e.fake.WaitFor(t, wait, func(s *discordfake.Server) bool {
+	e.fake.WaitFor(t, testkit.Deadline, func(s *discordfake.Server) bool {
 		for _, c := range s.Connections() {
 			if c.Resumed {
 				resumed = c

@@ -10,11 +10,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
+	"threadflow/testkit"
 )
-
-const wait = 10 * time.Second
 
 // handled is one message the handler saw, with the interaction answers present at that moment.
 type handled struct {
@@ -46,7 +45,7 @@ func (r *recorder) all() []handled {
 func (r *recorder) waitEvent(t *testing.T, id string) handled {
 	t.Helper()
 	var found handled
-	r.fake.WaitFor(t, wait, func(*discordfake.Server) bool {
+	r.fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool {
 		for _, h := range r.all() {
 			if h.msg.EventID == id {
 				found = h
@@ -154,7 +153,7 @@ func start(t *testing.T, fake *discordfake.Server, cl *memClaimer, guilds ...str
 		})
 	}
 	t.Cleanup(e.stop)
-	fake.WaitFor(t, wait, func(s *discordfake.Server) bool {
+	fake.WaitFor(t, testkit.Deadline, func(s *discordfake.Server) bool {
 		select {
 		case <-done:
 			t.Fatalf("Run ended before connecting: %v", runErr)
@@ -193,7 +192,7 @@ func hasKind(kind string) func(rs []discordfake.Response) bool {
 func waitResponse(t *testing.T, fake *discordfake.Server, id, kind string) discordfake.Response {
 	t.Helper()
 	var got discordfake.Response
-	fake.WaitFor(t, wait, func(s *discordfake.Server) bool {
+	fake.WaitFor(t, testkit.Deadline, func(s *discordfake.Server) bool {
 		for _, r := range s.InteractionResponses(id) {
 			if r.Kind == kind {
 				got = r

@@ -4,8 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
+	"threadflow/testkit"
 )
 
 func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
@@ -105,7 +106,7 @@ func TestTwoReplicasAnswerAnInteractionOnce(t *testing.T) {
 	cl := newClaimer()
 	a, b := start(t, fake, cl), start(t, fake, cl)
 	id := fake.SlashCommand("301", "500", "list", nil)
-	fake.WaitFor(t, wait, func(*discordfake.Server) bool { return cl.attemptsFor(id) == 2 })
+	fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool { return cl.attemptsFor(id) == 2 })
 	waitResponse(t, fake, id, discordfake.KindEditOriginal)
 	a.stop()
 	b.stop() // both have finished every handler: nothing more can arrive
@@ -161,7 +162,7 @@ func TestOwnMessagesAndChannelChatterAreIgnored(t *testing.T) {
 		t.Fatalf("Post: %v", err)
 	}
 	e.fake.ChannelMessage("301", "500", "just chatting")
-	e.fake.WaitFor(t, wait, func(*discordfake.Server) bool {
+	e.fake.WaitFor(t, testkit.Deadline, func(*discordfake.Server) bool {
 		return e.logs.FilterMessage("discord.message_ignored").Len() == 2
 	})
 	e.stop()

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
 )
 
 // restart is a new adapter on the same fake, not connected to the gateway (the outbox needs only

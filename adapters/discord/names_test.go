@@ -3,8 +3,8 @@ package discord
 import (
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
 )
 
 // Every way a person reaches the bot carries the name Discord shows for them: the guild nickname,

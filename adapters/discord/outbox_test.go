@@ -6,8 +6,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"threadflow/adapters/discord/discordfake"
 	"threadflow/conversation"
-	"threadflow/test/discordfake"
+	"threadflow/testkit"
 )
 
 var channel500 = conversation.Address{Platform: Platform, ChannelID: "500"}
@@ -225,7 +226,7 @@ func TestCommandsAreRegistered(t *testing.T) {
 			fake := discordfake.New(t)
 			start(t, fake, newClaimer(), tt.guilds...)
 			for _, scope := range tt.scopes {
-				fake.WaitFor(t, wait, func(s *discordfake.Server) bool { return s.Commands(scope) != nil })
+				fake.WaitFor(t, testkit.Deadline, func(s *discordfake.Server) bool { return s.Commands(scope) != nil })
 				body := string(fake.Commands(scope))
 				for _, want := range []string{`"name":"workflow"`, `"name":"run"`, `"name":"approve"`, `"autocomplete":true`} {
 					if !strings.Contains(body, want) {

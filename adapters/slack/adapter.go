@@ -18,10 +18,11 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/conversation"
+	"threadflow/platform"
 )
 
 // Platform is the platform name in conversation Addresses and database keys.
-const Platform = "slack"
+const Platform = platform.Slack
 
 // ErrConfig reports a configuration the adapter cannot start with.
 var ErrConfig = errors.New("slack: invalid configuration")

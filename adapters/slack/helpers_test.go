@@ -8,11 +8,10 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
+	"threadflow/testkit"
 )
-
-const waitTimeout = 10 * time.Second
 
 // recorder is a conversation.Handler that keeps every message; when gate is set, Handle blocks on
 // it after recording, to show what happens while a handler is still busy.
@@ -44,7 +43,7 @@ func (r *recorder) messages() []conversation.Message {
 // waitMessages waits until the recorder holds n messages and returns them.
 func (r *recorder) waitMessages(t *testing.T, fake *slackfake.Server, n int) []conversation.Message {
 	t.Helper()
-	fake.WaitFor(t, waitTimeout, func(*slackfake.Server) bool { return len(r.messages()) >= n })
+	fake.WaitFor(t, testkit.Deadline, func(*slackfake.Server) bool { return len(r.messages()) >= n })
 	return r.messages()
 }
 
@@ -76,17 +75,17 @@ func startAdapter(t *testing.T) (*slackfake.Server, *recorder, *Adapter) {
 			if err != nil {
 				t.Errorf("Run returned %v after cancel, want nil", err)
 			}
-		case <-time.After(waitTimeout):
+		case <-time.After(testkit.Deadline):
 			t.Errorf("Run did not return after its context ended")
 		}
 	})
-	fake.WaitFor(t, waitTimeout, func(s *slackfake.Server) bool { return s.Connected() })
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Connected() })
 	return fake, rec, a
 }
 
 // botPosts waits until channel holds n messages posted through the Web API and returns them.
 func botPosts(t *testing.T, fake *slackfake.Server, channel string, n int) []slackfake.Message {
 	t.Helper()
-	fake.WaitFor(t, waitTimeout, func(s *slackfake.Server) bool { return len(s.Messages(channel)) >= n })
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return len(s.Messages(channel)) >= n })
 	return fake.Messages(channel)
 }

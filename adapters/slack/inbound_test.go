@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
+	"threadflow/testkit"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -53,7 +54,7 @@ func TestSlashCommandAckedBeforeHandlerFinishes(t *testing.T) {
 	env := fake.SlashCommand("U1", "C1", "run hello world")
 	got := rec.waitMessages(t, fake, 1)[0]
 	// The handler is still blocked: the ack must not be waiting for it.
-	fake.WaitFor(t, waitTimeout, func(s *slackfake.Server) bool { return s.Acked(env) })
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Acked(env) })
 
 	want := conversation.Message{
 		Address:   conversation.Address{Platform: Platform, ChannelID: "C1"},
@@ -168,13 +169,13 @@ func TestReconnectsAfterDroppedConnection(t *testing.T) {
 	rec.waitMessages(t, fake, 1)
 
 	fake.DropConnection()
-	fake.WaitFor(t, waitTimeout, func(s *slackfake.Server) bool { return s.Connections() == 2 && s.Connected() })
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Connections() == 2 && s.Connected() })
 	env := fake.SlashCommand("U1", "C1", "list")
 	got := rec.waitMessages(t, fake, 2)
 	if got[1].Text != "/workflow list" {
 		t.Fatalf("after reconnect got %q, want /workflow list", got[1].Text)
 	}
-	fake.WaitFor(t, waitTimeout, func(s *slackfake.Server) bool { return s.Acked(env) })
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Acked(env) })
 }
 
 func addr(channel, thread string) conversation.Address {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
 )
 
 // restart is a new adapter on the same fake: what a bot that stopped after Slack accepted a post,

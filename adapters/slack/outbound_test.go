@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/conversation"
-	"threadflow/test/slackfake"
 )
 
 var approveButtons = []conversation.Button{

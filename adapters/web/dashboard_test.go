@@ -218,9 +218,9 @@ func TestLiveRunPageStreamsStateChanges(t *testing.T) {
 	}
 	events := make(chan string, 16)
 	go readEvents(resp, events)
-	testkit.ReceiveContaining(t, events, waitTimeout, `state-paused">paused`)
+	testkit.ReceiveContaining(t, events, testkit.Deadline, `state-paused">paused`)
 	b.post("/runs/"+run.ID+"/approve", nil)
-	testkit.ReceiveContaining(t, events, waitTimeout, `state-completed">completed`)
+	testkit.ReceiveContaining(t, events, testkit.Deadline, `state-completed">completed`)
 }
 
 // readEvents sends the data of each server-sent event on out until the stream ends.

@@ -56,17 +56,17 @@ func TestChatPageOnAnyReplica(t *testing.T) {
 	onA, onB := a.browser("alice"), b.browser("alice")
 	events := onB.live("/live/chat")
 	threads := onB.live("/live/chat/threads")
-	testkit.ReceiveContaining(t, events, waitTimeout, "No messages yet")
-	testkit.ReceiveContaining(t, threads, waitTimeout, "No run has been started")
+	testkit.ReceiveContaining(t, events, testkit.Deadline, "No messages yet")
+	testkit.ReceiveContaining(t, threads, testkit.Deadline, "No run has been started")
 
 	onA.say("/workflow run gated v2")
 	run := a.waitRun("gated", db.StatusPaused)
-	testkit.ReceiveContaining(t, events, waitTimeout, "Open the run's thread")
+	testkit.ReceiveContaining(t, events, testkit.Deadline, "Open the run's thread")
 	_, chat := onB.get("/chat")
 	thread := runThread(t, chat)
-	testkit.ReceiveContaining(t, threads, waitTimeout, `href="/chat/threads/`+thread+`"`)
+	testkit.ReceiveContaining(t, threads, testkit.Deadline, `href="/chat/threads/`+thread+`"`)
 	inThread := onB.live("/live/chat/threads/" + thread)
-	testkit.ReceiveContaining(t, inThread, waitTimeout, "Ship it?")
+	testkit.ReceiveContaining(t, inThread, testkit.Deadline, "Ship it?")
 
 	_, page := onB.get("/chat/threads/" + thread)
 	for _, want := range []string{"run <code>" + run.ID + "</code> by", "Status of run <code>" + run.ID + "</code>", "Ship it?"} {
@@ -79,7 +79,7 @@ func TestChatPageOnAnyReplica(t *testing.T) {
 		t.Fatalf("approve from server B's page = %d: %s", code, body)
 	}
 	b.waitRun("gated", db.StatusCompleted)
-	testkit.ReceiveContaining(t, inThread, waitTimeout, "of <code>gated</code> completed.")
+	testkit.ReceiveContaining(t, inThread, testkit.Deadline, "of <code>gated</code> completed.")
 
 	for name, br := range map[string]*browser{"A": onA, "B": onB} {
 		testkit.Eventually(t, "server "+name+"'s view of the thread to show the completed run once", func() bool {

@@ -24,8 +24,6 @@ import (
 	"threadflow/testkit"
 )
 
-const waitTimeout = testkit.Deadline
-
 const gatedWorkflow = "name: gated\nnodes:\n  - id: build\n    bash: echo built \"$ARGUMENTS\"\n  - id: ship\n    depends_on: [build]\n    approval: {message: \"Ship it?\"}\n  - id: deploy\n    depends_on: [ship]\n    bash: echo deployed\n"
 
 // guardedWorkflow's gate needs two approvals from web:alice, web:bob or an admin, and times out.
@@ -66,7 +64,7 @@ type rig struct {
 // idle waits until every message sent so far was handled.
 func (r *rig) idle() {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Deadline)
 	defer cancel()
 	if err := r.inbox.Idle(ctx); err != nil {
 		r.t.Fatal(err)
@@ -128,7 +126,7 @@ type browser struct {
 func (r *rig) browser(name string) *browser {
 	r.t.Helper()
 	jar, _ := cookiejar.New(nil)
-	b := &browser{r: r, c: &http.Client{Jar: jar, Timeout: waitTimeout}}
+	b := &browser{r: r, c: &http.Client{Jar: jar, Timeout: testkit.Deadline}}
 	if name != "" {
 		b.post("/chat/name", url.Values{"name": {name}})
 	}

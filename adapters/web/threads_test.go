@@ -99,7 +99,7 @@ func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
 		}
 	}
 	events := bob.live("/live/chat/threads/" + thread)
-	testkit.ReceiveContaining(t, events, waitTimeout, "is waiting at <code>confirm</code>")
+	testkit.ReceiveContaining(t, events, testkit.Deadline, "is waiting at <code>confirm</code>")
 
 	// The requester's own approval is refused, to the requester alone.
 	local.reply(thread, "lgtm")
@@ -124,7 +124,7 @@ func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
 	r.waitRun("release", db.StatusCompleted)
 	done := "✅ Approved by <span class=\"user-text\">web:bob</span>: gate <code>confirm</code> of run <code>" + run.ID +
 		"</code> with note: <span class=\"user-text\">ship it</span>. The run continues."
-	testkit.ReceiveContaining(t, events, waitTimeout, "shipped v1.0 with note [ship it]")
+	testkit.ReceiveContaining(t, events, testkit.Deadline, "shipped v1.0 with note [ship it]")
 	for name, b := range map[string]*browser{"local": local, "bob": bob} {
 		testkit.Eventually(t, name+"'s view of the completed thread", func() bool {
 			_, page := b.get(path)

@@ -55,8 +55,8 @@ type gateView struct {
 // Required is how many distinct people must approve.
 func (g *gateView) Required() int { return g.Pause.Gate.RequiredApprovals() }
 
-// NoSelfApproval reports whether the run's requester may not approve.
-func (g *gateView) NoSelfApproval() bool { return g.Pause.Gate != nil && g.Pause.Gate.NoSelfApproval }
+// AllowSelfApproval reports whether the run's requester may approve.
+func (g *gateView) AllowSelfApproval() bool { return g.Pause.Gate.AllowsSelfApproval() }
 
 // TimeoutOutcome is what happens when nobody answers in time.
 func (g *gateView) TimeoutOutcome() string {

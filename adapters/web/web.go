@@ -31,10 +31,11 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/platform"
 )
 
 // Platform is the platform name of web addresses and user ids ("web:alice").
-const Platform = "web"
+const Platform = platform.Web
 
 // Defaults of Config.
 const (

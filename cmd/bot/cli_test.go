@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"threadflow/db/dbtest"
 )
 
 // cli runs one bot command to completion and returns its stdout and exit status.
@@ -18,23 +16,9 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
 	return b.stdout.String(), exitCode(err)
 }
 
-func cliEnv(t *testing.T) map[string]string {
+// cliEnv is the environment of an in-process command: its own home, and only errors logged.
+func cliEnv(t testing.TB) map[string]string {
 	return map[string]string{"THREADFLOW_HOME": t.TempDir(), "LOG_LEVEL": "error"}
-}
-
-// forEachEngine runs f with a cliEnv on SQLite and one on PostgreSQL (skipped without
-// TEST_DATABASE_URL unless CI=true).
-func forEachEngine(t *testing.T, f func(t *testing.T, env map[string]string)) {
-	t.Helper()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			env := cliEnv(t)
-			if engine == "postgres" {
-				env["DATABASE_URL"] = dbtest.PostgresDatabase(t)
-			}
-			f(t, env)
-		})
-	}
 }
 
 var runIDPattern = regexp.MustCompile("run `([0-9a-z]{10})`")

@@ -56,6 +56,8 @@ type Config struct {
 	Discord        DiscordConfig
 	DashboardToken string // secret
 	ReplicaID      string // lease owner name of this process
+
+	scrubbed []string // the secret values among the settings (secretValues), as loadConfig read them
 }
 
 // limits are the input limits every adapter's messages are checked against.
@@ -94,12 +96,7 @@ func (c Config) redactedDatabase() string {
 }
 
 // secrets lists the secret values set in c, so text that might quote them can be scrubbed.
-func (c Config) secrets() []string {
-	return []string{
-		c.Slack.BotToken, c.Slack.AppToken, c.Discord.BotToken, c.DashboardToken,
-		urlPassword(c.DatabaseURL), c.WorkspaceRemote,
-	}
-}
+func (c Config) secrets() []string { return c.scrubbed }
 
 // hostInfo is what defaults depend on besides the environment: injected so tests control it.
 type hostInfo struct {

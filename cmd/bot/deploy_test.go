@@ -24,9 +24,9 @@ import (
 func TestDockerHealthCheckFollowsHTTPAddr(t *testing.T) {
 	check := dockerHealthCheck(t)
 	port := freePort(t)
-	p := startBot(t, t.TempDir(), "HTTP_ADDR=127.0.0.1:"+port)
-	waitURL(t, p.stdout, p.exited, p.stderr)
-	defer p.stop(t, syscall.SIGTERM)
+	p := launchIn(t, t.TempDir(), "HTTP_ADDR=127.0.0.1:"+port)
+	serving(t, p)
+	defer stopClean(t, p, syscall.SIGTERM)
 
 	if out, err := runHealthCheck(check, "0.0.0.0:"+port); err != nil {
 		t.Fatalf("health check with HTTP_ADDR=0.0.0.0:%s against a bot on that port failed: %v\n%s", port, err, out)

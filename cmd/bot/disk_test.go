@@ -70,7 +70,7 @@ nodes:
 		t.Fatalf("GET /readyz = %d %q; want 503 naming the disk and MIN_FREE_DISK", code, body)
 	}
 	t.Logf("the run's notice:\n%s\n/readyz: %d %s", out, code, body)
-	deadline := time.Now().Add(testDeadline)
+	deadline := time.Now().Add(testkit.Deadline)
 	for !strings.Contains(b.stderr.String(), `"orchestrator.claims_stopped"`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no claims_stopped log line; stderr:\n%s", b.stderr)

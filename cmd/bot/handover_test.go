@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 	"time"
 )
 
@@ -13,7 +15,7 @@ import (
 // gone, approving it on the dashboard of a running server is enough: the server executes it. On
 // both engines.
 func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, cliEnv, func(t *testing.T, env map[string]string) {
 		server := maps.Clone(env)
 		server["HTTP_ADDR"], server["REPLICA_ID"] = "127.0.0.1:0", "server"
 		srv := runBot(t, server)
@@ -58,7 +60,7 @@ func approveOnDashboard(t *testing.T, base, id, name, note string) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: name})
-	c := http.Client{Timeout: testDeadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func printHelp(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range settings {
 		flagName := "(secret)"
-		if !s.secret {
+		if !s.isSecret() {
 			flagName = "-" + s.flagName()
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.env, flagName, s.shownDefault(), s.usage)

@@ -8,12 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"threadflow/testkit"
 	"time"
 )
-
-// testDeadline bounds every wait in these tests. It is a failure bound, not a measurement: the
-// machine running them may be slow and shared.
-const testDeadline = 30 * time.Second
 
 // lineWriter collects output and hands each complete line to lines, so a test can wait for a line
 // with a deadline instead of sleeping.
@@ -56,7 +53,7 @@ var upLine = regexp.MustCompile(`^Threadflow is up: (http://127\.0\.0\.1:[0-9]+/
 // bot stopped, so a failed start fails the test at once with its stderr.
 func waitURL(t *testing.T, stdout *lineWriter, exited <-chan struct{}, stderr *lineWriter) string {
 	t.Helper()
-	deadline := time.After(testDeadline)
+	deadline := time.After(testkit.Deadline)
 	for {
 		select {
 		case line := <-stdout.lines:
@@ -70,7 +67,7 @@ func waitURL(t *testing.T, stdout *lineWriter, exited <-chan struct{}, stderr *l
 		case <-exited:
 			t.Fatalf("bot exited before it was up; stderr:\n%s", stderr.String())
 		case <-deadline:
-			t.Fatalf("bot not up after %s; stderr:\n%s", testDeadline, stderr.String())
+			t.Fatalf("bot not up after %s; stderr:\n%s", testkit.Deadline, stderr.String())
 		}
 	}
 }
@@ -78,7 +75,7 @@ func waitURL(t *testing.T, stdout *lineWriter, exited <-chan struct{}, stderr *l
 // get fetches url and returns the status and body.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := http.Client{Timeout: testDeadline}
+	c := http.Client{Timeout: testkit.Deadline}
 	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)

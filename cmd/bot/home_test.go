@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"threadflow/testkit/botproc"
 )
 
 // THREADFLOW_HOME defaults to a directory per user, the same from every working directory.
@@ -40,7 +41,7 @@ func TestDefaultHomeIsPerUser(t *testing.T) {
 // A home in the working directory's .threadflow, the default of earlier versions, is not used
 // silently: the command says where its runs are and how to use the old ones.
 func TestAnOldHomeInTheWorkingDirectoryIsNamed(t *testing.T) {
-	bin, home := botBinary(t), t.TempDir()
+	bin, home := botproc.Binary(t), t.TempDir()
 	project := filepath.Join(home, "project")
 	if err := os.Mkdir(project, 0o755); err != nil {
 		t.Fatal(err)

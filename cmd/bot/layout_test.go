@@ -12,6 +12,7 @@ import (
 var layers = map[string]int{
 	"threadflow/proctag":     0,
 	"threadflow/groupcommit": 0,
+	"threadflow/platform":    0,
 	"threadflow/db":          1,
 	"threadflow/workflow":    1,
 	"threadflow/migrations":  1,
@@ -34,6 +35,11 @@ var layers = map[string]int{
 	"threadflow/db/sim":           -1,
 	"threadflow/agent/agenttest":  -1,
 	"threadflow/agent/agenttest/": -1,
+
+	// Each platform's fake lives next to its adapter, but is test support like the above.
+	"threadflow/adapters/slack/slackfake":     -1,
+	"threadflow/adapters/discord/discordfake": -1,
+	"threadflow/testkit/botproc":              -1,
 }
 
 // engines are the database engines: only cmd/ picks one, everything else sees db.Store.

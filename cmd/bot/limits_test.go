@@ -3,12 +3,13 @@ package main
 import (
 	"strings"
 	"testing"
+	"threadflow/testkit/botproc"
 )
 
 // The terminal refuses NUL bytes and oversized arguments, in `bot chat` and `bot workflow run`,
 // naming the limit, and writes nothing: no run, no thread saying "queued". On both engines.
 func TestTerminalRefusesNulAndOversizedArgumentsWritingNothing(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, env map[string]string) {
+	botproc.ForEachEngine(t, cliEnv, func(t *testing.T, env map[string]string) {
 		long := strings.Repeat("a", 200_000)
 		out, code := cli(t, env, "chat", "/workflow run hello wor\x00ld", "/workflow run hello "+long)
 		if code != 0 || !strings.Contains(out, "NUL byte") || !strings.Contains(out, "at most 16000 bytes (MAX_ARGS_BYTES), and this one is 200000 bytes") ||

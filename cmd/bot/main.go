@@ -126,15 +126,7 @@ func currentHost(getenv func(string) string, stderr io.Writer) hostInfo {
 }
 
 // envSecrets lists the secret values in the environment, to scrub from messages.
-func envSecrets(getenv func(string) string) []string {
-	out := []string{urlPassword(getenv("DATABASE_URL"))}
-	for _, s := range settings {
-		if s.secret && s.env != "DATABASE_URL" {
-			out = append(out, strings.TrimSpace(getenv(s.env)))
-		}
-	}
-	return out
-}
+func envSecrets(getenv func(string) string) []string { return secretValues(getenv) }
 
 // didYouMean is ` (did you mean "x"?)` when name is a plausible typo of one of names, else "".
 func didYouMean(name string, names []string) string {

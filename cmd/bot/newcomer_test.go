@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"threadflow/testkit/botproc"
 )
 
 // The errors of a newcomer's first hour: each names the setting or file, what was wrong and the
@@ -140,7 +141,7 @@ func TestUnwritableHomeNamesTheSettingAndThePermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ home, what string }{{home, "is not writable"}, {filepath.Join(home, "sub"), "cannot be created"}} {
-		cmd := exec.Command(botBinary(t), "chat", "/workflow list")
+		cmd := exec.Command(botproc.Binary(t), "chat", "/workflow list")
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "THREADFLOW_HOME=" + tt.home}
 		runUnprivileged(t, cmd)
@@ -176,21 +177,21 @@ func runUnprivileged(t *testing.T, cmd *exec.Cmd) {
 
 func TestSecondServerOnOneSQLiteFileIsRefusedWithThePID(t *testing.T) {
 	dir := t.TempDir()
-	first := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
-	waitURL(t, first.stdout, first.exited, first.stderr)
-	second := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
-	if code := second.waitExit(t); code != 1 {
-		t.Fatalf("second server exit status %d, want 1; stderr:\n%s", code, second.stderr)
+	first := launchIn(t, dir, "HTTP_ADDR=127.0.0.1:0")
+	serving(t, first)
+	second := launchIn(t, dir, "HTTP_ADDR=127.0.0.1:0")
+	if code := second.Exit(); code != 1 {
+		t.Fatalf("second server exit status %d, want 1; stderr:\n%s", code, second.Stderr())
 	}
 	db := filepath.Join(userHome(dir), "threadflow.db")
-	want := "threadflow: another Threadflow server (pid " + strconv.Itoa(first.cmd.Process.Pid) + ") already serves the SQLite database " +
+	want := "threadflow: another Threadflow server (pid " + strconv.Itoa(first.Pid()) + ") already serves the SQLite database " +
 		db + " (lock file " + db + ".server-lock); stop that one first, or give this one its own THREADFLOW_HOME"
-	if !strings.Contains(second.stderr.String(), want) {
-		t.Errorf("stderr:\n%s\nwant %q", second.stderr, want)
+	if !strings.Contains(second.Stderr(), want) {
+		t.Errorf("stderr:\n%s\nwant %q", second.Stderr(), want)
 	}
 	// Terminals work next to the server, and the lock goes with the server.
-	first.stop(t, syscall.SIGTERM)
-	third := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
-	waitURL(t, third.stdout, third.exited, third.stderr)
-	third.stop(t, syscall.SIGTERM)
+	stopClean(t, first, syscall.SIGTERM)
+	third := launchIn(t, dir, "HTTP_ADDR=127.0.0.1:0")
+	serving(t, third)
+	stopClean(t, third, syscall.SIGTERM)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap/zapcore"
+
+	"threadflow/platform"
 )
 
 // The parsers below return an error whose text says what would be accepted; applySetting turns it
@@ -182,7 +184,7 @@ func checkDir(v string) error {
 
 // userIDPattern is a platform-qualified user id: the platform, a colon, and an id without spaces
 // or separators.
-var userIDPattern = regexp.MustCompile(`^(slack|discord|console|web):[A-Za-z0-9._@-]+$`)
+var userIDPattern = regexp.MustCompile(`^(` + strings.Join(platform.Names(), "|") + `):[A-Za-z0-9._@-]+$`)
 
 func parseUserIDs(v string) ([]string, error) {
 	var ids []string

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"threadflow/db/dbtest"
+	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // Two replicas starting at the same moment against one empty database race to migrate it; the
@@ -19,15 +21,15 @@ import (
 func TestProcessReplicasStartTogetherOnEmptyPostgres(t *testing.T) {
 	dbURL := dbtest.PostgresDatabase(t) // skips without TEST_DATABASE_URL unless CI=true
 	env := []string{"DATABASE_URL=" + dbURL, "HTTP_ADDR=127.0.0.1:0"}
-	replicas := []*botProcess{
-		startBot(t, t.TempDir(), slices.Concat(env, []string{"REPLICA_ID=a"})...),
-		startBot(t, t.TempDir(), slices.Concat(env, []string{"REPLICA_ID=b"})...),
+	replicas := []*botproc.Process{
+		launchIn(t, t.TempDir(), slices.Concat(env, []string{"REPLICA_ID=a"})...),
+		launchIn(t, t.TempDir(), slices.Concat(env, []string{"REPLICA_ID=b"})...),
 	}
 	for _, p := range replicas {
-		assertReady(t, waitURL(t, p.stdout, p.exited, p.stderr))
+		assertReady(t, serving(t, p))
 	}
 	for _, p := range replicas {
-		p.stop(t, syscall.SIGTERM)
+		stopClean(t, p, syscall.SIGTERM)
 	}
 }
 
@@ -81,7 +83,7 @@ func readOnly(t *testing.T, dbURL string, on bool) {
 // waitReadyz polls /readyz until it answers status with a body containing want.
 func waitReadyz(t *testing.T, base string, status int, want string) {
 	t.Helper()
-	deadline := time.Now().Add(testDeadline)
+	deadline := time.Now().Add(testkit.Deadline)
 	for {
 		code, body := get(t, base+"readyz")
 		if code == status && strings.Contains(body, want) {

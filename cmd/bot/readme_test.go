@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"threadflow/testkit"
+	"threadflow/testkit/botproc"
 )
 
 // readmeCommand is what the README promises about one of its shell lines.
@@ -83,7 +84,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, dir := botBinary(t), t.TempDir()
+	bin, dir := botproc.Binary(t), t.TempDir()
 	writeFile(t, filepath.Join(dir, "my-flow.yaml"), "name: my-flow\nnodes:\n  - id: a\n    bash: echo hi\n")
 
 	t.Run("quick start", func(t *testing.T) {
@@ -91,9 +92,9 @@ func TestReadmeWalkthrough(t *testing.T) {
 		if len(lines) != 2 || lines[0] != "go run ./cmd/bot" || !strings.HasPrefix(lines[1], "go test ") {
 			t.Fatalf("quick start block = %q; update this test with it", lines)
 		}
-		p := startBot(t, dir, "HTTP_ADDR=127.0.0.1:0")
-		assertReady(t, waitURL(t, p.stdout, p.exited, p.stderr))
-		p.stop(t, syscall.SIGINT)
+		p := launchIn(t, dir, "HTTP_ADDR=127.0.0.1:0")
+		assertReady(t, serving(t, p))
+		stopClean(t, p, syscall.SIGINT)
 	})
 	runID := ""
 	walk := func(t *testing.T, heading string, want map[string]readmeCommand) {

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
+
+	"threadflow/platform"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -24,6 +27,29 @@ func TestScrub(t *testing.T) {
 	got := scrub("auth failed for tok-123 at pw", []string{"", "tok-123", "pw"})
 	if want := "auth failed for xxxxx at xxxxx"; got != want {
 		t.Errorf("scrub = %q, want %q", got, want)
+	}
+}
+
+// A chat platform's credentials are secret because the platform list says so: no flag sets them,
+// errors hide them, and messages that quote them are scrubbed.
+func TestPlatformCredentialsAreSecret(t *testing.T) {
+	env := map[string]string{}
+	for _, name := range platform.SecretEnv() {
+		env[name] = "cred-" + name
+	}
+	scrubbed := secretValues(envOf(env))
+	for _, name := range platform.SecretEnv() {
+		i := slices.IndexFunc(settings, func(s setting) bool { return s.env == name })
+		if i < 0 {
+			t.Errorf("%s is a platform credential but no setting reads it", name)
+			continue
+		}
+		if !settings[i].isSecret() {
+			t.Errorf("%s is not a secret setting", name)
+		}
+		if !slices.Contains(scrubbed, "cred-"+name) {
+			t.Errorf("the value of %s is not scrubbed from messages", name)
+		}
 	}
 }
 

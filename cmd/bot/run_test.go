@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"threadflow/testkit"
 	"time"
 )
 
@@ -31,8 +32,8 @@ func runBot(t *testing.T, env map[string]string, args ...string) *inProcessBot {
 		cancel()
 		select {
 		case <-b.done:
-		case <-time.After(testDeadline):
-			t.Errorf("bot still running %s after the test ended", testDeadline)
+		case <-time.After(testkit.Deadline):
+			t.Errorf("bot still running %s after the test ended", testkit.Deadline)
 		}
 	})
 	return b
@@ -44,8 +45,8 @@ func (b *inProcessBot) result(t *testing.T) error {
 	select {
 	case <-b.done:
 		return b.err
-	case <-time.After(testDeadline):
-		t.Fatalf("run did not return within %s; stderr:\n%s", testDeadline, b.stderr)
+	case <-time.After(testkit.Deadline):
+		t.Fatalf("run did not return within %s; stderr:\n%s", testkit.Deadline, b.stderr)
 		return nil
 	}
 }

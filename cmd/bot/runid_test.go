@@ -11,7 +11,8 @@ import (
 )
 
 // Chat and the CLI follow one rule for run ids (orchestrator.FindRun): a full id or a prefix of at
-// least 6 characters that names one run, with the same answers when it names none or several.
+// least 6 characters that names one run, with the same answers when it names none or several
+// (several are listed newest first, on both engines).
 func TestRunIDsFollowOneRuleInChatAndCLI(t *testing.T) {
 	env := cliEnv(t)
 	if _, code := cli(t, env, "workflow", "list"); code != 0 { // creates the database
@@ -30,8 +31,8 @@ func TestRunIDsFollowOneRuleInChatAndCLI(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ typed, cli, chat string }{
-		{"aaaaaa", `more than one run starts with "aaaaaa"; type more of the id: aaaaaa0001 (hello, queued), aaaaaa0002 (hello, queued)`,
-			"More than one run starts with `aaaaaa`; type more of the id:\n• `aaaaaa0001` hello (queued)\n• `aaaaaa0002` hello (queued)"},
+		{"aaaaaa", `more than one run starts with "aaaaaa"; type more of the id: aaaaaa0002 (hello, queued), aaaaaa0001 (hello, queued)`,
+			"More than one run starts with `aaaaaa`; type more of the id:\n• `aaaaaa0002` hello (queued)\n• `aaaaaa0001` hello (queued)"},
 		{"bbbbbb", `no run has an id starting with "bbbbbb"; bot workflow runs lists the runs`,
 			"No run has an id starting with `bbbbbb`. `/workflow status` lists this conversation's runs."},
 		{"aaa", `the run id "aaa" is too short: type at least 6 characters of it`, "is too short: type at least 6 characters of it"},

@@ -93,7 +93,7 @@ func quietByDefault(cmd string) bool { return cmd == "chat" || cmd == "workflow"
 // CLIs it starts cannot read them. Workflows get their values through node variables instead.
 func hideSecretsFromChildren() {
 	for _, s := range settings {
-		if s.secret || s.env == "DATABASE_URL" {
+		if s.isSecret() || s.env == "DATABASE_URL" {
 			_ = os.Unsetenv(s.env)
 		}
 	}

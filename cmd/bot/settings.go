@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"threadflow/agent"
+	"threadflow/platform"
 )
 
 // setting is one configuration variable. The table below is the single source of the names,
@@ -20,6 +22,26 @@ type setting struct {
 	secret bool                // never a flag (command lines are visible in ps) and never echoed...
 	show   func(string) string // ...unless show redacts it for display
 	apply  applyFunc
+}
+
+// isSecret reports whether s holds a secret: marked so here, or a chat platform's credential
+// (platform.SecretEnv, the list the agent also hides from the CLIs it starts).
+func (s setting) isSecret() bool { return s.secret || slices.Contains(platform.SecretEnv(), s.env) }
+
+// secretValues lists the values of the secret settings that get returns set, to scrub from text
+// that might quote them: a database URL's password, every other secret whole.
+func secretValues(get func(env string) string) []string {
+	var out []string
+	for _, s := range settings {
+		v := strings.TrimSpace(get(s.env))
+		if s.env == "DATABASE_URL" {
+			v = urlPassword(v)
+		}
+		if v != "" && s.isSecret() {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // flagName is the serve/migrate flag overriding s, e.g. -log-level for LOG_LEVEL.
@@ -49,7 +71,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, h hostInf
 	if err := parseFlags(cmd, args, raw); err != nil {
 		return Config{}, err
 	}
-	c := Config{Host: h.hostname}
+	c := Config{Host: h.hostname, scrubbed: secretValues(func(env string) string { return raw[env].value })}
 	for _, s := range settings {
 		if err := applySetting(&c, s, raw[s.env], h); err != nil {
 			return Config{}, err
@@ -66,7 +88,7 @@ func parseFlags(cmd string, args []string, raw map[string]given) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported as one line by run; help is printed by help
 	for _, s := range settings {
-		if s.secret {
+		if s.isSecret() {
 			continue
 		}
 		name := s.flagName()
@@ -97,7 +119,7 @@ func applySetting(c *Config, s setting, g given, h hostInfo) error {
 	if err == nil {
 		return nil
 	}
-	e := &settingError{Name: g.name, Value: v, Secret: s.secret, Accepted: err.Error()}
+	e := &settingError{Name: g.name, Value: v, Secret: s.isSecret(), Accepted: err.Error()}
 	if s.show != nil {
 		e.Value, e.Secret = s.show(v), false
 	}

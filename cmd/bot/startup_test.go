@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/adapters/slack/slackfake"
 	"threadflow/db/dbtest"
-	"threadflow/test/discordfake"
-	"threadflow/test/slackfake"
 )
 
 // closedPort is a loopback address nothing listens on: connections to it are refused at once.

@@ -4,16 +4,17 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"threadflow/testkit"
 	"time"
 )
 
 func TestProcessRefusesOpenDashboardWithoutToken(t *testing.T) {
-	p := startBot(t, t.TempDir(), "HTTP_ADDR=0.0.0.0:0")
-	if code := p.waitExit(t); code != 2 {
+	p := launchIn(t, t.TempDir(), "HTTP_ADDR=0.0.0.0:0")
+	if code := p.Exit(); code != 2 {
 		t.Errorf("exit status %d, want 2", code)
 	}
 	want := "threadflow: DASHBOARD_TOKEN is required when HTTP_ADDR (0.0.0.0:0) is not a loopback address: the dashboard can approve and abandon runs; set DASHBOARD_TOKEN to a long random string, or listen on 127.0.0.1\n"
-	if got := p.stderr.String(); got != want {
+	if got := p.Stderr(); got != want {
 		t.Errorf("stderr = %q, want exactly the one line %q", got, want)
 	}
 }
@@ -55,7 +56,7 @@ func TestServeDashboardRequiresToken(t *testing.T) {
 	b := runBot(t, map[string]string{"THREADFLOW_HOME": t.TempDir(), "HTTP_ADDR": "127.0.0.1:0", "DASHBOARD_TOKEN": token})
 	base := waitURL(t, b.stdout, b.done, b.stderr)
 	waitLine(t, b, "Web chat on: "+base+"chat")
-	noRedirect := &http.Client{Timeout: testDeadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noRedirect := &http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tests := []struct {
 		name   string
 		path   string
@@ -111,7 +112,7 @@ func TestServeDashboardRequiresToken(t *testing.T) {
 // waitLine waits for a line of the bot's stdout that contains want.
 func waitLine(t *testing.T, b *inProcessBot, want string) {
 	t.Helper()
-	deadline := time.After(testDeadline)
+	deadline := time.After(testkit.Deadline)
 	for {
 		select {
 		case line := <-b.stdout.lines:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -105,7 +104,7 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 			b.Queue(q, args...)
 		}
 		for _, o := range c.Owe {
-			q, args := oweSQL(n.ID, o, c.At)
+			q, args := dialect.Owe(n.ID, o, c.At)
 			b.Queue(q, args...)
 		}
 	}
@@ -115,9 +114,9 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 	return runs, nil
 }
 
-func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
-	rows, err := d.s.pool.Query(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
-		AND (gate_due_at <= $1 OR gate_remind_at <= $1) AND `+reachFilter(2)+` ORDER BY id LIMIT 100`, append([]any{now}, reachArgs(reach, now)...)...)
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
+	q, args := dialect.DueGateTimers(reach, now, n)
+	rows, err := d.s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -129,7 +128,7 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 type dtx struct{ tx pgx.Tx }
 
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
-	q, args := updateSQL(u)
+	q, args := dialect.UpdateRun(u)
 	r, err := scanRun(d.tx.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, false, nil
@@ -138,7 +137,7 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 }
 
 // TransitAll sends one statement per compare-and-set, each appending its events only when its
-// update matched (transitSQL), all in one batch: a claim of up to 256 runs or the rescue of a
+// update matched (transitSQL), all in one batch: a claim of up to db.MaxClaimBatch runs or the rescue of a
 // thousand is one round trip instead of two per run, which under load is what held the rescue's
 // locks for seconds (BENCHMARKS.md, recovery).
 func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {
@@ -162,7 +161,7 @@ func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool,
 }
 
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
+	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, db.ErrNotFound
 	}
@@ -176,9 +175,8 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 // NextQueued skips rows other claimers hold (SKIP LOCKED): concurrent claimers pass over a run
 // another has locked instead of waiting for it and then finding it taken.
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
-	args := append(append(reachArgs(reach, now), workspaceArgs(reach, now)...), n)
-	rows, err := d.tx.Query(ctx, `SELECT id FROM runs WHERE status = 'queued' AND `+reachFilter(1)+` AND `+workspaceFilter(5)+`
-		ORDER BY queued_at, id LIMIT $`+fmt.Sprint(len(args))+` FOR UPDATE SKIP LOCKED`, args...)
+	q, args := dialect.NextQueued(reach, now, n)
+	rows, err := d.tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +193,7 @@ func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now tim
 	}
 	rows, err := d.s.leases.Query(ctx, `UPDATE runs SET lease_expires_at = $3, heartbeat_at = $4
 		FROM unnest($1::text[], $2::text[]) AS l(id, token)
-		WHERE runs.id = l.id AND runs.lease_token = l.token AND runs.lease_token <> '' AND runs.status = 'running'
+		WHERE runs.id = l.id AND `+db.LeaseHeld("runs.", "l.token")+`
 		RETURNING runs.lease_token`, ids, tokens, expires, now)
 	if err != nil {
 		return nil, translate(err)
@@ -220,8 +218,8 @@ func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now tim
 // Expired locks the expired runs. SKIP LOCKED leaves runs alone that a worker is heartbeating right
 // now, and lets rescuers on several replicas share the work.
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
-	rows, err := d.tx.Query(ctx, `SELECT id, lease_owner, lease_token, recoveries FROM runs
-		WHERE status = 'running' AND lease_expires_at < $1 ORDER BY lease_expires_at, id FOR UPDATE SKIP LOCKED`, now)
+	q, args := dialect.Expired(now)
+	rows, err := d.tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,8 +231,8 @@ func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 
 func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {
 	var seq int64
-	err := d.tx.QueryRow(ctx, `SELECT node_id, seq FROM run_events WHERE run_id = $1 AND type = 'gate_requested'
-		AND ($2 = '' OR node_id = $2) ORDER BY seq DESC LIMIT 1`, runID, node).Scan(&node, &seq)
+	q, args := dialect.LastAsk(runID, node)
+	err := d.tx.QueryRow(ctx, q, args...).Scan(&node, &seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", 0, nil
 	}
@@ -242,8 +240,8 @@ func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, er
 }
 
 func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
-	rows, err := d.tx.Query(ctx, `SELECT `+eventColumns+` FROM run_events
-		WHERE run_id = $1 AND node_id = $2 AND seq > $3 AND type IN ('gate_approval', 'gate_resolved') ORDER BY seq`, runID, node, after)
+	q, args := dialect.GateEvents(runID, node, after)
+	rows, err := d.tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +249,7 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	e, err := scanEvent(d.tx.QueryRow(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = $1 AND seq = $2`, runID, seq))
+	e, err := scanEvent(d.tx.QueryRow(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 AND seq = $2`, runID, seq))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Event{}, db.ErrNotFound
 	}
@@ -292,146 +290,25 @@ func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	return err
 }
 
-// params numbers query parameters as they are added.
-type params []any
-
-func (p *params) add(v any) string {
-	*p = append(*p, v)
-	return fmt.Sprintf("$%d", len(*p))
-}
-
-// updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
-func updateSQL(u db.RunUpdate) (string, []any) {
-	var p params
-	set, where := updateParts(&p, u)
-	return "UPDATE runs SET " + set + " WHERE " + where + " RETURNING " + runColumns, p
-}
-
 // transitSQL renders a compare-and-set and its events as one statement returning the run when the
 // update matched, and nothing otherwise: the update takes the events' seqs from runs.last_seq, and
 // the events are inserted from its result, so they exist only when it matched.
 func transitSQL(t db.Transit) (string, []any) {
 	k := len(t.Events)
 	if k == 0 {
-		return updateSQL(t.Update)
+		return dialect.UpdateRun(t.Update)
 	}
-	var p params
-	set, where := updateParts(&p, t.Update)
+	q := dialect.Query()
+	set, where := q.UpdateParts(t.Update)
 	rows := make([]string, k)
 	for i, e := range t.Events {
 		a := eventArgs(e) // run id, type, node, attempt, data, at: the run id is the update's
-		rows[i] = "(" + p.add(i+1) + "::bigint, " + p.add(a[1]) + "::text, " + p.add(a[2]) + "::text, " + p.add(a[3]) + "::int, " +
-			p.add(a[4]) + "::jsonb, " + p.add(a[5]) + "::timestamptz)"
+		rows[i] = "(" + q.Arg(i+1) + "::bigint, " + q.Arg(a[1]) + "::text, " + q.Arg(a[2]) + "::text, " + q.Arg(a[3]) + "::int, " +
+			q.Arg(a[4]) + "::jsonb, " + q.Arg(a[5]) + "::timestamptz)"
 	}
-	n := p.add(k)
+	n := q.Arg(k)
 	return "WITH u AS (UPDATE runs SET " + set + ", last_seq = last_seq + " + n + "::bigint WHERE " + where +
-		" RETURNING " + runColumns + ", last_seq), e AS (INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)" +
+		" RETURNING " + db.RunColumns + ", last_seq), e AS (INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)" +
 		" SELECT u.id, u.last_seq - " + n + "::bigint + v.i, v.type, v.node_id, v.attempt, v.data, v.at FROM u, (VALUES " +
-		strings.Join(rows, ", ") + ") AS v(i, type, node_id, attempt, data, at)) SELECT " + runColumns + " FROM u", p
-}
-
-// updateParts renders u's SET list and WHERE condition, adding their parameters to p.
-func updateParts(p *params, u db.RunUpdate) (set, where string) {
-	set = setSQL(p, u.Set)
-	conds := []string{"id = " + p.add(u.RunID), "status = ANY(" + p.add(statuses(u.From)) + ")"}
-	if u.Leased {
-		conds = append(conds, "lease_token = "+p.add(u.Token)+" AND lease_token <> ''")
-	}
-	if len(u.IfPaused) > 0 {
-		kinds := make([]string, len(u.IfPaused))
-		for i, k := range u.IfPaused {
-			kinds[i] = string(k)
-		}
-		conds = append(conds, "(status <> 'paused' OR pause_kind = ANY("+p.add(kinds)+"))")
-	}
-	if u.PauseNode != "" {
-		conds = append(conds, "pause_node = "+p.add(u.PauseNode))
-	}
-	if !u.ExpiredBefore.IsZero() {
-		conds = append(conds, "lease_expires_at < "+p.add(u.ExpiredBefore)+" AND recoveries = "+p.add(u.Recoveries))
-	}
-	return set, strings.Join(conds, " AND ")
-}
-
-func statuses(ss []db.Status) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = string(s)
-	}
-	return out
-}
-
-// setSQL renders a RunSet as a SET list.
-func setSQL(p *params, s db.RunSet) string {
-	var sets []string
-	add := func(expr string) { sets = append(sets, expr) }
-	if s.Status != "" {
-		add("status = " + p.add(string(s.Status)))
-	}
-	if s.Lease != nil {
-		add("lease_owner = " + p.add(s.Lease.Owner) + ", lease_token = " + p.add(s.Lease.Token))
-	}
-	if !s.ExpiresAt.IsZero() {
-		add("lease_expires_at = " + p.add(s.ExpiresAt))
-	}
-	if !s.HeartbeatAt.IsZero() {
-		add("heartbeat_at = " + p.add(s.HeartbeatAt))
-	}
-	if !s.StartedAt.IsZero() {
-		add("started_at = COALESCE(started_at, " + p.add(s.StartedAt) + "::timestamptz)")
-	}
-	switch {
-	case s.DropLease:
-		add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
-	case s.EndLease:
-		add("lease_expires_at = NULL")
-	}
-	if ps := s.Pause; ps != nil {
-		add("pause_kind = " + p.add(string(ps.Kind)) + ", pause_node = " + p.add(ps.Node) +
-			", gate_due_at = " + p.add(nullTime(ps.DueAt)) + ", gate_remind_at = " + p.add(nullTime(ps.RemindAt)))
-	}
-	if s.LeavePause {
-		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
-	}
-	if !s.QueuedAt.IsZero() {
-		add("queued_at = " + p.add(s.QueuedAt))
-	}
-	if !s.FinishedAt.IsZero() {
-		add("finished_at = " + p.add(s.FinishedAt))
-	}
-	if s.Reopen {
-		add("finished_at = NULL")
-	}
-	if s.NextAttempt {
-		add("attempt = attempt + 1")
-	}
-	if s.Recovered {
-		add("recoveries = recoveries + 1")
-	}
-	if w := s.Workspace; w != nil {
-		add("working_path = " + p.add(w.Path) + ", workspace_home = " + p.add(w.Home) + ", workspace_remote = " + p.add(w.Remote))
-	}
-	if s.ForgetWorkspace {
-		add("workspace_home = '', workspace_remote = ''")
-	}
-	if m := metaSQL(p, s); m != "meta" {
-		add("meta = " + m)
-	}
-	return strings.Join(sets, ", ")
-}
-
-// metaSQL is the expression of the run's new meta: each top-level field of s.Meta replaces the
-// stored one (jsonb || merges top-level keys).
-func metaSQL(p *params, s db.RunSet) string {
-	expr := "meta"
-	if s.LeavePause {
-		expr = "(meta - 'pause')"
-	}
-	if patch := mustJSON(s.Meta); string(patch) != "{}" {
-		expr += " || " + p.add([]byte(patch)) + "::jsonb"
-	}
-	if s.ResumedFrom {
-		expr += " || jsonb_build_object('resumed_from', status)"
-	}
-	return expr
+		strings.Join(rows, ", ") + ") AS v(i, type, node_id, attempt, data, at)) SELECT " + db.RunColumns + " FROM u", q.Args
 }

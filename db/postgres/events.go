@@ -15,7 +15,7 @@ import (
 const appendEventSQL = `WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
 INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
 SELECT $1, last_seq, $2, $3, $4, $5, $6 FROM next
-RETURNING ` + eventColumns
+RETURNING ` + db.EventColumns
 
 // appendEvent appends e to its run's history and returns it with its seq.
 func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
@@ -34,25 +34,25 @@ func eventArgs(e db.Event) []any {
 // appendLeasedSQL appends an event in one statement, only while the lease is held and, for a
 // lifecycle event, no copy of it is recorded (through run_events_lifecycle_idx, hence the repeated
 // WHERE clause); node_completed resets the rescue counter with it.
-const appendLeasedSQL = `WITH next AS (UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN $7 THEN 0 ELSE recoveries END
-	WHERE id = $1 AND status = 'running' AND lease_token = $8 AND lease_token <> ''
+var appendLeasedSQL = `WITH next AS (UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN $7 THEN 0 ELSE recoveries END
+	WHERE id = $1 AND ` + db.LeaseHeld("", "$8") + `
 	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND type = $2 AND node_id = $3 AND attempt = $4 AND ` + db.LifecycleIndexWhere + `)
 	RETURNING last_seq)
 INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
 SELECT $1, last_seq, $2, $3, $4, $5, $6 FROM next
-RETURNING ` + eventColumns
+RETURNING ` + db.EventColumns
 
 // leaseForEventSQL reads the run's lease, locking its row, and the recorded copy of a lifecycle
 // event in one statement. The event is found through the partial index run_events_lifecycle_idx,
 // which is why the join repeats the index's WHERE clause (runs has no column named type).
-const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = $3 AND e.node_id = $4 AND e.attempt = $5 AND ` + db.LifecycleIndexWhere + `
-	WHERE r.id = $1 AND r.status = 'running' AND r.lease_token = $2 AND r.lease_token <> ''
+	WHERE r.id = $1 AND ` + db.LeaseHeld("r.", "$2") + `
 	FOR UPDATE OF r`
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = $1 ORDER BY seq`, runID)
+	rows, err := s.pool.Query(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		return nil, translate(err)
 	}

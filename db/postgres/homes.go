@@ -10,18 +10,6 @@ import (
 	"threadflow/db"
 )
 
-// workspaceFilter is the condition that keeps the queued runs whose workspace the claimer reaches
-// (db.Reach's Home and Remote), given by workspaceArgs as the three parameters from $first on.
-func workspaceFilter(first int) string {
-	home, remote, now := fmt.Sprintf("$%d", first), fmt.Sprintf("$%d", first+1), fmt.Sprintf("$%d", first+2)
-	return `(` + home + ` = '' OR runs.workspace_home = '' OR runs.workspace_home = ` + home + `
-		OR (runs.workspace_remote <> '' AND runs.workspace_remote = ` + remote + `)
-		OR NOT EXISTS (SELECT 1 FROM workspace_homes h WHERE h.home_token = runs.workspace_home AND h.expires_at > ` + now + `::timestamptz))`
-}
-
-// workspaceArgs are the parameters of workspaceFilter.
-func workspaceArgs(r db.Reach, now time.Time) []any { return []any{r.Home, r.Remote, now} }
-
 // AnnounceHome records (or renews) a process's home until ttl from now, and forgets expired ones.
 func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error {
 	now := s.now()

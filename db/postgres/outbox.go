@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,25 +38,9 @@ func scanOutbox(rows pgx.Rows) ([]db.OutboxEntry, error) {
 	return out, translate(err)
 }
 
-// oweSQL inserts one owed message after the run's others; a key owed already is the same message,
-// left as it is unless Replace asks for the latest content.
-func oweSQL(runID string, o db.Owed, now time.Time) (string, []any) {
-	q := `INSERT INTO run_outbox (run_id, kind, key, target, ref_kind, reply, next_attempt_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (run_id, key) `
-	if o.Replace {
-		q += `DO UPDATE SET reply = excluded.reply, kind = excluded.kind, target = excluded.target,
-			ref_kind = excluded.ref_kind, version = run_outbox.version + 1,
-			attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
-			state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''`
-	} else {
-		q += `DO NOTHING`
-	}
-	return q, []any{runID, o.Kind, o.Key, string(o.Target), o.Ref, string(o.Reply), now}
-}
-
 func (d dtx) Owe(ctx context.Context, runID string, owed []db.Owed, now time.Time) error {
 	for _, o := range owed {
-		q, args := oweSQL(runID, o, now)
+		q, args := dialect.Owe(runID, o, now)
 		if _, err := d.tx.Exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("owe %s %s of run %s: %w", o.Kind, o.Key, runID, err)
 		}
@@ -71,7 +56,7 @@ func (s *Store) Owe(ctx context.Context, runID string, owed ...db.Owed) error {
 	now := s.now()
 	b := &pgx.Batch{}
 	for _, o := range owed {
-		q, args := oweSQL(runID, o, now)
+		q, args := dialect.Owe(runID, o, now)
 		b.Queue(q, args...)
 	}
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
@@ -80,26 +65,18 @@ func (s *Store) Owe(ctx context.Context, runID string, owed ...db.Owed) error {
 	return nil
 }
 
-// firstOwed is the condition of an owed entry that is its run's next: a run's messages go out in
-// order.
-const firstOwed = `o.state = 'owed' AND NOT EXISTS (SELECT 1 FROM run_outbox p
-	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id)`
-
 // ClaimOwed claims the due entries that are their run's next, of runs in reach, in one statement.
 func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.OutboxEntry, error) {
 	if owner == "" || ttl <= 0 || n <= 0 {
 		return nil, fmt.Errorf("claim owed messages: need an owner, a positive claim duration and a count (got %q, %s, %d)", owner, ttl, n)
 	}
 	now := s.now()
-	rows, err := s.pool.Query(ctx, `WITH due AS (
-			SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id
-			WHERE `+firstOwed+` AND o.next_attempt_at <= $1 AND (o.claim_until IS NULL OR o.claim_until < $1)
-				AND `+reachFilter(5)+`
-			ORDER BY o.id LIMIT $4 FOR UPDATE OF o SKIP LOCKED)
-		, claimed AS (UPDATE run_outbox o SET claim_owner = $2, claim_until = $3, attempts = o.attempts + 1
+	due, args := dialect.DueOwed(reach, now, n)
+	k := len(args)
+	rows, err := s.pool.Query(ctx, `WITH due AS (`+due+`),
+		claimed AS (UPDATE run_outbox o SET claim_owner = $`+strconv.Itoa(k+1)+`, claim_until = $`+strconv.Itoa(k+2)+`, attempts = o.attempts + 1
 			FROM due WHERE o.id = due.id RETURNING `+outboxColumns+`)
-		SELECT * FROM claimed o ORDER BY o.id`,
-		append([]any{now, owner, now.Add(ttl), n}, reachArgs(reach, now)...)...)
+		SELECT * FROM claimed o ORDER BY o.id`, append(args, owner, now.Add(ttl))...)
 	if err != nil {
 		return nil, fmt.Errorf("claim owed messages: %w", translate(err))
 	}
@@ -198,8 +175,8 @@ func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
 	now := s.now()
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT MIN(GREATEST(o.next_attempt_at, o.claim_until)) FROM run_outbox o
-		JOIN runs ON runs.id = o.run_id WHERE `+firstOwed+` AND `+reachFilter(1), reachArgs(reach, now)...).Scan(&next)
+	q, args := dialect.NextOwed(reach, now)
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next owed message: %w", translate(err))
 	}

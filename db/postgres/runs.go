@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,15 +11,12 @@ import (
 	"threadflow/db"
 )
 
-// defaultLimit caps listings that do not say how many runs they want.
-const defaultLimit = 100
-
 // insertRunSQL inserts a queued run whose first event (seq 1, insertFirstEventSQL) is written with
 // it, so the event takes no UPDATE of the row just inserted.
-const insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
+var insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
 	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $11, 1)
-RETURNING ` + runColumns
+VALUES ($1, $2, $3, $4, $5, $6, $7, ` + db.Lit(db.Transitions[db.OpCreate].To) + `, $8, $9, $10, $11, $11, 1)
+RETURNING ` + db.RunColumns
 
 // insertFirstEventSQL is a new run's first event, at the seq insertRunSQL took for it.
 const insertFirstEventSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
@@ -28,7 +24,7 @@ VALUES ($1, 1, $2, $3, $4, $5, $6)`
 
 // GetRun returns one run or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, runID))
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1`, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, fmt.Errorf("run %s: %w", runID, db.ErrNotFound)
 	}
@@ -38,21 +34,15 @@ func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 // FindRunsByPrefix returns the runs whose id starts with prefix, newest first. LIKE metacharacters
 // in prefix match themselves.
 func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
-	return s.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE $1 ESCAPE '\'
-		ORDER BY created_at DESC, id DESC LIMIT $2`, escapeLike(prefix)+"%", orDefault(limit))
-}
-
-// escapeLike makes s match literally inside a LIKE pattern that uses \ as its escape character.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+	q, args := dialect.FindRunsByPrefix(prefix, limit)
+	return s.queryRuns(ctx, q, args...)
 }
 
 // FindResumable returns the newest failed or paused run of workflow in the parent conversation, or
 // ErrNotFound: the dispatcher's resume gate.
 func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE workflow = $1 AND parent_conversation_id = $2 AND status IN ('failed', 'paused')
-		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, parentConversationID))
+	q, args := dialect.FindResumable(workflow, parentConversationID)
+	r, err := scanRun(s.pool.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, fmt.Errorf("resumable run of %s in %s: %w", workflow, parentConversationID, db.ErrNotFound)
 	}
@@ -63,8 +53,8 @@ func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationI
 // runs_rescue_idx); ok is false when there is none.
 func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT min(lease_expires_at) FROM runs WHERE status = 'running' AND lease_expires_at >= $1`,
-		s.now()).Scan(&next)
+	q, args := dialect.NextLeaseExpiry(s.now())
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("find next lease expiry: %w", translate(err))
 	}
@@ -73,37 +63,11 @@ func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
 
 // ListRuns returns the runs matching f, newest first.
 func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, st := range f.Statuses {
-			statuses[i] = string(st)
-		}
-		add("status = ANY($%d)", statuses)
-	}
-	for _, c := range []struct{ col, val string }{
-		{"workflow", f.Workflow}, {"conversation_id", f.ConversationID},
-		{"parent_conversation_id", f.ParentConversationID}, {"user_id", f.UserID},
-	} {
-		if c.val != "" {
-			add(c.col+" = $%d", c.val)
-		}
-	}
-	q := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	args = append(args, orDefault(f.Limit))
-	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
+	q, args := dialect.ListRuns(f)
 	return s.queryRuns(ctx, q, args...)
 }
 
-// queryRuns runs a runColumns query.
+// queryRuns runs a db.RunColumns query.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
@@ -111,14 +75,6 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 	}
 	runs, err := collectRuns(rows)
 	return runs, translate(err)
-}
-
-// orDefault maps a missing or nonsensical limit to defaultLimit.
-func orDefault(limit int) int {
-	if limit <= 0 {
-		return defaultLimit
-	}
-	return limit
 }
 
 // SetRunConversation moves a run to another, existing conversation.

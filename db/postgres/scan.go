@@ -10,18 +10,10 @@ import (
 	"threadflow/db"
 )
 
-// runColumns is the column list every run query selects or returns, in scanRun's order.
-const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
-	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
-	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at, workspace_home, workspace_remote`
-
-// eventColumns is the column list of run_events in scanEvent's order.
-const eventColumns = `run_id, seq, type, node_id, attempt, data, at`
-
-// scanRun reads one row of runColumns.
+// scanRun reads one row of db.RunColumns.
 func scanRun(row pgx.Row) (db.Run, error) { return scanRunAnd(row) }
 
-// scanRunAnd reads one row of runColumns followed by the extra columns into extra.
+// scanRunAnd reads one row of db.RunColumns followed by the extra columns into extra.
 func scanRunAnd(row pgx.Row, extra ...any) (db.Run, error) {
 	var (
 		r                                     db.Run
@@ -45,12 +37,12 @@ func scanRunAnd(row pgx.Row, extra ...any) (db.Run, error) {
 	return r, nil
 }
 
-// collectRuns reads every row of a runColumns query.
+// collectRuns reads every row of a db.RunColumns query.
 func collectRuns(rows pgx.Rows) ([]db.Run, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Run, error) { return scanRun(row) })
 }
 
-// scanEvent reads one row of eventColumns.
+// scanEvent reads one row of db.EventColumns.
 func scanEvent(row pgx.Row) (db.Event, error) {
 	var e db.Event
 	var data []byte

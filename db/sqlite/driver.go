@@ -2,10 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"threadflow/db"
@@ -76,7 +72,7 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 	// holds the whole workflow source.
 	r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
 			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, 1) RETURNING `+runColumns,
+		VALUES (?, ?, ?, ?, ?, ?, ?, `+db.Lit(db.Transitions[db.OpCreate].To)+`, ?, ?, ?, ?, ?, 1) RETURNING `+db.RunColumns,
 		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
 		n.WorkingPath, n.WorkflowSource, c.Digest, micros(c.At), micros(c.At)))
 	if err != nil {
@@ -97,10 +93,9 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 	return r, nil
 }
 
-func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time) ([]string, error) {
-	filter, fargs := reachFilter(reach, now)
-	rows, err := d.s.r.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'paused' AND pause_kind = 'approval'
-		AND (gate_due_at <= ? OR gate_remind_at <= ?)`+filter+` ORDER BY id LIMIT 100`, append([]any{micros(now), micros(now)}, fargs...)...)
+func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
+	q, args := dialect.DueGateTimers(reach, now, n)
+	rows, err := d.s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -111,7 +106,7 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 type dtx struct{ tx *wtx }
 
 func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error) {
-	q, args := updateSQL(u)
+	q, args := dialect.UpdateRun(u)
 	r, err := scanRun(d.tx.QueryRowContext(ctx, q, args...))
 	if isNotFound(err) {
 		return db.Run{}, false, nil
@@ -134,10 +129,8 @@ func (d dtx) AppendEvent(ctx context.Context, e db.Event) (db.Event, error) {
 }
 
 func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
-	filter, args := reachFilter(reach, now)
-	wfilter, wargs := workspaceFilter(reach, now)
-	rows, err := d.tx.QueryContext(ctx, `SELECT id FROM runs WHERE status = 'queued'`+filter+wfilter+
-		` ORDER BY queued_at, id LIMIT ?`, append(append(args, wargs...), n)...)
+	q, args := dialect.NextQueued(reach, now, n)
+	rows, err := d.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -145,8 +138,8 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 }
 
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
-	rows, err := d.tx.QueryContext(ctx, `SELECT id, lease_owner, lease_token, recoveries FROM runs
-		WHERE status = 'running' AND lease_expires_at < ? ORDER BY lease_expires_at, id`, micros(now))
+	q, args := dialect.Expired(now)
+	rows, err := d.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -164,9 +157,8 @@ func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 
 func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {
 	var seq int64
-	q := `SELECT node_id, seq FROM run_events WHERE run_id = ? AND type = 'gate_requested' AND (? = '' OR node_id = ?)
-		ORDER BY seq DESC LIMIT 1`
-	err := translate(d.tx.QueryRowContext(ctx, q, runID, node, node).Scan(&node, &seq))
+	q, args := dialect.LastAsk(runID, node)
+	err := translate(d.tx.QueryRowContext(ctx, q, args...).Scan(&node, &seq))
 	if isNotFound(err) {
 		return "", 0, nil
 	}
@@ -178,7 +170,7 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	return scanEvent(d.tx.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = ? AND seq = ?`, runID, seq))
+	return scanEvent(d.tx.QueryRowContext(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = ? AND seq = ?`, runID, seq))
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
@@ -193,132 +185,4 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
 	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET recoveries = 0 WHERE id = ?`, runID)
 	return translate(err)
-}
-
-// updateSQL renders a compare-and-set as one UPDATE ... RETURNING the run.
-func updateSQL(u db.RunUpdate) (string, []any) {
-	set, args := setSQL(u.Set)
-	where := []string{"id = ?", "status IN " + placeholders(len(u.From))}
-	args = append(args, u.RunID)
-	for _, s := range u.From {
-		args = append(args, string(s))
-	}
-	if u.Leased {
-		where = append(where, "lease_token = ? AND lease_token <> ''")
-		args = append(args, u.Token)
-	}
-	if len(u.IfPaused) > 0 {
-		where = append(where, "(status <> 'paused' OR pause_kind IN "+placeholders(len(u.IfPaused))+")")
-		for _, k := range u.IfPaused {
-			args = append(args, string(k))
-		}
-	}
-	if u.PauseNode != "" {
-		where = append(where, "pause_node = ?")
-		args = append(args, u.PauseNode)
-	}
-	if !u.ExpiredBefore.IsZero() {
-		where = append(where, "lease_expires_at < ? AND recoveries = ?")
-		args = append(args, micros(u.ExpiredBefore), u.Recoveries)
-	}
-	return "UPDATE runs SET " + set + " WHERE " + strings.Join(where, " AND ") + " RETURNING " + runColumns, args
-}
-
-// setList is a SET list being built, with its arguments.
-type setList struct {
-	sets []string
-	args []any
-}
-
-func (l *setList) add(expr string, a ...any) {
-	l.sets, l.args = append(l.sets, expr), append(l.args, a...)
-}
-
-// setSQL renders a RunSet as a SET list.
-func setSQL(s db.RunSet) (string, []any) {
-	var l setList
-	if s.Status != "" {
-		l.add("status = ?", string(s.Status))
-	}
-	setLease(&l, s)
-	if p := s.Pause; p != nil {
-		l.add("pause_kind = ?, pause_node = ?, gate_due_at = ?, gate_remind_at = ?", string(p.Kind), p.Node, nullMicros(p.DueAt), nullMicros(p.RemindAt))
-	}
-	if s.LeavePause {
-		l.add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
-	}
-	if !s.QueuedAt.IsZero() {
-		l.add("queued_at = ?", micros(s.QueuedAt))
-	}
-	if !s.FinishedAt.IsZero() {
-		l.add("finished_at = ?", micros(s.FinishedAt))
-	}
-	if s.Reopen {
-		l.add("finished_at = NULL")
-	}
-	if s.NextAttempt {
-		l.add("attempt = attempt + 1")
-	}
-	if s.Recovered {
-		l.add("recoveries = recoveries + 1")
-	}
-	if w := s.Workspace; w != nil {
-		l.add("working_path = ?, workspace_home = ?, workspace_remote = ?", w.Path, w.Home, w.Remote)
-	}
-	if s.ForgetWorkspace {
-		l.add("workspace_home = '', workspace_remote = ''")
-	}
-	if expr, margs := metaSQL(s); expr != "meta" {
-		l.add("meta = "+expr, margs...)
-	}
-	return strings.Join(l.sets, ", "), l.args
-}
-
-// setLease renders the lease columns of s.
-func setLease(l *setList, s db.RunSet) {
-	if s.Lease != nil {
-		l.add("lease_owner = ?, lease_token = ?", s.Lease.Owner, s.Lease.Token)
-	}
-	if !s.ExpiresAt.IsZero() {
-		l.add("lease_expires_at = ?", micros(s.ExpiresAt))
-	}
-	if !s.HeartbeatAt.IsZero() {
-		l.add("heartbeat_at = ?", micros(s.HeartbeatAt))
-	}
-	if !s.StartedAt.IsZero() {
-		l.add("started_at = COALESCE(started_at, ?)", micros(s.StartedAt))
-	}
-	switch {
-	case s.DropLease:
-		l.add("lease_owner = '', lease_token = '', lease_expires_at = NULL")
-	case s.EndLease:
-		l.add("lease_expires_at = NULL")
-	}
-}
-
-// metaSQL is the expression of the run's new meta: each top-level field of s.Meta replaces the
-// stored one.
-func metaSQL(s db.RunSet) (string, []any) {
-	expr := "meta"
-	if s.LeavePause {
-		expr = "json_remove(meta, '$.pause')"
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(object(s.Meta), &fields); err != nil {
-		panic(fmt.Sprintf("sqlite: run meta update is not a JSON object: %v", err)) // a programming error, as in object
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var args []any
-	for _, k := range keys {
-		expr = fmt.Sprintf("json_set(%s, '$.%s', json(?))", expr, k)
-		args = append(args, string(fields[k]))
-	}
-	if s.ResumedFrom {
-		expr = "json_set(" + expr + ", '$.resumed_from', status)"
-	}
-	return expr, args
 }

@@ -12,8 +12,8 @@ import (
 // appendLeasedSQL takes the run's next seq only while the lease is held and, for a lifecycle
 // event, no copy of it is recorded (through run_events_node_lifecycle, hence the repeated WHERE
 // clause); node_completed resets the rescue counter with it.
-const appendLeasedSQL = `UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN ? THEN 0 ELSE recoveries END
-	WHERE id = ? AND status = 'running' AND lease_token = ? AND lease_token <> ''
+var appendLeasedSQL = `UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN ? THEN 0 ELSE recoveries END
+	WHERE id = ? AND ` + db.LeaseHeld("", "?") + `
 	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = runs.id AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere + `)
 	RETURNING last_seq`
 
@@ -61,9 +61,9 @@ func appendLeasedIn(ctx context.Context, tx *wtx, l db.Lease, e db.Event, reset 
 // leaseForEventSQL reads the run's lease and the recorded copy of a lifecycle event in one
 // statement. The event is found through the partial index run_events_node_lifecycle, which is why
 // the join repeats the index's WHERE clause (runs has no column named type).
-const leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
+var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 	LEFT JOIN run_events e ON e.run_id = r.id AND e.type = ? AND e.node_id = ? AND e.attempt = ? AND ` + db.LifecycleIndexWhere + `
-	WHERE r.id = ? AND r.status = 'running' AND r.lease_token = ? AND r.lease_token <> ''`
+	WHERE r.id = ? AND ` + db.LeaseHeld("r.", "?")
 
 func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.EventLease, error) {
 	var (
@@ -91,7 +91,7 @@ func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.Eve
 
 // Events returns a run's events in sequence order.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+eventColumns+` FROM run_events WHERE run_id = ? ORDER BY seq`, runID)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, translate(err))
 	}
@@ -106,8 +106,6 @@ func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	}
 	return out, translate(rows.Err())
 }
-
-const eventColumns = `run_id, seq, type, node_id, attempt, data, at`
 
 func scanEvent(row scanner) (db.Event, error) {
 	var (

@@ -11,8 +11,8 @@ import (
 
 // gateEvents are the approvals and resolutions of the node after its latest question.
 func gateEvents(ctx context.Context, tx *wtx, runID, node string, after int64) ([]db.Event, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM run_events
-		WHERE run_id = ? AND node_id = ? AND seq > ? AND type IN ('gate_approval', 'gate_resolved') ORDER BY seq`, runID, node, after)
+	q, args := dialect.GateEvents(runID, node, after)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read gate %s of run %s: %w", node, runID, translate(err))
 	}
@@ -31,11 +31,8 @@ func gateEvents(ctx context.Context, tx *wtx, runID, node string, after int64) (
 // NextGateTimer returns when the next gate timer is due; ok is false when no gate has one.
 func (s *Store) NextGateTimer(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
 	var next sql.NullInt64
-	filter, fargs := reachFilter(reach, s.clock())
-	err := s.r.QueryRowContext(ctx, `SELECT MIN(t) FROM (
-			SELECT MIN(gate_due_at) AS t FROM runs WHERE gate_due_at IS NOT NULL AND status = 'paused'`+filter+`
-			UNION ALL SELECT MIN(gate_remind_at) FROM runs WHERE gate_remind_at IS NOT NULL AND status = 'paused'`+filter+`)`,
-		append(append([]any{}, fargs...), fargs...)...).Scan(&next)
+	q, args := dialect.NextGateTimer(reach, s.clock())
+	err := s.r.QueryRowContext(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("find next gate timer: %w", translate(err))
 	}

@@ -8,18 +8,6 @@ import (
 	"threadflow/db"
 )
 
-// workspaceFilter is the condition (and its arguments) that keeps the queued runs whose workspace
-// the claimer reaches (db.Reach's Home and Remote); an empty Home keeps every run.
-func workspaceFilter(r db.Reach, now time.Time) (string, []any) {
-	if r.Home == "" {
-		return "", nil
-	}
-	return ` AND (runs.workspace_home = '' OR runs.workspace_home = ?
-		OR (runs.workspace_remote <> '' AND runs.workspace_remote = ?)
-		OR NOT EXISTS (SELECT 1 FROM workspace_homes h WHERE h.home_token = runs.workspace_home AND h.expires_at > ?))`,
-		[]any{r.Home, r.Remote, micros(now)}
-}
-
 // AnnounceHome records (or renews) a process's home until ttl from now, and forgets expired ones.
 func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error {
 	now := s.clock()

@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pressly/goose/v3"
 	"go.uber.org/zap"
@@ -82,33 +80,6 @@ func TestReadyReportsPendingMigrations(t *testing.T) {
 	}
 	if err := s.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "pending") {
 		t.Fatalf("Ready with a rolled-back schema = %v, want an error saying migrations are pending", err)
-	}
-}
-
-// TestLockedDatabaseIsUnavailable: when another process holds the write lock past the caller's
-// deadline, the store answers ErrUnavailable (retryable), not a driver error.
-func TestLockedDatabaseIsUnavailable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out the 10s busy timeout")
-	}
-	path := filepath.Join(t.TempDir(), "tf.db")
-	s := open(t, path)
-	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatalf("take the write lock: %v", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-	defer cancel()
-	_, err = s.MarkInbound(ctx, "discord", "evt-1")
-	if !errors.Is(err, db.ErrUnavailable) {
-		t.Fatalf("write while another process holds the lock: %v, want ErrUnavailable", err)
 	}
 }
 

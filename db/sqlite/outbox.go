@@ -41,19 +41,11 @@ func scanOutbox(rows *sql.Rows) ([]db.OutboxEntry, error) {
 	return out, translate(rows.Err())
 }
 
-// owe inserts owed messages after the run's others; a key owed already is the same message, left
-// as it is unless Replace asks for the latest content.
+// owe records owed messages (db.Dialect.Owe).
 func owe(ctx context.Context, tx *wtx, runID string, owed []db.Owed, now time.Time) error {
 	for _, o := range owed {
-		q := `INSERT INTO run_outbox (run_id, kind, key, target, ref_kind, reply, next_attempt_at, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
-		if o.Replace {
-			q = strings.TrimSuffix(q, "DO NOTHING") + `DO UPDATE SET reply = excluded.reply, kind = excluded.kind,
-				target = excluded.target, ref_kind = excluded.ref_kind, version = run_outbox.version + 1,
-				attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
-				state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''`
-		}
-		if _, err := tx.ExecContext(ctx, q, runID, o.Kind, o.Key, string(o.Target), o.Ref, string(o.Reply), micros(now), micros(now)); err != nil {
+		q, args := dialect.Owe(runID, o, now)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("owe %s %s of run %s: %w", o.Kind, o.Key, runID, translate(err))
 		}
 	}
@@ -73,23 +65,16 @@ func (s *Store) Owe(ctx context.Context, runID string, owed ...db.Owed) error {
 	return s.write(ctx, func(tx *wtx) error { return owe(ctx, tx, runID, owed, now) })
 }
 
-// firstOwed is the condition of an owed entry that is its run's next: a run's messages go out in
-// order.
-const firstOwed = `o.state = 'owed' AND NOT EXISTS (SELECT 1 FROM run_outbox p
-	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id)`
-
 // ClaimOwed claims the due entries that are their run's next, of runs in reach.
 func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.OutboxEntry, error) {
 	if owner == "" || ttl <= 0 || n <= 0 {
 		return nil, fmt.Errorf("claim owed messages: need an owner, a positive claim duration and a count (got %q, %s, %d)", owner, ttl, n)
 	}
 	now := s.clock()
-	filter, fargs := reachFilter(reach, now)
 	var out []db.OutboxEntry
 	err := s.write(ctx, func(tx *wtx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id
-			WHERE `+firstOwed+` AND o.next_attempt_at <= ? AND (o.claim_until IS NULL OR o.claim_until < ?)`+filter+`
-			ORDER BY o.id LIMIT ?`, append(append([]any{micros(now), micros(now)}, fargs...), n)...)
+		q, args := dialect.DueOwed(reach, now, n)
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return translate(err)
 		}
@@ -106,8 +91,9 @@ func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, 
 		if err := rows.Err(); err != nil || len(ids) == 0 {
 			return translate(err)
 		}
+		in := "?" + strings.Repeat(", ?", len(ids)-1)
 		rows, err = tx.QueryContext(ctx, `UPDATE run_outbox SET claim_owner = ?, claim_until = ?, attempts = attempts + 1
-			WHERE id IN `+placeholders(len(ids))+` RETURNING `+outboxColumns, append([]any{owner, micros(now.Add(ttl))}, ids...)...)
+			WHERE id IN (`+in+`) RETURNING `+outboxColumns, append([]any{owner, micros(now.Add(ttl))}, ids...)...)
 		if err != nil {
 			return translate(err)
 		}
@@ -208,10 +194,9 @@ func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 
 // NextOwed is when the next entry that is its run's next is due (or its claim runs out).
 func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, error) {
-	filter, fargs := reachFilter(reach, s.clock())
 	var next sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT MIN(MAX(o.next_attempt_at, COALESCE(o.claim_until, 0))) FROM run_outbox o
-		JOIN runs ON runs.id = o.run_id WHERE `+firstOwed+filter, fargs...).Scan(&next)
+	q, args := dialect.NextOwed(reach, s.clock())
+	err := s.r.QueryRowContext(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("next owed message: %w", translate(err))
 	}

@@ -9,11 +9,6 @@ import (
 	"threadflow/db"
 )
 
-// runColumns is the column list every run query selects or returns, in scanRun's order.
-const runColumns = `id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
-	working_path, workflow_source, workflow_digest, meta, attempt, recoveries, lease_owner, lease_token,
-	lease_expires_at, heartbeat_at, created_at, queued_at, started_at, finished_at, workspace_home, workspace_remote`
-
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 

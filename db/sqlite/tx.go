@@ -95,5 +95,5 @@ type queryer interface {
 }
 
 func getRun(ctx context.Context, q queryer, runID string) (db.Run, error) {
-	return scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, runID))
+	return scanRun(q.QueryRowContext(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = ?`, runID))
 }

@@ -13,7 +13,7 @@ func gatePolicyTests() []test {
 	return []test{
 		{"OnlyApproversAnswer", testOnlyApprovers},
 		{"AdminsWhenListed", testAdminsApprove},
-		{"NoSelfApproval", testNoSelfApproval},
+		{"SelfApprovalRefused", testSelfApprovalRefused},
 		{"TwoApprovals", testTwoApprovals},
 		{"OneRejectionRejects", testRejectionAfterApproval},
 		{"ConcurrentApprovalsOpenOnce", testConcurrentApprovals},
@@ -64,7 +64,7 @@ func wantRefused(t *testing.T, e *env, err error, id string, reason db.RefusalRe
 }
 
 func testOnlyApprovers(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{Approvers: []string{"slack:alice"}}))
+	r := e.pausedWith(t, policy(db.GatePolicy{Approvers: []string{"slack:alice"}, AllowSelfApproval: true}))
 	_, err := answer(e, r.ID, db.DecisionApprove, "slack:mallory", false)
 	wantRefused(t, e, err, r.ID, db.RefusedNotApprover)
 	_, err = answer(e, r.ID, db.DecisionReject, "slack:mallory", true) // an admin, but admins are not listed
@@ -84,7 +84,7 @@ func testOnlyApprovers(t *testing.T, e *env) {
 }
 
 func testAdminsApprove(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{Approvers: []string{"slack:alice"}, Admins: true}))
+	r := e.pausedWith(t, policy(db.GatePolicy{Approvers: []string{"slack:alice"}, Admins: true, AllowSelfApproval: true}))
 	_, err := answer(e, r.ID, db.DecisionApprove, "slack:bob", false)
 	wantRefused(t, e, err, r.ID, db.RefusedNotApprover)
 	if res, err := answer(e, r.ID, db.DecisionApprove, "slack:bob", true); err != nil || !res.Resolved {
@@ -92,8 +92,8 @@ func testAdminsApprove(t *testing.T, e *env) {
 	}
 }
 
-func testNoSelfApproval(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{NoSelfApproval: true}))
+func testSelfApprovalRefused(t *testing.T, e *env) {
+	r := e.pausedWith(t, policy(db.GatePolicy{AllowSelfApproval: false}))
 	_, err := answer(e, r.ID, db.DecisionApprove, r.UserID, true) // admins are not exempt either
 	wantRefused(t, e, err, r.ID, db.RefusedSelfApproval)
 	res, err := answer(e, r.ID, db.DecisionReject, r.UserID, false)
@@ -103,7 +103,7 @@ func testNoSelfApproval(t *testing.T, e *env) {
 }
 
 func testTwoApprovals(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{Required: 2}))
+	r := e.pausedWith(t, policy(db.GatePolicy{Required: 2, AllowSelfApproval: true}))
 	e.clock.Advance(time.Minute)
 	first, err := answer(e, r.ID, db.DecisionApprove, "slack:alice", false)
 	if err != nil || first.Resolved || first.Run.Status != db.StatusPaused || len(first.Approvals) != 1 || first.Required != 2 {
@@ -133,7 +133,7 @@ func testTwoApprovals(t *testing.T, e *env) {
 }
 
 func testRejectionAfterApproval(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{Required: 3}))
+	r := e.pausedWith(t, policy(db.GatePolicy{Required: 3, AllowSelfApproval: true}))
 	if _, err := answer(e, r.ID, db.DecisionApprove, "slack:alice", false); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func testRejectionAfterApproval(t *testing.T, e *env) {
 }
 
 func testConcurrentApprovals(t *testing.T, e *env) {
-	r := e.pausedWith(t, policy(db.GatePolicy{Required: 2}))
+	r := e.pausedWith(t, policy(db.GatePolicy{Required: 2, AllowSelfApproval: true}))
 	const n = 8
 	results := make([]db.GateResult, n)
 	errs := make([]error, n)

@@ -93,8 +93,12 @@ func testRenewLeasesBatch(t *testing.T, e *env) {
 	if res, err := e.s.RescueExpired(e.ctx, 3); err != nil || len(res) != 1 {
 		t.Fatalf("RescueExpired after renewal: %+v, %v; want only the run whose token was stale", res, err)
 	}
-	if _, err := e.s.RenewLeases(e.ctx, make([]db.Lease, 257), leaseTTL); err == nil {
-		t.Fatal("a renewal of 257 leases was accepted, want an error naming the bound of 256")
+	if lost, err := e.s.RenewLeases(e.ctx, make([]db.Lease, db.MaxRenewBatch), leaseTTL); err != nil || len(lost) != db.MaxRenewBatch {
+		t.Fatalf("a renewal of %d unknown leases = lost %d, %v; want all lost and no error", db.MaxRenewBatch, len(lost), err)
+	}
+	n := db.MaxRenewBatch + 1
+	if _, err := e.s.RenewLeases(e.ctx, make([]db.Lease, n), leaseTTL); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at most %d leases", db.MaxRenewBatch)) {
+		t.Fatalf("a renewal of %d leases gave %v, want an error naming the bound of %d", n, err, db.MaxRenewBatch)
 	}
 }
 

@@ -4,14 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"threadflow/db"
 )
-
-// defaultLimit caps listings that do not ask for a size.
-const defaultLimit = 100
 
 // GetRun returns one run or db.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
@@ -25,32 +21,18 @@ func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
 // FindRunsByPrefix returns the runs whose id starts with prefix. LIKE metacharacters in the prefix
 // match only themselves.
 func (s *Store) FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id LIKE ? ESCAPE '\' ORDER BY id LIMIT ?`,
-		escapeLike(prefix)+"%", orDefault(limit))
+	q, args := dialect.FindRunsByPrefix(prefix, limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find runs by prefix: %w", translate(err))
 	}
 	return scanRuns(rows)
 }
 
-// escapeLike makes s match literally in a LIKE pattern with ESCAPE '\'.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
-func orDefault(limit int) int {
-	if limit <= 0 {
-		return defaultLimit
-	}
-	return limit
-}
-
 // FindResumable returns the newest failed or paused run of workflow in the parent conversation.
 func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error) {
-	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE workflow = ? AND parent_conversation_id = ? AND status IN (?, ?)
-		ORDER BY created_at DESC, id DESC LIMIT 1`,
-		workflow, parentConversationID, string(db.StatusFailed), string(db.StatusPaused)))
+	q, args := dialect.FindResumable(workflow, parentConversationID)
+	r, err := scanRun(s.r.QueryRowContext(ctx, q, args...))
 	if err != nil {
 		return db.Run{}, fmt.Errorf("find resumable %s run: %w", workflow, err)
 	}
@@ -61,8 +43,8 @@ func (s *Store) FindResumable(ctx context.Context, workflow, parentConversationI
 // the runs_rescue index); ok is false when there is none.
 func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT MIN(lease_expires_at) FROM runs WHERE status = 'running' AND lease_expires_at >= ?`,
-		micros(s.clock())).Scan(&next)
+	q, args := dialect.NextLeaseExpiry(s.clock())
+	err := s.r.QueryRowContext(ctx, q, args...).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("find next lease expiry: %w", translate(err))
 	}
@@ -71,39 +53,12 @@ func (s *Store) NextLeaseExpiry(ctx context.Context) (time.Time, bool, error) {
 
 // ListRuns returns runs matching f, newest first.
 func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) {
-	where, args := filter(f)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs`+where+` ORDER BY created_at DESC, id DESC LIMIT ?`,
-		append(args, orDefault(f.Limit))...)
+	q, args := dialect.ListRuns(f)
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", translate(err))
 	}
 	return scanRuns(rows)
-}
-
-// filter builds the WHERE clause of f; zero fields do not filter.
-func filter(f db.RunFilter) (string, []any) {
-	var conds []string
-	var args []any
-	eq := func(col, v string) {
-		if v != "" {
-			conds = append(conds, col+" = ?")
-			args = append(args, v)
-		}
-	}
-	eq("workflow", f.Workflow)
-	eq("conversation_id", f.ConversationID)
-	eq("parent_conversation_id", f.ParentConversationID)
-	eq("user_id", f.UserID)
-	if len(f.Statuses) > 0 {
-		conds = append(conds, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
-		for _, st := range f.Statuses {
-			args = append(args, string(st))
-		}
-	}
-	if len(conds) == 0 {
-		return "", args
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // SetRunConversation moves a run to another existing conversation.

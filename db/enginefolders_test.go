@@ -1,0 +1,52 @@
+package db_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+// engineOnly are the files that exist in one engine folder only, each because the other engine has
+// nothing of the kind. Every other file name appears in both folders, so a reader who knows where
+// something lives in one engine finds its counterpart in the other under the same name.
+var engineOnly = map[string]string{
+	"postgres/listen.go":      "LISTEN/NOTIFY tells other replicas a transcript changed; a SQLite file has one process",
+	"postgres/listen_test.go": "tests listen.go",
+	"sqlite/stmts.go":         "database/sql statement cache and the write transaction type; pgx caches statements itself",
+	"sqlite/turn.go":          "orders the writers of SQLite's single write connection; PostgreSQL has a pool",
+	"sqlite/turn_test.go":     "tests turn.go",
+}
+
+// TestEngineFoldersMirrorEachOther fails when a file exists in one engine folder and not the other,
+// unless engineOnly names it.
+func TestEngineFoldersMirrorEachOther(t *testing.T) {
+	engines := []string{"sqlite", "postgres"}
+	files := map[string][]string{}
+	for _, e := range engines {
+		entries, err := os.ReadDir(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range entries {
+			if !f.IsDir() {
+				files[e] = append(files[e], f.Name())
+			}
+		}
+	}
+	for i, e := range engines {
+		other := engines[1-i]
+		for _, name := range files[e] {
+			if _, ok := engineOnly[e+"/"+name]; ok {
+				continue
+			}
+			if !slices.Contains(files[other], name) {
+				t.Errorf("db/%s/%s has no db/%s/%s: give the counterpart the same name, or add it to engineOnly with the reason", e, name, other, name)
+			}
+		}
+	}
+	for path := range engineOnly {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("engineOnly lists %s, which does not exist: remove it from the list", path)
+		}
+	}
+}
