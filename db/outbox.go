@@ -41,7 +41,8 @@ type Owed struct {
 	// Reply is the rendered conversation.Reply as JSON: every replica delivers the same thing.
 	Reply json.RawMessage
 	// Replace makes the latest content win: a message still owed under the same Key gets Reply
-	// instead, and one already delivered is owed again with it (status edits).
+	// instead, and one already delivered is owed again with it (status edits). It moves to the end
+	// of the run's messages, so it is shown in the order things happened.
 	Replace bool
 }
 
@@ -86,7 +87,7 @@ func (e OutboxEntry) InDoubt() bool { return e.Attempts > 1 }
 // Delivery is the outcome of one delivered entry, recorded with DeliveredOwed.
 type Delivery struct {
 	RunID   string
-	ID      int64
+	Key     string // the entry delivered (its ID may have moved: Owed.Replace)
 	Version int
 	Owner   string // the courier that claimed it
 	// Message is what was posted, recorded as the run's message of kind Owed.Ref when that is set
@@ -101,7 +102,7 @@ type Delivery struct {
 // Retry is the outcome of an attempt that did not deliver, recorded with RetryOwed.
 type Retry struct {
 	RunID   string
-	ID      int64
+	Key     string
 	Version int
 	Owner   string
 	Error   string

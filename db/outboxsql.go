@@ -37,7 +37,8 @@ func (d Dialect) NextOwed(r Reach, now time.Time) (string, []any) {
 
 // Owe inserts one owed message at now, after the run's others. A key owed already is the same
 // message and stays as it is, unless Replace asks for the latest content: then a different reply
-// replaces it (a newer version, owed again if it was sent), and the same reply changes nothing.
+// replaces it (a newer version, owed again if it was sent, moved after the run's others), and the
+// same reply changes nothing.
 func (d Dialect) Owe(runID string, o Owed, now time.Time) (string, []any) {
 	q := d.Query()
 	s := `INSERT INTO run_outbox (run_id, kind, key, target, ref_kind, reply, next_attempt_at, created_at) VALUES (` +
@@ -46,7 +47,7 @@ func (d Dialect) Owe(runID string, o Owed, now time.Time) (string, []any) {
 	if !o.Replace {
 		return s + "DO NOTHING", q.Args
 	}
-	return s + `DO UPDATE SET reply = excluded.reply, kind = excluded.kind, target = excluded.target,
+	return s + `DO UPDATE SET id = ` + d.NextOutboxID + `, reply = excluded.reply, kind = excluded.kind, target = excluded.target,
 		ref_kind = excluded.ref_kind, version = run_outbox.version + 1,
 		attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
 		state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''

@@ -21,11 +21,13 @@ const (
 	// they are delivered at once (courierParallel at a time).
 	courierBatch    = 32
 	courierParallel = 8
-	// claimTTL is how long a claimed message is this courier's: longer than a delivery can take with
-	// the adapters' own retries (postTimeout), so no other courier posts it meanwhile; a courier
-	// that died holding it lets it go after this.
-	claimTTL    = 2 * time.Minute
-	postTimeout = 90 * time.Second
+	// defaultClaimTTL is how long a claimed message is this courier's (Courier.ClaimTTL): a courier
+	// that died holding it lets it go after this. A delivery is bounded by three quarters of it, so
+	// no other courier takes it while it may still be posted.
+	defaultClaimTTL = 2 * time.Minute
+	// minClaimTTL bounds the claims the engine derives from LEASE_TTL from below: a delivery gets
+	// at least 3.75 s, what a platform slow to answer may take.
+	minClaimTTL = 5 * time.Second
 	// A platform failure is retried after retryFirst, doubling up to retryMax, until
 	// MaxDeliveryAttempts attempts failed: about 10 minutes of trying, then the message is failed.
 	retryFirst          = time.Second
@@ -50,6 +52,10 @@ type Courier struct {
 	// Interval is the longest sleep between looks: messages owed by a replica that died are found
 	// within it. Messages owed here wake the courier at once (Wake). Default 5s.
 	Interval time.Duration
+	// ClaimTTL is how long a claimed message is this courier's; default 2 minutes. The engine sets
+	// twice LEASE_TTL (at least minClaimTTL): a message a dead replica claimed is delivered about
+	// when its runs are taken over.
+	ClaimTTL time.Duration
 	Now      func() time.Time
 
 	wakeOnce sync.Once
@@ -89,21 +95,42 @@ func (c *Courier) Run(ctx context.Context) {
 	}
 }
 
+func (c *Courier) claimTTL() time.Duration {
+	if c.ClaimTTL <= 0 {
+		return defaultClaimTTL
+	}
+	return c.ClaimTTL
+}
+
 // reach is which runs' messages this courier delivers: those of runs it reports on, on platforms
-// it is connected to.
+// it is connected to. A server executes the runs of terminals that are gone (Reach.Unattended) but
+// cannot print to them: their messages wait for a terminal that attaches again.
 func (c *Courier) reach() (db.Reach, bool) {
 	r, ok := c.Presence.Reach()
 	if !ok || len(c.Outboxes) == 0 {
 		return db.Reach{}, false
 	}
-	if !r.Every() {
+	if len(r.Conversations) > 0 { // a terminal: its own conversations
 		return r, true
 	}
-	for p := range c.Outboxes {
-		r.Platforms = append(r.Platforms, p)
+	connected := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			if c.Outboxes[p] != nil {
+				out = append(out, p)
+			}
+		}
+		return out
 	}
-	slices.Sort(r.Platforms)
-	return r, true
+	platforms := r.Platforms
+	if len(platforms) == 0 {
+		for p := range c.Outboxes {
+			platforms = append(platforms, p)
+		}
+		slices.Sort(platforms)
+	}
+	r.Platforms, r.Unattended = connected(platforms), connected(r.Unattended)
+	return r, !r.Every()
 }
 
 // sleep is how long to wait for the next owed message to be due, at most Interval.
@@ -138,7 +165,7 @@ func (c *Courier) Once(ctx context.Context) int {
 	}
 	delivered := 0
 	for ctx.Err() == nil {
-		es, err := c.Store.ClaimOwed(ctx, c.Owner, claimTTL, reach, courierBatch)
+		es, err := c.Store.ClaimOwed(ctx, c.Owner, c.claimTTL(), reach, courierBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.Log.Warn("orchestrator.outbox_claim_failed", zap.Error(err))
@@ -159,7 +186,7 @@ func (c *Courier) Once(ctx context.Context) int {
 				defer func() { <-sem }()
 				// A claimed message is delivered even if shutdown began: its claim would hold it
 				// back from every other courier until it expires.
-				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), postTimeout)
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.claimTTL()*3/4)
 				defer cancel()
 				if c.deliver(dctx, e) {
 					mu.Lock()
@@ -178,7 +205,7 @@ func (c *Courier) deliver(ctx context.Context, e db.OutboxEntry) bool {
 	log := c.Log.With(zap.String("run_id", e.RunID), zap.String("kind", e.Kind), zap.Int64("outbox_id", e.ID), zap.Int("attempt", e.Attempts))
 	d, err := c.send(ctx, e)
 	if err == nil {
-		d.RunID, d.ID, d.Version, d.Owner = e.RunID, e.ID, e.Version, c.Owner
+		d.RunID, d.Key, d.Version, d.Owner = e.RunID, e.Key, e.Version, c.Owner
 		if err := c.Store.DeliveredOwed(ctx, d); err != nil {
 			// Posted, but not recorded: the next attempt finds it (in doubt) instead of posting again.
 			log.Warn("orchestrator.outbox_unrecorded", zap.Error(err))
@@ -187,7 +214,7 @@ func (c *Courier) deliver(ctx context.Context, e db.OutboxEntry) bool {
 		log.Debug("orchestrator.outbox_delivered")
 		return true
 	}
-	r := db.Retry{RunID: e.RunID, ID: e.ID, Version: e.Version, Owner: c.Owner, Error: err.Error()}
+	r := db.Retry{RunID: e.RunID, Key: e.Key, Version: e.Version, Owner: c.Owner, Error: err.Error()}
 	var nc notConnected
 	switch {
 	case errors.As(err, &nc):

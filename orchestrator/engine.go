@@ -74,7 +74,8 @@ func New(c Config) *Engine {
 	if owner == "" {
 		owner = "replica-" + db.NewToken()
 	}
-	courier := &Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval}
+	courier := &Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval,
+		ClaimTTL: max(2*c.LeaseTTL, minClaimTTL)}
 	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
 	var notify Notifier = rep
 	if c.Notifier != nil {
@@ -121,11 +122,13 @@ func (e *Engine) Run(ctx context.Context) {
 	wg.Go(func() { e.Rescuer.Run(ctx) })
 	wg.Go(func() { e.Timers.Run(ctx) })
 	wg.Wait()
-	dctx, cancel := context.WithTimeout(cctx, noticeGrace)
-	e.Courier.Once(dctx)
-	cancel()
 	stopCourier()
 	<-courierDone
+	// Then everything still owed here, in one pass that nothing else races: a message the loop was
+	// delivering when it stopped holds back its run's next one until it is recorded.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	e.Courier.Once(dctx)
+	cancel()
 }
 
 // fanout sends every notice to several notifiers.

@@ -128,7 +128,7 @@ func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	log.Info("orchestrator.gate_timed_out", zap.String("on_timeout", t.Pause.OnTimeout))
 	observerOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
 	if askBacks := g.Reporter.askBacks(ctx, t.Run.ID); len(askBacks) > 0 {
-		g.Reporter.owe(ctx, t.Run.ID, resolvedOwed(t.Run.ID, &t.Pause, askBacks, timeoutText(t.Run, t.Pause)))
+		g.Reporter.owe(ctx, t.Run, resolvedOwed(t.Run.ID, &t.Pause, askBacks, timeoutText(t.Run, t.Pause)))
 	}
 	g.Reporter.Notify(ctx, Notice{Kind: NoticeCancelled, Run: t.Run}) // the status with its nodes
 }

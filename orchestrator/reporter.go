@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,17 +104,30 @@ func (r *Reporter) capsOf(run db.Run) conversation.Capabilities {
 	return conversation.CapabilitiesOf(r.Outboxes[platform])
 }
 
-// owe records messages a run owes outside a transition. Failing loses those messages only (the
-// run's state is written), so it is logged, not returned.
-func (r *Reporter) owe(ctx context.Context, runID string, owed []db.Owed) {
+// owe records messages run owes outside a transition. When the database cannot record them (its
+// disk is full, it is read-only: the moments a run most needs to say something), the messages
+// posted in the thread are posted at once instead, unrecorded: said once, at most.
+func (r *Reporter) owe(ctx context.Context, run db.Run, owed []db.Owed) {
 	if len(owed) == 0 {
 		return
 	}
-	if err := r.Store.Owe(ctx, runID, owed...); err != nil {
-		r.Log.Warn("orchestrator.owe_failed", zap.String("run_id", runID), zap.Error(err))
+	err := r.Store.Owe(ctx, run.ID, owed...)
+	if err == nil {
+		r.Courier.Wake()
 		return
 	}
-	r.Courier.Wake()
+	r.Log.Warn("orchestrator.owe_failed", zap.String("run_id", run.ID), zap.Error(err))
+	platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID)
+	if !ok {
+		return
+	}
+	for _, o := range owed {
+		var rep conversation.Reply
+		if o.Target != db.TargetThread || json.Unmarshal(o.Reply, &rep) != nil {
+			continue
+		}
+		r.Post(ctx, conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}, rep, zap.String("run_id", run.ID))
+	}
 }
 
 // Note says a remark in a run's thread.
@@ -167,7 +181,7 @@ func (r *Reporter) Notify(ctx context.Context, n Notice) {
 	if n.Kind == NoticeCancelled && n.Nodes == nil {
 		n.Nodes = r.closedNodes(ctx, n.Run)
 	}
-	r.owe(ctx, n.Run.ID, noticeOwed(n, r.capsOf(n.Run)))
+	r.owe(ctx, n.Run, noticeOwed(n, r.capsOf(n.Run)))
 }
 
 // debounced owes node progress on the status message at most once per Debounce.
@@ -200,7 +214,7 @@ func (r *Reporter) debounced(n Notice) {
 		r.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		r.owe(ctx, pending.Run.ID, noticeOwed(*pending, r.capsOf(pending.Run)))
+		r.owe(ctx, pending.Run, noticeOwed(*pending, r.capsOf(pending.Run)))
 	})
 }
 

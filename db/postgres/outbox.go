@@ -89,23 +89,23 @@ func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, 
 
 // claimed reads, holding it, the claim an outcome is recorded for: ErrOwedGone unless owner still
 // holds the owed entry. same tells whether it is still the version the courier delivered.
-func claimed(ctx context.Context, tx pgx.Tx, runID string, id int64, owner string, version int) (refKind string, same bool, err error) {
+func claimed(ctx context.Context, tx pgx.Tx, runID, key, owner string, version int) (id int64, refKind string, same bool, err error) {
 	var (
 		claim, state string
 		v            int
 	)
-	err = tx.QueryRow(ctx, `SELECT claim_owner, state, version, ref_kind FROM run_outbox WHERE id = $1 AND run_id = $2 FOR UPDATE`, id, runID).
-		Scan(&claim, &state, &v, &refKind)
+	err = tx.QueryRow(ctx, `SELECT id, claim_owner, state, version, ref_kind FROM run_outbox WHERE run_id = $1 AND key = $2 FOR UPDATE`, runID, key).
+		Scan(&id, &claim, &state, &v, &refKind)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", false, db.ErrOwedGone
+		return 0, "", false, db.ErrOwedGone
 	}
 	if err != nil {
-		return "", false, err
+		return 0, "", false, err
 	}
 	if claim != owner || state != string(db.OutboxOwed) {
-		return "", false, db.ErrOwedGone
+		return 0, "", false, db.ErrOwedGone
 	}
-	return refKind, v == version, nil
+	return id, refKind, v == version, nil
 }
 
 // DeliveredOwed records a delivery: the thread it opened, the message it posted, and the entry sent
@@ -113,7 +113,7 @@ func claimed(ctx context.Context, tx pgx.Tx, runID string, id int64, owner strin
 func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 	now := s.now()
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		refKind, same, err := claimed(ctx, tx, d.RunID, d.ID, d.Owner, d.Version)
+		id, refKind, same, err := claimed(ctx, tx, d.RunID, d.Key, d.Owner, d.Version)
 		if err != nil {
 			return err
 		}
@@ -136,14 +136,14 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 		}
 		if same {
 			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'sent', sent_at = $2, message_id = $3, last_error = '',
-				claim_owner = '', claim_until = NULL WHERE id = $1`, d.ID, now, d.Message.MessageID)
+				claim_owner = '', claim_until = NULL WHERE id = $1`, id, now, d.Message.MessageID)
 		} else {
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, d.ID)
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, id)
 		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("record delivery of message %d of run %s: %w", d.ID, d.RunID, err)
+		return fmt.Errorf("record delivery of message %s of run %s: %w", d.Key, d.RunID, err)
 	}
 	return nil
 }
@@ -151,22 +151,22 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 // RetryOwed records an attempt that did not deliver.
 func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		_, same, err := claimed(ctx, tx, r.RunID, r.ID, r.Owner, r.Version)
+		id, _, same, err := claimed(ctx, tx, r.RunID, r.Key, r.Owner, r.Version)
 		if err != nil {
 			return err
 		}
 		switch {
 		case same && r.Fail:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'failed', last_error = $2, claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID, r.Error)
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'failed', last_error = $2, claim_owner = '', claim_until = NULL WHERE id = $1`, id, r.Error)
 		case same:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET next_attempt_at = $2, last_error = $3, claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID, r.At, r.Error)
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET next_attempt_at = $2, last_error = $3, claim_owner = '', claim_until = NULL WHERE id = $1`, id, r.At, r.Error)
 		default:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, r.ID)
+			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, id)
 		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("record failed delivery of message %d of run %s: %w", r.ID, r.RunID, err)
+		return fmt.Errorf("record failed delivery of message %s of run %s: %w", r.Key, r.RunID, err)
 	}
 	return nil
 }

@@ -109,23 +109,23 @@ func (s *Store) ClaimOwed(ctx context.Context, owner string, ttl time.Duration, 
 
 // claimed reads the claim an outcome is recorded for: ErrOwedGone unless owner still holds the
 // owed entry. same tells whether the entry is still the version the courier delivered.
-func claimed(ctx context.Context, tx *wtx, runID string, id int64, owner string, version int) (refKind string, same bool, err error) {
+func claimed(ctx context.Context, tx *wtx, runID, key, owner string, version int) (id int64, refKind string, same bool, err error) {
 	var (
 		claim, state string
 		v            int
 	)
-	err = tx.QueryRowContext(ctx, `SELECT claim_owner, state, version, ref_kind FROM run_outbox WHERE id = ? AND run_id = ?`, id, runID).
-		Scan(&claim, &state, &v, &refKind)
+	err = tx.QueryRowContext(ctx, `SELECT id, claim_owner, state, version, ref_kind FROM run_outbox WHERE run_id = ? AND key = ?`, runID, key).
+		Scan(&id, &claim, &state, &v, &refKind)
 	if isNotFound(err) {
-		return "", false, db.ErrOwedGone
+		return 0, "", false, db.ErrOwedGone
 	}
 	if err != nil {
-		return "", false, translate(err)
+		return 0, "", false, translate(err)
 	}
 	if claim != owner || state != string(db.OutboxOwed) {
-		return "", false, db.ErrOwedGone
+		return 0, "", false, db.ErrOwedGone
 	}
-	return refKind, v == version, nil
+	return id, refKind, v == version, nil
 }
 
 // DeliveredOwed records a delivery: the thread it opened, the message it posted, and the entry sent
@@ -133,7 +133,7 @@ func claimed(ctx context.Context, tx *wtx, runID string, id int64, owner string,
 func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 	now := s.clock()
 	err := s.write(ctx, func(tx *wtx) error {
-		refKind, same, err := claimed(ctx, tx, d.RunID, d.ID, d.Owner, d.Version)
+		id, refKind, same, err := claimed(ctx, tx, d.RunID, d.Key, d.Owner, d.Version)
 		if err != nil {
 			return err
 		}
@@ -155,16 +155,16 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 			}
 		}
 		q := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`
-		args := []any{d.ID}
+		args := []any{id}
 		if same {
 			q = `UPDATE run_outbox SET state = 'sent', sent_at = ?, message_id = ?, last_error = '', claim_owner = '', claim_until = NULL WHERE id = ?`
-			args = []any{micros(now), d.Message.MessageID, d.ID}
+			args = []any{micros(now), d.Message.MessageID, id}
 		}
 		_, err = tx.ExecContext(ctx, q, args...)
 		return translate(err)
 	})
 	if err != nil {
-		return fmt.Errorf("record delivery of message %d of run %s: %w", d.ID, d.RunID, err)
+		return fmt.Errorf("record delivery of message %s of run %s: %w", d.Key, d.RunID, err)
 	}
 	return nil
 }
@@ -172,22 +172,22 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 // RetryOwed records an attempt that did not deliver.
 func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 	err := s.write(ctx, func(tx *wtx) error {
-		_, same, err := claimed(ctx, tx, r.RunID, r.ID, r.Owner, r.Version)
+		id, _, same, err := claimed(ctx, tx, r.RunID, r.Key, r.Owner, r.Version)
 		if err != nil {
 			return err
 		}
-		q, args := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.ID}
+		q, args := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`, []any{id}
 		switch {
 		case same && r.Fail:
-			q, args = `UPDATE run_outbox SET state = 'failed', last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.Error, r.ID}
+			q, args = `UPDATE run_outbox SET state = 'failed', last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.Error, id}
 		case same:
-			q, args = `UPDATE run_outbox SET next_attempt_at = ?, last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{micros(r.At), r.Error, r.ID}
+			q, args = `UPDATE run_outbox SET next_attempt_at = ?, last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{micros(r.At), r.Error, id}
 		}
 		_, err = tx.ExecContext(ctx, q, args...)
 		return translate(err)
 	})
 	if err != nil {
-		return fmt.Errorf("record failed delivery of message %d of run %s: %w", r.ID, r.RunID, err)
+		return fmt.Errorf("record failed delivery of message %s of run %s: %w", r.Key, r.RunID, err)
 	}
 	return nil
 }

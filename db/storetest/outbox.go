@@ -18,6 +18,7 @@ func outboxTests() []test {
 		{"ClaimsAreExclusiveAndExpire", testOwedClaims},
 		{"RetryBackoffAndFailure", testOwedRetry},
 		{"ReplaceLatestWins", testOwedReplace},
+		{"ReplaceMovesAfterTheOthers", testOwedReplaceMoves},
 		{"ClaimsRunsInReachOnly", testOwedReach},
 		{"RefusesWhatCannotBeDelivered", testOwedInvalid},
 	}
@@ -49,7 +50,7 @@ func (e *env) claimOwed(t *testing.T, owner string, want ...string) []db.OutboxE
 
 func (e *env) delivered(t *testing.T, x db.OutboxEntry, owner, messageID string) {
 	t.Helper()
-	d := db.Delivery{RunID: x.RunID, ID: x.ID, Version: x.Version, Owner: owner,
+	d := db.Delivery{RunID: x.RunID, Key: x.Key, Version: x.Version, Owner: owner,
 		Message: db.MessageRef{Platform: "slack", ChannelID: "C1", ThreadID: "T1", MessageID: messageID}}
 	if err := e.s.DeliveredOwed(e.ctx, d); err != nil {
 		t.Fatalf("DeliveredOwed(%s): %v", x.Key, err)
@@ -80,7 +81,7 @@ func testCreationOwes(t *testing.T, e *env) {
 	}
 	e.claimOwed(t, otherCourier) // nothing: the announcement is claimed, the status is behind it
 	thread := db.Conversation{ID: "slack:C1:9.9", Platform: "slack", ChannelID: "C1", ThreadID: "9.9", ParentID: channelConv}
-	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, ID: got[0].ID, Version: got[0].Version, Owner: courier, Conversations: []db.Conversation{thread},
+	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, Key: got[0].Key, Version: got[0].Version, Owner: courier, Conversations: []db.Conversation{thread},
 		Message: db.MessageRef{Platform: "slack", ChannelID: "C1", MessageID: "9.9"}}); err != nil {
 		t.Fatalf("DeliveredOwed: %v", err)
 	}
@@ -96,7 +97,7 @@ func testCreationOwes(t *testing.T, e *env) {
 	if u := e.undelivered(t, r.ID); len(u) != 0 {
 		t.Fatalf("Undelivered after both were sent = %+v", u)
 	}
-	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, ID: st[0].ID, Version: st[0].Version, Owner: otherCourier}); !errors.Is(err, db.ErrOwedGone) {
+	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, Key: st[0].Key, Version: st[0].Version, Owner: otherCourier}); !errors.Is(err, db.ErrOwedGone) {
 		t.Fatalf("second DeliveredOwed: %v, want ErrOwedGone", err)
 	}
 }
@@ -185,7 +186,7 @@ func testOwedClaims(t *testing.T, e *env) {
 	if again[0].Attempts != 2 || !again[0].InDoubt() {
 		t.Fatalf("reclaimed = %+v; want attempt 2, in doubt", again[0])
 	}
-	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, ID: again[0].ID, Version: again[0].Version, Owner: courier}); !errors.Is(err, db.ErrOwedGone) {
+	if err := e.s.DeliveredOwed(e.ctx, db.Delivery{RunID: r.ID, Key: again[0].Key, Version: again[0].Version, Owner: courier}); !errors.Is(err, db.ErrOwedGone) {
 		t.Fatalf("DeliveredOwed by the expired claim: %v, want ErrOwedGone", err)
 	}
 	e.delivered(t, again[0], otherCourier, "m1")
@@ -202,7 +203,7 @@ func testOwedRetry(t *testing.T, e *env) {
 	})
 	x := e.claimOwed(t, courier, "q")[0]
 	at := start.Add(5 * time.Second)
-	if err := e.s.RetryOwed(e.ctx, db.Retry{RunID: r.ID, ID: x.ID, Version: x.Version, Owner: courier, Error: "rate limited", At: at}); err != nil {
+	if err := e.s.RetryOwed(e.ctx, db.Retry{RunID: r.ID, Key: x.Key, Version: x.Version, Owner: courier, Error: "rate limited", At: at}); err != nil {
 		t.Fatalf("RetryOwed: %v", err)
 	}
 	e.claimOwed(t, courier) // not due, and the note waits behind it
@@ -214,7 +215,7 @@ func testOwedRetry(t *testing.T, e *env) {
 	if x.LastError != "rate limited" || x.Attempts != 2 {
 		t.Fatalf("retried entry = %+v", x)
 	}
-	if err := e.s.RetryOwed(e.ctx, db.Retry{RunID: r.ID, ID: x.ID, Version: x.Version, Owner: courier, Error: "channel_not_found", Fail: true}); err != nil {
+	if err := e.s.RetryOwed(e.ctx, db.Retry{RunID: r.ID, Key: x.Key, Version: x.Version, Owner: courier, Error: "channel_not_found", Fail: true}); err != nil {
 		t.Fatalf("RetryOwed(fail): %v", err)
 	}
 	e.claimOwed(t, courier, "n")
@@ -296,5 +297,30 @@ func testOwedInvalid(t *testing.T, e *env) {
 	}
 	if got := e.get(t, r.ID); got.Status != db.StatusRunning {
 		t.Fatalf("run is %s after refused completions", got.Status)
+	}
+}
+
+// testOwedReplaceMoves: a replaced message goes out after what was owed before its new content, so
+// a run's thread shows things in the order they happened (a status edited to cancelled after the
+// notice of why).
+func testOwedReplaceMoves(t *testing.T, e *env) {
+	status := func(text string) db.Owed {
+		o := owed("status", "status", db.TargetLive, "status")
+		o.Reply, o.Replace = json.RawMessage(`{"Text":[{"S":"`+text+`"}]}`), true
+		return o
+	}
+	r := e.create(t, func(n *db.NewRun) { n.Owe = []db.Owed{status("queued"), owed("gate", "q", db.TargetThread, "gate")} })
+	if err := e.s.Owe(e.ctx, r.ID, owed("resolved", "why", db.TargetThread, ""), status("cancelled")); err != nil {
+		t.Fatalf("Owe: %v", err)
+	}
+	for _, want := range []string{"q", "why", "status"} {
+		x := e.claimOwed(t, courier, want)[0]
+		e.delivered(t, x, courier, "m-"+want)
+	}
+	if err := e.s.Owe(e.ctx, r.ID, status("cancelled")); err != nil {
+		t.Fatalf("Owe(same content): %v", err)
+	}
+	if u := e.undelivered(t, r.ID); len(u) != 0 {
+		t.Fatalf("the same content owed again = %+v; want nothing to deliver", u)
 	}
 }

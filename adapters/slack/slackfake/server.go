@@ -76,6 +76,7 @@ type Server struct {
 	rateLimited int
 	refuseAfter int    // chat.postMessage answers internal_error after this many more posts; -1: never
 	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	hold        *hold  // the next chat.postMessage whose text matches waits, see HoldPost
 	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
@@ -232,6 +233,43 @@ func (s *Server) LoseNextAnswers(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseAnswers = n
+}
+
+// hold is a chat.postMessage HoldPost waits for.
+type hold struct {
+	match   func(text string) bool
+	posted  bool          // the message is posted before the wait: its answer is what waits
+	arrived chan struct{} // closed when the post arrived
+	release chan struct{} // closed by the test
+}
+
+// HoldPost makes the next chat.postMessage whose text contains sub wait until release is called
+// (or the test ends): with posted, the message is already in the channel while its answer waits,
+// as when a bot dies after Slack accepted a message and before it heard so; without, it is posted
+// only on release, as when a bot dies before its request reached Slack (a post whose bot is gone
+// by then answers into the void). arrived is closed once such a post came in.
+func (s *Server) HoldPost(sub string, posted bool) (arrived <-chan struct{}, release func()) {
+	h := &hold{match: func(text string) bool { return strings.Contains(text, sub) }, posted: posted,
+		arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.hold = h
+	s.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(h.release) }) }
+	s.t.Cleanup(release)
+	return h.arrived, release
+}
+
+// takeHold returns the hold a post of text meets, once.
+func (s *Server) takeHold(text string) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hold
+	if h == nil || !h.match(text) {
+		return nil
+	}
+	s.hold = nil
+	return h
 }
 
 // FailReads makes conversations.history and conversations.replies answer the Slack error code
