@@ -268,7 +268,7 @@ func runID(t token, k Kind) (string, error) {
 	bad := func(why string) error {
 		return &ParseError{Msg: fmt.Sprintf("the run id at column %d %s", t.col, why), Col: t.col, Usage: Usage(k)}
 	}
-	if why := db.RunIDProblem(id); why != "" { // the one rule, shared with the CLI (orchestrator.FindRun)
+	if why := db.RunIDProblem(id); why != "" { // the one rule, shared with the CLI (dispatch.FindRun)
 		return "", bad(why)
 	}
 	return id, nil

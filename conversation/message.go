@@ -67,6 +67,8 @@ type Reply struct {
 	// of posting it twice, within each platform's window (docs/design-notes.md, "Posting is
 	// idempotent by key"; the rules are in key.go). Empty: every Post posts.
 	Key string
+	// RunID is the run the message is about, recorded with it in the transcript; "" for none.
+	RunID string
 }
 
 // ButtonStyle hints at a button's colour.

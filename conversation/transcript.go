@@ -96,7 +96,6 @@ func (r recorded) record(ctx context.Context, in Address, ref Ref, rep Reply, ed
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
 	defer cancel()
 	m := TranscriptEntry(in, ref.MessageID, rep)
-	m.RunID = RunOf(ctx)
 	if m.MessageID == "" { // an ephemeral reply the platform gives no id for
 		m.MessageID = "local-" + db.NewToken()[:16]
 	}
@@ -122,7 +121,7 @@ func (r recorded) record(ctx context.Context, in Address, ref Ref, rep Reply, ed
 func TranscriptEntry(in Address, messageID string, rep Reply) db.TranscriptMessage {
 	conv := in.ConversationID()
 	m := db.TranscriptMessage{ConversationID: conv, Platform: in.Platform, ChannelID: in.ChannelID, ThreadID: in.ThreadID,
-		MessageID: messageID, Text: rep.Text.String(), Body: EncodeBody(rep)}
+		MessageID: messageID, Text: rep.Text.String(), Body: EncodeBody(rep), RunID: rep.RunID}
 	if rep.Ephemeral {
 		m.ToUser = rep.ToUser
 	}
@@ -153,20 +152,4 @@ func DecodeBody(m db.TranscriptMessage) Body {
 		return Body{Text: T(U(m.Text))}
 	}
 	return b
-}
-
-type runKey struct{}
-
-// WithRun marks ctx as reporting on runID, so the transcript records which run a message is about.
-func WithRun(ctx context.Context, runID string) context.Context {
-	if runID == "" {
-		return ctx
-	}
-	return context.WithValue(ctx, runKey{}, runID)
-}
-
-// RunOf is the run ctx reports on, or "".
-func RunOf(ctx context.Context) string {
-	id, _ := ctx.Value(runKey{}).(string)
-	return id
 }

@@ -62,16 +62,17 @@ func TestRecorded(t *testing.T) {
 		if c := conversation.CapabilitiesOf(ob); c != p.Capabilities() {
 			t.Errorf("capabilities = %+v, want the platform's %+v", c, p.Capabilities())
 		}
-		ctx := conversation.WithRun(t.Context(), "run0000001")
-		thread, root, err := ob.StartThread(ctx, conversation.Address{Platform: "slack", ChannelID: "C1"}, text("▶ hello"))
+		ctx := t.Context()
+		ofRun := func(r conversation.Reply) conversation.Reply { r.RunID = "run0000001"; return r }
+		thread, root, err := ob.StartThread(ctx, conversation.Address{Platform: "slack", ChannelID: "C1"}, ofRun(text("▶ hello")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		status, err := ob.Post(ctx, thread, text("queued"))
+		status, err := ob.Post(ctx, thread, ofRun(text("queued")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ob.Post(ctx, thread, conversation.Reply{Text: conversation.T(conversation.P("psst")), Ephemeral: true, ToUser: "slack:U1"}); err != nil {
+		if _, err := ob.Post(ctx, thread, conversation.Reply{Text: conversation.T(conversation.P("psst")), Ephemeral: true, ToUser: "slack:U1", RunID: "run0000001"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := ob.Edit(t.Context(), status, text("completed")); err != nil {

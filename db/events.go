@@ -2,6 +2,8 @@ package db
 
 import (
 	"encoding/json"
+	"reflect"
+	"time"
 )
 
 // The payloads of run events: one Go type per event type, shared by both engines and every reader
@@ -36,25 +38,52 @@ type (
 		// FreshWorkspace: the run starts again from its first node in a new workspace.
 		FreshWorkspace bool `json:"fresh_workspace,omitempty"`
 	}
-	// NoData is the data of events that carry none (run_completed, gate_reminder_sent): {}.
-	NoData struct{}
+	// RunCompletedData is the data of run_completed: {}.
+	RunCompletedData struct{}
+	// GateRemindedData is the data of gate_reminder_sent: {}.
+	GateRemindedData struct{}
 	// SessionResetData is the data of session_reset: a node's provider session was dropped.
 	SessionResetData struct {
 		Provider string `json:"provider"`
 		Reason   string `json:"reason"`
 	}
-	// NodeData is the data of the node events (node_started, node_completed, node_failed,
-	// node_skipped, loop_iteration_completed) and of resume_failed.
-	NodeData struct {
-		Output      string     `json:"output,omitempty"`       // the inline value of the output
-		OutputBytes int64      `json:"output_bytes,omitempty"` // size of the full output
-		OutputPath  string     `json:"output_path,omitempty"`  // the file holding the full output
-		Error       string     `json:"error,omitempty"`
-		Class       ErrorClass `json:"class,omitempty"`
-		Reason      string     `json:"reason,omitempty"`
-		SessionID   string     `json:"session_id,omitempty"`
-		DurationMS  *int64     `json:"duration_ms,omitempty"` // nil in events that predate it
-		WillRetry   bool       `json:"will_retry,omitempty"`
+	// The node events' payloads. One struct served them all once (NodeData), so each keeps that
+	// struct's keys in its order: the bytes are the ones it wrote.
+
+	// NodeOutputData is the output a node event records, when the node made one.
+	NodeOutputData struct {
+		Output      string `json:"output,omitempty"`       // the inline value of the output
+		OutputBytes int64  `json:"output_bytes,omitempty"` // size of the full output
+		OutputPath  string `json:"output_path,omitempty"`  // the file holding the full output
+	}
+	// NodeStartedData is the data of node_started: {}.
+	NodeStartedData struct{}
+	// NodeCompletedData is the data of node_completed.
+	NodeCompletedData struct {
+		NodeOutputData
+		DurationMS *int64 `json:"duration_ms,omitempty"` // nil in events that predate it
+	}
+	// NodeFailedData is the data of node_failed: the error, and what the attempt had written.
+	NodeFailedData struct {
+		NodeOutputData
+		Error      string     `json:"error,omitempty"`
+		Class      ErrorClass `json:"class,omitempty"`
+		DurationMS *int64     `json:"duration_ms,omitempty"` // of the last attempt only (WillRetry false)
+		WillRetry  bool       `json:"will_retry,omitempty"`
+	}
+	// NodeSkippedData is the data of node_skipped.
+	NodeSkippedData struct {
+		Reason string `json:"reason,omitempty"`
+	}
+	// LoopIterationData is the data of loop_iteration_completed: the iteration is the event's attempt.
+	LoopIterationData struct {
+		NodeOutputData
+		SessionID string `json:"session_id,omitempty"`
+	}
+	// ResumeFailedData is the data of resume_failed, recorded at the node a resume could not start.
+	ResumeFailedData struct {
+		Error string     `json:"error,omitempty"`
+		Class ErrorClass `json:"class,omitempty"`
 	}
 	// GateAnswerData is the data of gate_resolved.
 	GateAnswerData struct {
@@ -93,6 +122,48 @@ type (
 // gate_requested and run_paused carry the Pause; run_failed carries the RunError; workspace_created
 // carries the Workspace.
 
+// Payload is the data of an event: it names the event type it is the data of, so that a type and
+// its data are paired once, here, and every event is built by NewEvent.
+type Payload interface{ EventType() EventType }
+
+// NewEvent is the event recording p for run runID, at node ("" for an event of the whole run) and
+// attempt (0 when the event counts none). at may be zero where the store stamps the time.
+func NewEvent(runID, node string, attempt int, p Payload, at time.Time) Event {
+	return Event{RunID: runID, Type: p.EventType(), NodeID: node, Attempt: attempt, Data: MustJSON(p), At: at}
+}
+
+// The event type of each payload.
+func (RunCreatedData) EventType() EventType      { return EventRunCreated }
+func (RunClaimedData) EventType() EventType      { return EventRunClaimed }
+func (RunReleasedData) EventType() EventType     { return EventRunReleased }
+func (RunRescuedData) EventType() EventType      { return EventRunRescued }
+func (ResumeRequestedData) EventType() EventType { return EventResumeRequested }
+func (RunCompletedData) EventType() EventType    { return EventRunCompleted }
+func (GateRemindedData) EventType() EventType    { return EventGateReminded }
+func (SessionResetData) EventType() EventType    { return EventSessionReset }
+func (NodeStartedData) EventType() EventType     { return EventNodeStarted }
+func (NodeCompletedData) EventType() EventType   { return EventNodeCompleted }
+func (NodeFailedData) EventType() EventType      { return EventNodeFailed }
+func (NodeSkippedData) EventType() EventType     { return EventNodeSkipped }
+func (LoopIterationData) EventType() EventType   { return EventLoopIteration }
+func (ResumeFailedData) EventType() EventType    { return EventResumeFailed }
+func (GateAnswerData) EventType() EventType      { return EventGateResolved }
+func (GateApprovalData) EventType() EventType    { return EventGateApproval }
+func (GateRefusedData) EventType() EventType     { return EventGateRefused }
+func (GateReplyData) EventType() EventType       { return EventGateReply }
+func (CancelData) EventType() EventType          { return EventRunCancelled }
+func (RunError) EventType() EventType            { return EventRunFailed }
+func (Workspace) EventType() EventType           { return EventWorkspace }
+
+// EventType of a pause: a recovery pause is run_paused; a gate or a loop asks a person,
+// gate_requested.
+func (p Pause) EventType() EventType {
+	if p.Kind == PauseRecovery {
+		return EventRunPaused
+	}
+	return EventGateRequested
+}
+
 // EventTypes lists every event type, in the order of their constants.
 var EventTypes = []EventType{
 	EventRunCreated, EventRunClaimed, EventRunReleased, EventRunRescued, EventRunPaused,
@@ -102,42 +173,28 @@ var EventTypes = []EventType{
 	EventGateReply, EventGateReminded, EventWorkspace,
 }
 
+// payloads holds a value of every payload type: NewPayload finds an event type's by EventType.
+var payloads = []Payload{
+	RunCreatedData{}, RunClaimedData{}, RunReleasedData{}, RunRescuedData{}, Pause{Kind: PauseRecovery},
+	ResumeRequestedData{}, ResumeFailedData{}, RunCompletedData{}, RunError{}, CancelData{},
+	NodeStartedData{}, NodeCompletedData{}, NodeFailedData{}, NodeSkippedData{}, LoopIterationData{},
+	Pause{Kind: PauseApproval}, GateAnswerData{}, SessionResetData{}, GateApprovalData{}, GateRefusedData{},
+	GateReplyData{}, GateRemindedData{}, Workspace{},
+}
+
+var payloadTypes = func() map[EventType]reflect.Type {
+	m := make(map[EventType]reflect.Type, len(payloads))
+	for _, p := range payloads {
+		m[p.EventType()] = reflect.TypeOf(p)
+	}
+	return m
+}()
+
 // NewPayload returns a pointer to a zero value of t's payload type, to decode its data into; nil
 // for a type this build does not know.
 func (t EventType) NewPayload() any {
-	switch t {
-	case EventRunCreated:
-		return new(RunCreatedData)
-	case EventRunClaimed:
-		return new(RunClaimedData)
-	case EventRunReleased:
-		return new(RunReleasedData)
-	case EventRunRescued:
-		return new(RunRescuedData)
-	case EventRunPaused, EventGateRequested:
-		return new(Pause)
-	case EventResumeRequested:
-		return new(ResumeRequestedData)
-	case EventRunCompleted, EventGateReminded:
-		return new(NoData)
-	case EventRunFailed:
-		return new(RunError)
-	case EventRunCancelled:
-		return new(CancelData)
-	case EventResumeFailed, EventNodeStarted, EventNodeCompleted, EventNodeFailed, EventNodeSkipped, EventLoopIteration:
-		return new(NodeData)
-	case EventSessionReset:
-		return new(SessionResetData)
-	case EventGateResolved:
-		return new(GateAnswerData)
-	case EventGateApproval:
-		return new(GateApprovalData)
-	case EventGateRefused:
-		return new(GateRefusedData)
-	case EventGateReply:
-		return new(GateReplyData)
-	case EventWorkspace:
-		return new(Workspace)
+	if rt, ok := payloadTypes[t]; ok {
+		return reflect.New(rt).Interface()
 	}
 	return nil
 }

@@ -23,22 +23,22 @@ func TestEventPayloadJSON(t *testing.T) {
 		EventRunRescued:      {RunRescuedData{PrevOwner: "w1", Recoveries: 2}, `{"prev_owner":"w1","recoveries":2}`},
 		EventRunPaused:       {Pause{Kind: PauseRecovery, Node: "build", Error: "disk full", ResumeHint: "free space"}, `{"kind":"recovery","node":"build","error":"disk full","resume_hint":"free space"}`},
 		EventResumeRequested: {ResumeRequestedData{By: "slack:U2", From: StatusFailed, FreshWorkspace: true}, `{"by":"slack:U2","from":"failed","fresh_workspace":true}`},
-		EventResumeFailed:    {NodeData{Error: "no such file", Class: ClassInfra}, `{"error":"no such file","class":"infrastructure"}`},
-		EventRunCompleted:    {NoData{}, `{}`},
+		EventResumeFailed:    {ResumeFailedData{Error: "no such file", Class: ClassInfra}, `{"error":"no such file","class":"infrastructure"}`},
+		EventRunCompleted:    {RunCompletedData{}, `{}`},
 		EventRunFailed:       {RunError{Node: "test", Class: ClassPermanent, Message: "exit 1"}, `{"node":"test","class":"permanent","message":"exit 1"}`},
 		EventRunCancelled:    {CancelData{By: "slack:U1", Reason: "wrong branch"}, `{"by":"slack:U1","reason":"wrong branch"}`},
-		EventNodeStarted:     {NodeData{}, `{}`},
-		EventNodeCompleted:   {NodeData{Output: "ok", OutputBytes: 2, OutputPath: "/o/build-1", DurationMS: &ms}, `{"output":"ok","output_bytes":2,"output_path":"/o/build-1","duration_ms":1500}`},
-		EventNodeFailed:      {NodeData{Error: "timeout", Class: ClassTransient, WillRetry: true}, `{"error":"timeout","class":"transient","will_retry":true}`},
-		EventNodeSkipped:     {NodeData{Reason: "when: false"}, `{"reason":"when: false"}`},
-		EventLoopIteration:   {NodeData{Output: "draft", SessionID: "s1"}, `{"output":"draft","session_id":"s1"}`},
+		EventNodeStarted:     {NodeStartedData{}, `{}`},
+		EventNodeCompleted:   {NodeCompletedData{NodeOutputData: NodeOutputData{Output: "ok", OutputBytes: 2, OutputPath: "/o/build-1"}, DurationMS: &ms}, `{"output":"ok","output_bytes":2,"output_path":"/o/build-1","duration_ms":1500}`},
+		EventNodeFailed:      {NodeFailedData{Error: "timeout", Class: ClassTransient, WillRetry: true}, `{"error":"timeout","class":"transient","will_retry":true}`},
+		EventNodeSkipped:     {NodeSkippedData{Reason: "when: false"}, `{"reason":"when: false"}`},
+		EventLoopIteration:   {LoopIterationData{NodeOutputData: NodeOutputData{Output: "draft"}, SessionID: "s1"}, `{"output":"draft","session_id":"s1"}`},
 		EventGateRequested:   {Pause{Kind: PauseApproval, Node: "review", Message: "ok?", Gate: &GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: true, Required: 2}, OnTimeout: TimeoutReject, DueAt: at}, `{"kind":"approval","node":"review","message":"ok?","gate":{"approvers":["slack:U9"],"required":2},"due_at":"2026-03-01T12:00:00Z","on_timeout":"reject"}`},
 		EventGateResolved:    {GateAnswerData{Decision: DecisionApprove, By: "slack:U9", Text: "lgtm", Approvals: []GateApproval{{By: "slack:U9", At: at}}}, `{"decision":"approve","by":"slack:U9","text":"lgtm","approvals":[{"by":"slack:U9","at":"2026-03-01T12:00:00Z"}]}`},
 		EventSessionReset:    {SessionResetData{Provider: "claude", Reason: "stale session"}, `{"provider":"claude","reason":"stale session"}`},
 		EventGateApproval:    {GateApprovalData{By: "slack:U9", Text: "fine"}, `{"by":"slack:U9","text":"fine"}`},
 		EventGateRefused:     {GateRefusedData{By: "slack:U3", Decision: DecisionApprove, Reason: RefusedNotApprover}, `{"by":"slack:U3","decision":"approve","reason":"not_an_approver"}`},
 		EventGateReply:       {GateReplyData{By: "slack:U9", Text: "maybe"}, `{"by":"slack:U9","text":"maybe"}`},
-		EventGateReminded:    {NoData{}, `{}`},
+		EventGateReminded:    {GateRemindedData{}, `{}`},
 		EventWorkspace: {Workspace{Home: "h1", Host: "a", Path: "/h/runs/r1/work", Branch: "threadflow/r1", Remote: "file:///srv/ws.git", Recreated: true},
 			`{"home":"h1","host":"a","path":"/h/runs/r1/work","branch":"threadflow/r1","remote":"file:///srv/ws.git","recreated":true}`},
 	}
@@ -50,6 +50,9 @@ func TestEventPayloadJSON(t *testing.T) {
 		}
 		if got := string(MustJSON(g.data)); got != g.want {
 			t.Errorf("%s data:\n got %s\nwant %s", typ, got, g.want)
+		}
+		if p, ok := g.data.(Payload); !ok || p.EventType() != typ {
+			t.Errorf("%T is the data of %s but does not name it", g.data, typ)
 		}
 		p := typ.NewPayload()
 		if p == nil {
@@ -82,7 +85,9 @@ func TestEventPayloadsMatchTheMapsTheyReplaced(t *testing.T) {
 		{RunRescuedData{PrevOwner: "o", Recoveries: 3}, map[string]any{"prev_owner": "o", "recoveries": 3}},
 		{ResumeRequestedData{By: "b", From: StatusPaused}, map[string]string{"by": "b", "from": "paused"}},
 		{SessionResetData{Provider: "codex", Reason: "stale session"}, map[string]string{"provider": "codex", "reason": "stale session"}},
-		{NoData{}, struct{}{}},
+		{RunCompletedData{}, struct{}{}},
+		{GateRemindedData{}, struct{}{}},
+		{NodeStartedData{}, struct{}{}},
 	}
 	for _, c := range cases {
 		if got, want := string(MustJSON(c.typed)), string(MustJSON(c.old)); got != want {
@@ -138,7 +143,7 @@ func TestGatePolicySelfApprovalJSON(t *testing.T) {
 		want string
 	}{
 		{GatePolicy{AllowSelfApproval: true}, `{}`},
-		{GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: false, Required: 2}, `{"approvers":["slack:U9"],"allow_self_approval":false,"no_self_approval":true,"required":2}`},
+		{GatePolicy{Approvers: []string{"slack:U9"}, AllowSelfApproval: false, Required: 2}, `{"approvers":["slack:U9"],"required":2,"allow_self_approval":false,"no_self_approval":true}`},
 	}
 	for _, w := range writes {
 		if got := string(MustJSON(w.p)); got != w.want {
@@ -164,5 +169,49 @@ func TestGatePolicySelfApprovalJSON(t *testing.T) {
 	var none *GatePolicy
 	if !none.AllowsSelfApproval() {
 		t.Error("a gate without a policy refuses self approval")
+	}
+}
+
+// nodeData is the one payload the node events and resume_failed shared before each got its own, as
+// it was: its bytes are what run_events rows of those types hold.
+type nodeData struct {
+	Output      string     `json:"output,omitempty"`
+	OutputBytes int64      `json:"output_bytes,omitempty"`
+	OutputPath  string     `json:"output_path,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	Class       ErrorClass `json:"class,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	SessionID   string     `json:"session_id,omitempty"`
+	DurationMS  *int64     `json:"duration_ms,omitempty"`
+	WillRetry   bool       `json:"will_retry,omitempty"`
+}
+
+// Each node event's payload writes, with every field it has set, the bytes the shared payload wrote
+// with the same fields, and reads those bytes back whole.
+func TestNodePayloadsWriteTheSharedPayloadsBytes(t *testing.T) {
+	t.Parallel()
+	ms := int64(7)
+	out := NodeOutputData{Output: "o", OutputBytes: 1, OutputPath: "/o/n-1"}
+	cases := []struct {
+		typed Payload
+		old   nodeData
+	}{
+		{NodeStartedData{}, nodeData{}},
+		{NodeCompletedData{NodeOutputData: out, DurationMS: &ms}, nodeData{Output: "o", OutputBytes: 1, OutputPath: "/o/n-1", DurationMS: &ms}},
+		{NodeFailedData{NodeOutputData: out, Error: "e", Class: ClassTransient, DurationMS: &ms, WillRetry: true},
+			nodeData{Output: "o", OutputBytes: 1, OutputPath: "/o/n-1", Error: "e", Class: ClassTransient, DurationMS: &ms, WillRetry: true}},
+		{NodeSkippedData{Reason: "r"}, nodeData{Reason: "r"}},
+		{LoopIterationData{NodeOutputData: out, SessionID: "s"}, nodeData{Output: "o", OutputBytes: 1, OutputPath: "/o/n-1", SessionID: "s"}},
+		{ResumeFailedData{Error: "e", Class: ClassInfra}, nodeData{Error: "e", Class: ClassInfra}},
+	}
+	for _, c := range cases {
+		got, want := string(MustJSON(c.typed)), string(MustJSON(c.old))
+		if got != want {
+			t.Errorf("%T writes %s, the shared payload wrote %s", c.typed, got, want)
+		}
+		back := c.typed.EventType().NewPayload()
+		if err := json.Unmarshal([]byte(want), back); err != nil || !reflect.DeepEqual(reflect.ValueOf(back).Elem().Interface(), c.typed) {
+			t.Errorf("%s does not read back as %+v (got %+v, %v)", want, c.typed, back, err)
+		}
 	}
 }

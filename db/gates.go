@@ -35,14 +35,19 @@ type GateResolution struct {
 	Owe func(GateResult) []Owed
 }
 
-// GatePolicy says who may answer an approval gate. It is frozen into the pause when the gate is
-// asked, so a running gate keeps the rules it was asked with. Its JSON is gatePolicyJSON.
+// GatePolicy says who may answer an approval gate: the workflow's `approval:` fields decode into
+// it, and it is frozen into the pause when the gate is asked, so a running gate keeps the rules it
+// was asked with. A new rule is a field here, with its JSON key, a check in GateRefusal, and its
+// term in Plain (docs/contributing.md, "Add a gate option").
 type GatePolicy struct {
-	Approvers         []string // platform-qualified ids; empty (and no Admins): anyone
-	Admins            bool     // ADMIN_USER_IDS may answer too
-	AllowSelfApproval bool     // the run's requester may approve (a workflow's default; rejecting is always allowed)
-	Required          int      // distinct approvals needed; 0 means 1
+	Approvers         []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
+	Admins            bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
+	AllowSelfApproval bool     `json:"-"`                   // the run's requester may approve; stored as gatePolicyJSON says
+	Required          int      `json:"required,omitempty"`  // distinct approvals needed; 0 means 1
 }
+
+// storedPolicy is GatePolicy without its JSON methods, to embed in gatePolicyJSON.
+type storedPolicy GatePolicy
 
 // gatePolicyJSON is a GatePolicy as stored. A gate that allows self approval, as most do, stores
 // no key for it, so its bytes are those every release wrote. One that refuses it stores
@@ -50,16 +55,14 @@ type GatePolicy struct {
 // wrote and read: a replica of the previous release, during a rolling update, still refuses the
 // requester's approval. Reading takes allow_self_approval when present, else no_self_approval.
 type gatePolicyJSON struct {
-	Approvers         []string `json:"approvers,omitempty"`
-	Admins            bool     `json:"admins,omitempty"`
-	AllowSelfApproval *bool    `json:"allow_self_approval,omitempty"`
-	NoSelfApproval    bool     `json:"no_self_approval,omitempty"` // the earlier releases' key
-	Required          int      `json:"required,omitempty"`
+	storedPolicy
+	AllowSelfApproval *bool `json:"allow_self_approval,omitempty"`
+	NoSelfApproval    bool  `json:"no_self_approval,omitempty"` // the earlier releases' key
 }
 
 // MarshalJSON writes p as gatePolicyJSON.
 func (p GatePolicy) MarshalJSON() ([]byte, error) {
-	j := gatePolicyJSON{Approvers: p.Approvers, Admins: p.Admins, Required: p.Required}
+	j := gatePolicyJSON{storedPolicy: storedPolicy(p)}
 	if !p.AllowSelfApproval {
 		j.AllowSelfApproval, j.NoSelfApproval = new(false), true
 	}
@@ -72,12 +75,17 @@ func (p *GatePolicy) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*p = GatePolicy{Approvers: j.Approvers, Admins: j.Admins, AllowSelfApproval: !j.NoSelfApproval, Required: j.Required}
+	*p = GatePolicy(j.storedPolicy)
+	p.AllowSelfApproval = !j.NoSelfApproval
 	if j.AllowSelfApproval != nil {
 		p.AllowSelfApproval = *j.AllowSelfApproval
 	}
 	return nil
 }
+
+// Plain reports whether p sets no rule: anyone allowed to use the bot answers alone, the requester
+// included. A plain gate's pause stores no policy.
+func (p GatePolicy) Plain() bool { return !p.Restricted() && p.AllowSelfApproval && p.Required <= 1 }
 
 // AllowsSelfApproval reports whether the run's requester may approve; with no policy, they may.
 func (p *GatePolicy) AllowsSelfApproval() bool { return p == nil || p.AllowSelfApproval }
@@ -199,7 +207,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 		approvals = append(approvals, GateApproval{By: g.By, Name: g.Name, Text: text, At: now})
 		res.Approvals = approvals
 		if len(approvals) < res.Required {
-			return GateVerdict{Result: res, Events: []Event{gateEvent(st, EventGateApproval, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
+			return GateVerdict{Result: res, Events: []Event{gateEvent(st, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
 		}
 	}
 	res.Resolved = true
@@ -212,10 +220,10 @@ func resolve(st GateState, g GateResolution, res GateResult, now time.Time) Gate
 	if res.Required > 1 {
 		data.Approvals = res.Approvals
 	}
-	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, EventGateResolved, data, now)}}
+	v := GateVerdict{Op: OpApprove, Result: res, Events: []Event{gateEvent(st, data, now)}}
 	if g.Decision == DecisionReject {
 		v.Op = OpReject
-		v.Events = append(v.Events, gateEvent(st, EventRunCancelled, CancelData{By: g.By, ByName: g.Name, Reason: res.Text}, now))
+		v.Events = append(v.Events, gateEvent(st, CancelData{By: g.By, ByName: g.Name, Reason: res.Text}, now))
 		v.Events[1].NodeID = ""
 	}
 	return v
@@ -257,7 +265,7 @@ func refusedVerdict(st GateState, g GateResolution, p *GatePolicy, reason Refusa
 	}
 	v := GateVerdict{Err: e}
 	if reason != RefusedAlreadyApproved {
-		v.Events = []Event{gateEvent(st, EventGateRefused, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
+		v.Events = []Event{gateEvent(st, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
 	}
 	return v
 }
@@ -320,8 +328,8 @@ func approvalsOf(events []Event) []GateApproval {
 }
 
 // gateEvent builds an event of the gate's node.
-func gateEvent(st GateState, typ EventType, data any, at time.Time) Event {
-	return Event{RunID: st.Run.ID, Type: typ, NodeID: st.Node, Data: MustJSON(data), At: at}
+func gateEvent(st GateState, p Payload, at time.Time) Event {
+	return NewEvent(st.Run.ID, st.Node, 0, p, at)
 }
 
 // AskedGate is the gate node the run waits at, or "" when it waits at none.

@@ -35,7 +35,7 @@ func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateT
 	case !p.DueAt.IsZero() && !now.Before(p.DueAt):
 		return timeoutVerdict(st, *p, now), TimerTimeout, true
 	case !p.RemindAt.IsZero() && !now.Before(p.RemindAt):
-		ev := gateEvent(st, EventGateReminded, NoData{}, now)
+		ev := gateEvent(st, GateRemindedData{}, now)
 		return GateVerdict{Events: []Event{ev}, Result: GateResult{Run: run, Node: p.Node}}, TimerReminder, true
 	}
 	return GateVerdict{}, "", false
@@ -45,13 +45,12 @@ func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateT
 func timeoutVerdict(st GateState, p Pause, now time.Time) GateVerdict {
 	reason := "nobody answered within " + ShortDuration(p.DueAt.Sub(p.Since))
 	if p.OnTimeout == TimeoutAbandon {
-		ev := gateEvent(st, EventRunCancelled, CancelData{By: TimeoutActor, Reason: reason}, now)
-		ev.NodeID = ""
+		ev := NewEvent(st.Run.ID, "", 0, CancelData{By: TimeoutActor, Reason: reason}, now) // the run's, not the gate's
 		return GateVerdict{Op: OpCancel, Events: []Event{ev}, Result: GateResult{Node: p.Node, Text: reason}}
 	}
 	g := GateResolution{RunID: st.Run.ID, Node: p.Node, Decision: DecisionReject, By: TimeoutActor, Text: reason}
 	v := resolve(st, g, GateResult{Node: p.Node, Decision: DecisionReject, Resolved: true, Text: reason}, now)
-	v.Events[0].Data = MustJSON(GateAnswerData{Decision: DecisionReject, By: TimeoutActor, Text: reason, TimedOut: true})
+	v.Events[0] = gateEvent(st, GateAnswerData{Decision: DecisionReject, By: TimeoutActor, Text: reason, TimedOut: true}, now)
 	return v
 }
 

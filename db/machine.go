@@ -127,10 +127,8 @@ func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run)
 }
 
 // one is the events func of a transition that appends a single event.
-func one(typ EventType, node string, at time.Time, data any) func(Run) []Event {
-	return func(r Run) []Event {
-		return []Event{{RunID: r.ID, Type: typ, NodeID: node, Data: MustJSON(data), At: at}}
-	}
+func one(node string, at time.Time, p Payload) func(Run) []Event {
+	return func(r Run) []Event { return []Event{NewEvent(r.ID, node, 0, p, at)} }
 }
 
 // ClaimRun moves the oldest queued run in reach to running under a fresh lease for owner.
@@ -166,7 +164,7 @@ func (m *Machine) ClaimRuns(ctx context.Context, owner string, ttl time.Duration
 			u := update(OpClaim, id, "")
 			u.Set.Lease = &Lease{Owner: owner, Token: NewToken()}
 			u.Set.ExpiresAt, u.Set.HeartbeatAt, u.Set.StartedAt = now.Add(ttl), now, now
-			ts[i] = Transit{Update: u, Events: one(EventRunClaimed, "", now, RunClaimedData{Owner: owner})(Run{ID: id})}
+			ts[i] = Transit{Update: u, Events: one("", now, RunClaimedData{Owner: owner})(Run{ID: id})}
 		}
 		out, err = m.transitAll(ctx, tx, OpClaim, ts)
 		return err
@@ -258,7 +256,7 @@ func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, 
 			return err
 		}
 		out = r
-		_, err = tx.AppendEvent(ctx, Event{RunID: l.RunID, Type: EventWorkspace, Data: MustJSON(w), At: now})
+		_, err = tx.AppendEvent(ctx, NewEvent(l.RunID, "", 0, w, now))
 		return err
 	})
 	return out, err
@@ -273,13 +271,11 @@ func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owing) 
 	}
 	u := update(OpPause, l.RunID, l.Token)
 	u.Set.Pause, u.Set.EndLease, u.Set.Meta.Pause = &p, true, &p
-	typ := EventGateRequested
 	if p.Kind == PauseRecovery {
-		typ = EventRunPaused
 		u.Set.Meta.ResumeHint = p.ResumeHint
 		u.Set.Meta.LastError = &RunError{Node: p.Node, Class: ClassInfra, Message: p.Error}
 	}
-	return m.move(ctx, OpPause, u, one(typ, p.Node, m.Now(), p), owe)
+	return m.move(ctx, OpPause, u, one(p.Node, m.Now(), p), owe)
 }
 
 // validPause rejects pauses the run could never leave.
@@ -299,7 +295,7 @@ func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string, owe .
 	now := m.Now()
 	u := update(OpComplete, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.Output = true, now, output
-	return m.move(ctx, OpComplete, u, one(EventRunCompleted, "", now, NoData{}), owe)
+	return m.move(ctx, OpComplete, u, one("", now, RunCompletedData{}), owe)
 }
 
 // FailRun moves running -> failed with the reason, kept in meta.last_error. The lease token stays
@@ -308,7 +304,7 @@ func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing
 	now := m.Now()
 	u := update(OpFail, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.LastError = true, now, &e
-	return m.move(ctx, OpFail, u, one(EventRunFailed, e.Node, now, e), owe)
+	return m.move(ctx, OpFail, u, one(e.Node, now, e), owe)
 }
 
 // ReleaseRun hands a running run back to the queue. It keeps its queued_at, so it is claimed again
@@ -316,7 +312,7 @@ func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing
 func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
 	u := update(OpRelease, l.RunID, l.Token)
 	u.Set.DropLease = true
-	return m.move(ctx, OpRelease, u, one(EventRunReleased, "", m.Now(), RunReleasedData{Owner: l.Owner}), nil)
+	return m.move(ctx, OpRelease, u, one("", m.Now(), RunReleasedData{Owner: l.Owner}), nil)
 }
 
 // ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
@@ -338,7 +334,7 @@ func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool, owe 
 	u.Set.ForgetWorkspace = fresh
 	r, err := m.move(ctx, OpResume, u, func(r Run) []Event {
 		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom, FreshWorkspace: fresh}
-		return []Event{{RunID: r.ID, Type: EventResumeRequested, Data: MustJSON(data), At: now}}
+		return []Event{NewEvent(r.ID, "", 0, data, now)}
 	}, owe)
 	var te *TransitionError
 	if errors.As(err, &te) && te.Found == StatusPaused {
@@ -364,7 +360,7 @@ func leave(op Op, runID string, now time.Time) RunUpdate {
 // CancelRun abandons a queued, running, paused or failed run.
 func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error) {
 	now := m.Now()
-	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one(EventRunCancelled, "", now, CancelData{By: by, Reason: reason}), owe)
+	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one("", now, CancelData{By: by, Reason: reason}), owe)
 }
 
 // RescueExpired re-queues running runs whose lease expired before now, each counting a recovery; a
@@ -415,11 +411,11 @@ func rescue(x Expired, maxRecoveries int, now time.Time) (t Transit, exhausted b
 	u.Leased, u.ExpiredBefore, u.Recoveries = true, now, x.Recoveries
 	u.Set.Recovered, u.Set.DropLease = true, true
 	exhausted = x.Recoveries+1 > maxRecoveries
-	events := one(EventRunRescued, "", now, RunRescuedData{PrevOwner: x.Owner, Recoveries: x.Recoveries + 1})
+	events := one("", now, RunRescuedData{PrevOwner: x.Owner, Recoveries: x.Recoveries + 1})
 	if exhausted {
 		reason := RecoveryBudgetExhausted(x.Recoveries+1, maxRecoveries)
 		u.Set.Status, u.Set.FinishedAt, u.Set.Meta.LastError = StatusFailed, now, &reason
-		events = one(EventRunFailed, "", now, reason)
+		events = one("", now, reason)
 	} else {
 		u.Set.QueuedAt = now
 	}

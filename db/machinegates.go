@@ -117,7 +117,7 @@ func (m *Machine) RecordGateReply(ctx context.Context, runID, node string, reply
 		if AskedGate(run) != node || node == "" {
 			return &TransitionError{RunID: runID, Op: OpApprove, Found: run.Status}
 		}
-		out, err = tx.AppendEvent(ctx, Event{RunID: runID, Type: EventGateReply, NodeID: node, Data: MustJSON(reply), At: now})
+		out, err = tx.AppendEvent(ctx, NewEvent(runID, node, 0, reply, now))
 		return err
 	})
 	return out, err

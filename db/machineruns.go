@@ -140,6 +140,6 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 		msg.RunID = n.ID
 		msgs[i] = msg
 	}
-	created := Event{RunID: n.ID, Type: EventRunCreated, Data: MustJSON(RunCreatedData{User: n.UserID, Workflow: n.Workflow}), At: now}
+	created := NewEvent(n.ID, "", 0, RunCreatedData{User: n.UserID, Workflow: n.Workflow}, now)
 	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversations: convs, Created: created, Messages: msgs, Owe: n.Owe, At: now}, nil
 }

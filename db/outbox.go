@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -52,6 +53,12 @@ type Owing func(Run) []Owed
 
 // Owe is the Owing of messages that do not depend on the run.
 func Owe(o ...Owed) Owing { return func(Run) []Owed { return o } }
+
+// OwedKey names one message a run owes for good, from what it is about (reporting decides the
+// parts): the outbox key and the conversation.Reply.Key it is posted with.
+func OwedKey(runID string, parts ...string) string {
+	return "tf." + runID + "." + strings.Join(parts, ".")
+}
 
 // OutboxState is where an owed message is.
 type OutboxState string

@@ -100,7 +100,8 @@ type Store interface {
 
 	// GetRun returns one run or ErrNotFound.
 	GetRun(ctx context.Context, runID string) (Run, error)
-	// FindRunsByPrefix returns the runs whose id starts with prefix (at most limit).
+	// FindRunsByPrefix returns the runs whose id starts with prefix, newest first as ListRuns lists
+	// them (at most limit; DefaultListLimit when limit is 0).
 	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]Run, error)
 	// FindResumable returns the newest failed or paused run of workflow in the parent conversation,
 	// or ErrNotFound.

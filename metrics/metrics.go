@@ -1,4 +1,4 @@
-// Package metrics owns Threadflow's Prometheus measurements: it implements orchestrator.Observer
+// Package metrics owns Threadflow's Prometheus measurements: it implements execution.Observer
 // with collectors on its own registry (never the global one, so tests and several bots in one
 // process do not collide), counts inbound duplicates the adapters drop, and computes the gauges
 // that describe the database (active leases, gates waiting and their age) from the store at scrape
@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // namespace prefixes every series: threadflow_runs_total and so on.
@@ -42,7 +42,7 @@ type Metrics struct {
 	duplicates       *prometheus.CounterVec
 }
 
-var _ orchestrator.Observer = (*Metrics)(nil)
+var _ execution.Observer = (*Metrics)(nil)
 
 // New registers every collector on a fresh registry. st backs the scrape-time gauges; now is the
 // clock lease expiry and gate age are measured with (nil means time.Now).

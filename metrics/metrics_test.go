@@ -16,6 +16,8 @@ import (
 	"threadflow/db/dbtest"
 	"threadflow/metrics"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/testkit"
 )
@@ -43,7 +45,7 @@ func newRig(t *testing.T, workflows map[string]string, outbox conversation.Outbo
 	r.eng = orchestratortest.Start(t, orchestrator.Config{
 		Store: st, Catalogs: orchestratortest.Catalog{Home: home, Dir: dir}, Providers: orchestratortest.NoProviders{},
 		Outboxes: map[string]conversation.Outbox{outbox.Platform(): outbox},
-		Auth:     orchestrator.NewAuth(nil, nil), Dirs: orchestrator.Dirs{Home: home}, Log: log,
+		Auth:     dispatch.NewAuth(nil, nil), Dirs: execution.Dirs{Home: home}, Log: log,
 		Owner: "metrics-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 		Observer: r.m,
 	})

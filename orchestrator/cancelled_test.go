@@ -14,7 +14,8 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/db/dbtest"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // A run cancelled in another process (the dashboard of another replica, another terminal) loses
@@ -32,7 +33,7 @@ func TestARunCancelledElsewhereEndsWithoutAWarning(t *testing.T) {
 	h.waitStatus(id, db.StatusRunning)
 	h.waitFor("the node's first line", func() bool {
 		run, err := h.store.GetRun(context.Background(), id)
-		ref, oerr := orchestrator.NodeOutputFile(run, h.events(id), "a")
+		ref, oerr := execution.NodeOutputFile(run, h.events(id), "a")
 		return err == nil && oerr == nil && ref.Partial == "the node is still running" && ref.Bytes > 0
 	})
 	if _, err := h.store.CancelRun(context.Background(), id, "web:alice", "abandoned"); err != nil { // as another process does
@@ -45,7 +46,7 @@ func TestARunCancelledElsewhereEndsWithoutAWarning(t *testing.T) {
 	if n := logs.FilterMessage("orchestrator.lease_lost").Len(); n != 0 {
 		t.Errorf("%d lease_lost warnings for a run cancelled elsewhere", n)
 	}
-	c, ok := orchestrator.LastCancellation(h.events(id))
+	c, ok := reporting.LastCancellation(h.events(id))
 	if cause := c.Cause().String(); !ok || c.By != (conversation.Person{ID: "web:alice"}) || c.Gate != "" ||
 		!strings.HasPrefix(cause, "by ") || !strings.Contains(cause, "alice") || !strings.HasSuffix(cause, " (abandoned)") {
 		t.Errorf("LastCancellation = %+v, %v, Cause %q; want by alice (abandoned)", c, ok, cause)
@@ -61,7 +62,7 @@ func TestACancellationByRejectionNamesTheGate(t *testing.T) {
 	h.waitStatus(id, db.StatusPaused)
 	h.say(ops, "", "/workflow reject "+id+" not on a Friday")
 	h.waitStatus(id, db.StatusCancelled)
-	c, ok := orchestrator.LastCancellation(h.events(id))
+	c, ok := reporting.LastCancellation(h.events(id))
 	if cause := c.Cause().String(); !ok || c.Gate != "ok" || !strings.Contains(cause, "ops, who rejected ok: not on a Friday") {
 		t.Errorf("LastCancellation = %+v, %v, Cause %q; want ops's rejection of ok", c, ok, cause)
 	}

@@ -13,7 +13,7 @@ import (
 	"threadflow/agent/agenttest"
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 )
 
 // submit hands messages to a fresh Inbox over the real store (its de-duplication table) and waits
@@ -76,7 +76,7 @@ func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
 	t.Parallel()
 	engines(t, func(t *testing.T, open opener) {
 		h := newHarness(t, open)
-		h.cfg.Auth = orchestrator.NewAuth([]string{"console:alice"}, nil)
+		h.cfg.Auth = dispatch.NewAuth([]string{"console:alice"}, nil)
 		h.restart()
 		if replies := h.say("console:mallory", "", "/workflow run hello world"); len(replies) != 0 {
 			t.Fatalf("a user outside ALLOWED_USER_IDS got replies: %s", joined(replies))

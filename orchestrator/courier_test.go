@@ -14,13 +14,15 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/db/storetest"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/maintenance"
+	"threadflow/orchestrator/reporting"
 	"threadflow/orchestratortest"
 )
 
 // failures counts what the courier gave up on, as the Prometheus counter does.
 type failures struct {
-	orchestrator.Observer
+	execution.Observer
 	n atomic.Int32
 }
 
@@ -37,9 +39,9 @@ func TestCourierRetriesThenFailsWithThePlatformsWords(t *testing.T) {
 		st := open(t, db.Options{Now: clock.Now})
 		out := &orchestratortest.Outbox{Err: errors.New("503 service unavailable")}
 		obs := &failures{Observer: nil}
-		c := &orchestrator.Courier{Store: st, Outboxes: map[string]conversation.Outbox{"console": out}, Log: zaptest.NewLogger(t),
+		c := &maintenance.Courier{Store: st, Outboxes: map[string]conversation.Outbox{"console": out}, Log: zaptest.NewLogger(t),
 			Observe: obs, Owner: "replica-a", Now: clock.Now}
-		rep := &orchestrator.Reporter{Store: st, Outboxes: c.Outboxes, Log: zaptest.NewLogger(t)}
+		rep := &reporting.Reporter{Store: st, Outboxes: c.Outboxes, Log: zaptest.NewLogger(t)}
 		run, err := st.CreateRun(ctx, db.NewRun{ID: "abcdefgh12", Workflow: "w", ConversationID: "console:chan", ParentConversationID: "console:chan",
 			UserID: "console:ann", WorkingPath: t.TempDir(),
 			Parents: []db.Conversation{{ID: "console:chan", Platform: "console", ChannelID: "chan"}},
@@ -55,13 +57,13 @@ func TestCourierRetriesThenFailsWithThePlatformsWords(t *testing.T) {
 			if len(u) != 2 || u[0].Kind != "announce" || u[0].State != db.OutboxOwed || u[0].Attempts != attempt || !strings.Contains(u[0].LastError, "503") {
 				t.Fatalf("after attempt %d: %+v", attempt, u)
 			}
-			if want := clock.Now().Add(orchestrator.RetryWait(attempt)); !u[0].NextAttemptAt.Equal(want) {
+			if want := clock.Now().Add(maintenance.RetryWait(attempt)); !u[0].NextAttemptAt.Equal(want) {
 				t.Fatalf("attempt %d retries at %v, want %v", attempt, u[0].NextAttemptAt, want)
 			}
 			if n := c.Once(ctx); n != 0 { // not due yet
 				t.Fatalf("a message was tried again before its backoff")
 			}
-			clock.Advance(orchestrator.RetryWait(attempt))
+			clock.Advance(maintenance.RetryWait(attempt))
 		}
 		out.Err = fmt.Errorf("%w: channel_not_found", conversation.ErrRefused)
 		c.Once(ctx) // the announcement fails, and the status message behind it is tried, and fails
@@ -91,7 +93,7 @@ func TestCourierDoesNotRepostWhatADeadCourierPosted(t *testing.T) {
 		st := open(t, db.Options{Now: clock.Now})
 		out := &orchestratortest.Outbox{}
 		outboxes := map[string]conversation.Outbox{"console": out}
-		rep := &orchestrator.Reporter{Store: st, Outboxes: outboxes, Log: zaptest.NewLogger(t)}
+		rep := &reporting.Reporter{Store: st, Outboxes: outboxes, Log: zaptest.NewLogger(t)}
 		owe := rep.Announce(db.Run{ID: "abcdefgh12", Workflow: "w"}, conversation.Person{ID: "console:ann"})
 		if _, err := st.CreateRun(ctx, db.NewRun{ID: "abcdefgh12", Workflow: "w", ConversationID: "console:chan", ParentConversationID: "console:chan",
 			UserID: "console:ann", WorkingPath: t.TempDir(), Parents: []db.Conversation{{ID: "console:chan", Platform: "console", ChannelID: "chan"}},
@@ -110,7 +112,7 @@ func TestCourierDoesNotRepostWhatADeadCourierPosted(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute + time.Second)
-		c := &orchestrator.Courier{Store: st, Outboxes: outboxes, Log: zaptest.NewLogger(t), Owner: "next", Now: clock.Now}
+		c := &maintenance.Courier{Store: st, Outboxes: outboxes, Log: zaptest.NewLogger(t), Owner: "next", Now: clock.Now}
 		if n := c.Once(ctx); n != 2 {
 			t.Fatalf("delivered %d, want the announcement and the status", n)
 		}

@@ -1,7 +1,7 @@
-// Package orchestrator turns chat into runs and runs into results. Its Dispatcher handles every
-// inbound message the same for every platform (commands, the resume gate, gate answers, assistant
-// turns); its workers claim queued runs and the executor drives each through its workflow's nodes,
-// recording every step as a run event; the rescuer requeues runs whose worker stopped; the Reporter
-// keeps each run's live status message and gate questions up to date. Every state change is one
-// compare-and-set of the db.Store, so two replicas never both win a transition.
+// Package orchestrator wires the orchestrator's rooms into one Engine (New, Engine.Run): chat comes
+// in through dispatch, runs execute in execution, reporting tells chat about them, and the
+// background loops of maintenance rescue expired leases, fire gate timers and keep this process's
+// presence. Each room is a package of its own, with its contract in its doc.go; this package holds
+// only what joins them (Config, Store, Engine). Every state change is one compare-and-set of the
+// db.Store, so two replicas never both win a transition.
 package orchestrator

@@ -10,18 +10,32 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/maintenance"
+	"threadflow/orchestrator/reporting"
 )
+
+// Store is what the orchestrator needs from a run store: what each of its rooms needs. db/sqlite
+// and db/postgres implement it; the state machine it enforces is documented in
+// docs/state-machine.md.
+type Store interface {
+	execution.Store
+	reporting.Store
+	dispatch.Store
+	maintenance.Store
+}
 
 // Config is everything the orchestrator needs from the outside.
 type Config struct {
 	Store           Store
-	Catalogs        Catalogs
-	Providers       Providers
+	Catalogs        dispatch.Catalogs
+	Providers       execution.Providers
 	DefaultProvider string // DEFAULT_PROVIDER; empty turns free-text chat off
 	Outboxes        map[string]conversation.Outbox
-	Auth            Auth
-	Dirs            Dirs
-	Disk            DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
+	Auth            dispatch.Auth
+	Dirs            execution.Dirs
+	Disk            execution.DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
 	Log             *zap.Logger
 	Limits          commands.Limits // MAX_ARGS_BYTES: what one message may carry
 
@@ -36,8 +50,8 @@ type Config struct {
 	// GateTimerInterval is the longest wait before gate timers set by other replicas are seen;
 	// default 5s.
 	GateTimerInterval time.Duration
-	Notifier          Notifier // optional extra notifier; the Reporter always reports
-	Observer          Observer // measurements (package metrics); optional
+	Notifier          execution.Notifier // optional extra notifier; the Reporter always reports
+	Observer          execution.Observer // measurements (package metrics); optional
 	// ClaimReportableOnly makes the workers claim only runs of the platforms in Outboxes (read when
 	// Run starts, after adapters registered their outboxes).
 	ClaimReportableOnly bool
@@ -52,14 +66,14 @@ type Config struct {
 // Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
 // rescuer of expired leases, and the reporter that tells chat about runs.
 type Engine struct {
-	Dispatcher *Dispatcher
-	Workers    *Workers
-	Rescuer    *Rescuer
-	Reporter   *Reporter
-	Courier    *Courier
-	Executor   *Executor
-	Timers     *GateTimers
-	Presence   *Presence
+	Dispatcher *dispatch.Dispatcher
+	Workers    *execution.Workers
+	Rescuer    *maintenance.Rescuer
+	Reporter   *reporting.Reporter
+	Courier    *maintenance.Courier
+	Executor   *execution.Executor
+	Timers     *maintenance.GateTimers
+	Presence   *maintenance.Presence
 
 	reportableOnly bool
 }
@@ -69,25 +83,25 @@ func New(c Config) *Engine {
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 30 * time.Second
 	}
-	obs := observerOr(c.Observer)
+	obs := execution.ObserverOr(c.Observer)
 	owner := c.Owner
 	if owner == "" {
 		owner = "replica-" + db.NewToken()
 	}
-	courier := &Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval,
-		ClaimTTL: max(2*c.LeaseTTL, minClaimTTL)}
-	rep := &Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
-	var notify Notifier = rep
+	courier := &maintenance.Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval,
+		ClaimTTL: 2 * c.LeaseTTL}
+	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
+	var notify execution.Notifier = rep
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
-	timers := &GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
-	exec := &Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Owing: rep.Owing, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &Strays{},
+	timers := &maintenance.GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
+	exec := &execution.Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Owing: rep.Owing, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &execution.Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
-	presence := &Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
-		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.remoteShown()}}
+	presence := &maintenance.Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
+		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.RemoteShown()}}
 	timers.Presence, courier.Presence = presence, presence
-	w := &Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
+	w := &execution.Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
 		Disk: c.Disk, Presence: presence}
 	return &Engine{
 		Presence:       presence,
@@ -97,10 +111,10 @@ func New(c Config) *Engine {
 		Courier:        courier,
 		Timers:         timers,
 		Workers:        w,
-		Rescuer: &Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
+		Rescuer: &maintenance.Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
 			Wake: w.Wake, Observe: obs},
-		Dispatcher: &Dispatcher{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
-			Assistant: Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
+		Dispatcher: &dispatch.Dispatcher{Store: c.Store, Catalogs: c.Catalogs, Reporter: rep, Workers: w, Auth: c.Auth, Dirs: c.Dirs, Log: c.Log, Observe: obs, Limits: c.Limits,
+			Assistant: dispatch.Assistant{Providers: c.Providers, DefaultName: c.DefaultProvider}},
 	}
 }
 
@@ -126,15 +140,15 @@ func (e *Engine) Run(ctx context.Context) {
 	<-courierDone
 	// Then everything still owed here, in one pass that nothing else races: a message the loop was
 	// delivering when it stopped holds back its run's next one until it is recorded.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noticeGrace)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), execution.NoticeGrace)
 	e.Courier.Once(dctx)
 	cancel()
 }
 
 // fanout sends every notice to several notifiers.
-type fanout []Notifier
+type fanout []execution.Notifier
 
-func (f fanout) Notify(ctx context.Context, n Notice) {
+func (f fanout) Notify(ctx context.Context, n execution.Notice) {
 	for _, x := range f {
 		x.Notify(ctx, n)
 	}

@@ -18,6 +18,8 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/testkit"
 	"threadflow/workflow"
@@ -60,8 +62,8 @@ func newHarness(t *testing.T, open opener) *harness {
 		Catalogs:      catalogs{t: t, home: home, dir: h.wfDir},
 		Providers:     h.providers,
 		Outboxes:      map[string]conversation.Outbox{"console": h.out},
-		Auth:          orchestrator.NewAuth(nil, []string{admin, ops}),
-		Dirs:          orchestrator.Dirs{Home: home},
+		Auth:          dispatch.NewAuth(nil, []string{admin, ops}),
+		Dirs:          execution.Dirs{Home: home},
 		Log:           zaptest.NewLogger(t),
 		Owner:         "test-replica",
 		LeaseTTL:      10 * time.Second,
@@ -236,7 +238,7 @@ func newFakeProviders(bin string, env []string) fakeProviders {
 	return p
 }
 
-func (f fakeProviders) Provider(name string) (orchestrator.Provider, error) {
+func (f fakeProviders) Provider(name string) (execution.Provider, error) {
 	return envProvider{p: &agent.Claude{Bin: *f.bin.Load(), Config: *f.cfg.Load()}, env: f.env}, nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // bigOutputWorkflow prints 200 KB (more than the 128 KiB one environment variable may hold) and a
@@ -43,9 +43,9 @@ func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
 		run = h.waitStatus(run.ID, db.StatusCompleted)
 
 		produced := nodeEvent(t, h.events(run.ID), db.EventNodeCompleted, "produce")
-		if produced.OutputBytes != 204800+len("\nlast line\n") || len(produced.Output) != orchestrator.InlineLimit {
+		if produced.OutputBytes != 204800+len("\nlast line\n") || len(produced.Output) != execution.InlineLimit {
 			t.Fatalf("produce recorded %d inline bytes of %d; want the first %d of %d", len(produced.Output), produced.OutputBytes,
-				orchestrator.InlineLimit, 204800+len("\nlast line\n"))
+				execution.InlineLimit, 204800+len("\nlast line\n"))
 		}
 		before := readFile(t, nodeEvent(t, h.events(run.ID), db.EventNodeFailed, "consume").OutputPath)
 		after := readFile(t, nodeEvent(t, h.events(run.ID), db.EventNodeCompleted, "consume").OutputPath)
@@ -53,7 +53,7 @@ func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
 			t.Fatalf("consume saw different inputs before and after the resume:\nbefore: %safter:  %s", before, after)
 		}
 		if want := "inline 16384 "; !strings.HasPrefix(before, want) {
-			t.Fatalf("consume reported %q; want $produce.output to be the first %d bytes", before, orchestrator.InlineLimit)
+			t.Fatalf("consume reported %q; want $produce.output to be the first %d bytes", before, execution.InlineLimit)
 		}
 		if whole := readFile(t, produced.OutputPath); len(whole) != produced.OutputBytes || !strings.HasSuffix(whole, "x\nlast line\n") {
 			t.Fatalf("the output file holds %d bytes ending %q; want all %d", len(whole), whole[max(0, len(whole)-20):], produced.OutputBytes)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // appendWorkflow appends its attempt to a file in its first node and prints the file in its second:
@@ -27,7 +27,7 @@ func takeoverHarness(t *testing.T, open opener) (h *harness, remote string) {
 	h = newHarness(t, open)
 	remote = newRepo(t, true)
 	h.shutdown()
-	h.cfg.Dirs = orchestrator.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+	h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
 	h.writeWorkflow("notes", appendWorkflow)
 	h.start()
 	h.shutdown() // the run is created while no worker runs, so the dead worker claims it
@@ -45,7 +45,7 @@ func diedOnHostA(t *testing.T, h *harness, run db.Run, remote string, saved bool
 	if err != nil || dead.ID != run.ID {
 		t.Fatalf("claim = %v, %v", dead.ID, err)
 	}
-	a := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
+	a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
 	w, err := a.Make(ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
 			t.Errorf("workspace_created events: %+v; want a's, then b's fresh one replacing it", made)
 		}
 		var history []string
-		for _, l := range orchestrator.Fold(h.events(run.ID)).Log {
+		for _, l := range execution.Fold(h.events(run.ID)).Log {
 			history = append(history, l.What+" ("+l.Note+")")
 		}
 		if want := "workspace made afresh: the one before never reached " + remote + " (host-b: " + run.WorkingPath + ")"; !slices.Contains(history, want) {
@@ -235,13 +235,13 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 		h := newHarness(t, open)
 		remote := newRepo(t, true)
 		h.shutdown()
-		h.cfg.Dirs = orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
+		h.cfg.Dirs = execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ask\n    approval: {message: \"go?\"}\n"+
 			"  - id: write\n    depends_on: [ask]\n    bash: echo \"written\" >> notes.txt; cat notes.txt\n")
 		h.start()
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		h.shutdown()
-		h.cfg.Dirs = orchestrator.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
 		h.start()
 
 		h.say(admin, "", "/workflow approve "+run.ID)
@@ -273,7 +273,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.shutdown()
-		h.cfg.Dirs = orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
+		h.cfg.Dirs = execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
 		h.writeWorkflow("notes", appendWorkflow)
 		h.start()
 		run := h.waitStatus(h.startRun("notes", "").ID, db.StatusPaused, db.StatusFailed, db.StatusCompleted)
@@ -288,7 +288,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 		if err := os.Remove(hook); err != nil {
 			t.Fatal(err)
 		}
-		h.cfg.Dirs = orchestrator.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
 		h.start()
 
 		h.say(admin, "", "/workflow resume "+run.ID)

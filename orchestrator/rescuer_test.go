@@ -14,7 +14,8 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/db/storetest"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/maintenance"
+	"threadflow/orchestrator/reporting"
 )
 
 // shutdownAfterRescue is the real store, with the engine's shutdown arriving right after the
@@ -42,15 +43,15 @@ func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
 		run := claimedByADeadWorker(ctx, t, st, "crasher")
 		clock.Advance(2 * time.Second) // the worker died: its lease runs out
 		var out bytes.Buffer
-		reporter := &orchestrator.Reporter{Store: st, Log: zap.NewNop(),
+		reporter := &reporting.Reporter{Store: st, Log: zap.NewNop(),
 			Outboxes: map[string]conversation.Outbox{console.Platform: console.NewOutbox(&out)}}
-		r := &orchestrator.Rescuer{Store: shutdownAfterRescue{st, shutdown}, Notify: reporter, Log: zap.NewNop(), MaxRecoveries: 0}
+		r := &maintenance.Rescuer{Store: shutdownAfterRescue{st, shutdown}, Notify: reporter, Log: zap.NewNop(), MaxRecoveries: 0}
 		r.Once(ctx)
 		if got, _ := st.GetRun(context.Background(), run.ID); got.Status != db.StatusFailed {
 			t.Fatalf("run is %s after the rescue, want failed", got.Status)
 		}
 		// The notice is owed in the store, so the next process's courier delivers it.
-		next := &orchestrator.Courier{Store: st, Log: zap.NewNop(), Owner: "next", Outboxes: reporter.Outboxes}
+		next := &maintenance.Courier{Store: st, Log: zap.NewNop(), Owner: "next", Outboxes: reporter.Outboxes}
 		if n := next.Once(context.Background()); n == 0 {
 			t.Fatal("the courier delivered nothing")
 		}
@@ -72,7 +73,7 @@ func TestRescuerLooksWhenALeaseExpires(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		run := claimedByADeadWorker(ctx, t, st, "deploy")
 		rescued := make(chan struct{}, 1)
-		r := &orchestrator.Rescuer{Store: st, Log: zap.NewNop(), Interval: time.Hour, MaxRecoveries: 3,
+		r := &maintenance.Rescuer{Store: st, Log: zap.NewNop(), Interval: time.Hour, MaxRecoveries: 3,
 			Wake: func() { rescued <- struct{}{} }}
 		done := make(chan struct{})
 		go func() { defer close(done); r.Run(ctx) }()

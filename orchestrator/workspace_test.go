@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/testkit"
 )
 
@@ -41,7 +41,7 @@ func newRepo(t *testing.T, bare bool) string {
 
 func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
 	t.Parallel()
-	d := orchestrator.Dirs{Home: t.TempDir(), RepoPath: newRepo(t, false), Token: "home-a-0123456789"}
+	d := execution.Dirs{Home: t.TempDir(), RepoPath: newRepo(t, false), Token: "home-a-0123456789"}
 	w, err := d.Make(context.Background(), "abc123defg")
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +63,8 @@ func TestWorkspaceRecreatedFromRemoteOnAnotherHost(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			remote := newRepo(t, true)
-			a := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
-			b := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
+			a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+			b := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
 			if withRepo {
 				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
 			}
@@ -106,10 +106,10 @@ func TestWorkspaceRecreatedFromRemoteOnAnotherHost(t *testing.T) {
 func TestRemoteCredentialsNeverShown(t *testing.T) {
 	t.Parallel()
 	const remote = "https://bot:s3cr3t-token@git.example.invalid/team/ws.git"
-	if got := orchestrator.RedactRemote(remote); strings.Contains(got, "s3cr3t") || got != "https://git.example.invalid/team/ws.git" {
+	if got := execution.RedactRemote(remote); strings.Contains(got, "s3cr3t") || got != "https://git.example.invalid/team/ws.git" {
 		t.Errorf("RedactRemote = %q", got)
 	}
-	d := orchestrator.Dirs{Home: t.TempDir(), Remote: remote}
+	d := execution.Dirs{Home: t.TempDir(), Remote: remote}
 	err := d.CheckRemote(context.Background())
 	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "WORKSPACE_REMOTE https://git.example.invalid/team/ws.git cannot be read") {
 		t.Errorf("CheckRemote error = %v", err)
@@ -119,31 +119,31 @@ func TestRemoteCredentialsNeverShown(t *testing.T) {
 func TestHomeTokenIsStableAndSharedByAHome(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	first, err := orchestrator.HomeToken(home)
+	first, err := execution.HomeToken(home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := orchestrator.HomeToken(home)
+	again, err := execution.HomeToken(home)
 	if err != nil || again != first {
 		t.Fatalf("second read = %q, %v; want %q", again, err, first)
 	}
-	other, _ := orchestrator.HomeToken(t.TempDir())
+	other, _ := execution.HomeToken(t.TempDir())
 	if other == first {
 		t.Fatal("two homes got the same token")
 	}
 	me := db.Home{Token: first, Owner: "b", Host: "host-b"}
-	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: first, Owner: "c", Host: "host-c"}}); p != "" {
+	if p := execution.HomeProblem(me, []db.Home{me, {Token: first, Owner: "c", Host: "host-c"}}); p != "" {
 		t.Errorf("replicas sharing a home: %q", p)
 	}
-	p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}})
+	p := execution.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}})
 	if !strings.Contains(p, "does not see the same THREADFLOW_HOME as a on host-a") || !strings.Contains(p, "set WORKSPACE_REMOTE") {
 		t.Errorf("replicas on separate homes without a remote: %q", p)
 	}
 	me.Remote = "file:///srv/ws.git"
-	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a", Remote: me.Remote}}); p != "" {
+	if p := execution.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a", Remote: me.Remote}}); p != "" {
 		t.Errorf("separate homes with one remote: %q", p)
 	}
-	if p := orchestrator.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}}); !strings.Contains(p, "Set one WORKSPACE_REMOTE on every replica") {
+	if p := execution.HomeProblem(me, []db.Home{me, {Token: other, Owner: "a", Host: "host-a"}}); !strings.Contains(p, "Set one WORKSPACE_REMOTE on every replica") {
 		t.Errorf("separate homes, a without the remote: %q", p)
 	}
 }
@@ -154,7 +154,7 @@ func TestRemoteHasBranchTellsAbsentFromUnreadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	remote := newRepo(t, true)
-	d := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+	d := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
 	if has, err := d.RemoteHasBranch(ctx, "run1abcdef"); has || err != nil {
 		t.Fatalf("before any save: %v, %v; want false, nil", has, err)
 	}
@@ -170,7 +170,7 @@ func TestRemoteHasBranchTellsAbsentFromUnreadable(t *testing.T) {
 	}
 	d.Remote = filepath.Join(t.TempDir(), "no-such-repository")
 	has, err := d.RemoteHasBranch(ctx, "run1abcdef")
-	var re *orchestrator.RemoteError
+	var re *execution.RemoteError
 	if has || !errors.As(err, &re) || re.Remote != d.Remote || !strings.Contains(err.Error(), "does not appear to be a git repository") {
 		t.Fatalf("an unreadable remote: %v, %v; want a RemoteError naming it", has, err)
 	}
@@ -186,8 +186,8 @@ func TestRemakeContinuesTheRemoteBranch(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			remote := newRepo(t, true)
-			a := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
-			b := orchestrator.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
+			a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+			b := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
 			if withRepo {
 				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
 			}

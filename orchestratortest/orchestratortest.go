@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -19,7 +20,7 @@ import (
 // fail validation are left out of the catalog and listed by its Problems, as in production.
 type Catalog struct{ Home, Dir string }
 
-// Catalog implements orchestrator.Catalogs; it reads the folders again on every call, so a test
+// Catalog implements dispatch.Catalogs; it reads the folders again on every call, so a test
 // may write a workflow after the engine started.
 func (c Catalog) Catalog() *workflow.Catalog {
 	var dirs []string
@@ -46,8 +47,8 @@ func WriteWorkflows(t testing.TB, dir string, files map[string]string) {
 // NoProviders refuses every AI provider, for tests that run shell and approval nodes only.
 type NoProviders struct{}
 
-// Provider implements orchestrator.Providers.
-func (NoProviders) Provider(string) (orchestrator.Provider, error) {
+// Provider implements execution.Providers.
+func (NoProviders) Provider(string) (execution.Provider, error) {
 	return nil, errors.New("no AI provider in this test")
 }
 

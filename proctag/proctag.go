@@ -5,7 +5,7 @@
 // what a crashed bot left behind; the tag finds them all in /proc.
 //
 // Two tags exist: THREADFLOW_RUN_ID on everything a run's nodes start, so a worker taking over a
-// crashed run can stop its strays (orchestrator.Strays), and THREADFLOW_AGENT_TURN on everything
+// crashed run can stop its strays (execution.Strays), and THREADFLOW_AGENT_TURN on everything
 // one agent turn starts, so the turn's end (success, timeout, cancel, shutdown, lease loss) kills
 // exactly that turn's processes and not those of a parallel node of the same run.
 //

@@ -107,7 +107,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 
 	// Approve with a note: the run completes and the page says who approved it, and with what note.
 	act(t, ctx, "approve with a note and see the run complete",
-		chromedp.SendKeys(chromedp.CSS("#gate-note"), "release notes <checked>"),
+		typeLive("#gate-note", "release notes <checked>"),
 		clickLive("#btn-approve"),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-completed")),
 		chromedp.WaitVisible(`//pre[contains(., "deployed v2.0")]`),
@@ -201,7 +201,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	act(t, ctx, "reject the fourth run's gate with a reason",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
 		chromedp.WaitVisible(chromedp.CSS("#btn-reject")),
-		chromedp.SendKeys(chromedp.CSS("#gate-note"), "the changelog is missing"),
+		typeLive("#gate-note", "the changelog is missing"),
 		clickLive("#btn-reject"),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-cancelled")),
 	)
@@ -224,6 +224,14 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 // element in one task, so no update can come in between.
 func clickLive(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) throw new Error("no element " + ` + strconv.Quote(sel) + `); el.click(); })()`)
+}
+
+// typeLive types text into a field of a live-updating part of the page, in the page's own task: a
+// chromedp.SendKeys resolves the field's node first, and a live update replacing the field between
+// that and the typing fails the step ("Could not find node"). The page keeps a typed note across
+// updates (app.js), so what is typed here is what the form sends.
+func typeLive(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) throw new Error("no element " + ` + strconv.Quote(sel) + `); el.focus(); el.value = ` + strconv.Quote(text) + `; el.dispatchEvent(new Event("input", {bubbles: true})); })()`)
 }
 
 // act performs browser steps, failing the test with what was being done.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,7 +15,7 @@ import (
 )
 
 // terminal runs the real `bot` binary as a person at a terminal would, on env's database, with the
-// gate workflows of console users alice, bob and carol.
+// chat suite's workflows and the gate workflows of console users alice, bob and carol.
 type terminal struct {
 	t   *testing.T
 	env map[string]string
@@ -25,13 +23,7 @@ type terminal struct {
 
 func newTerminal(t *testing.T, env map[string]string) *terminal {
 	t.Helper()
-	dir := t.TempDir()
-	for name, src := range gateWorkflows("console:alice", "console:bob", "console:carol") {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env["WORKFLOWS_DIR"] = dir
+	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("console:alice", "console:bob", "console:carol"))
 	return &terminal{t: t, env: env}
 }
 

@@ -1,9 +1,6 @@
 package test
 
 import (
-	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +8,6 @@ import (
 	"threadflow/adapters/discord/discordfake"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
-	"threadflow/workflow"
 )
 
 // The Discord guild of these tests: one text channel of discordfake.GuildID and one requester.
@@ -42,39 +38,8 @@ const (
 // discordLimit is Discord's hard limit on a message's content, in characters.
 const discordLimit = 2000
 
-// discordWorkflows are written to WORKFLOWS_DIR for every Discord bot. Scripts read their inputs
-// from the environment; $HOME is the bot's own temporary home.
+// discordWorkflows are written to WORKFLOWS_DIR for every Discord bot, with chatWorkflows.
 var discordWorkflows = map[string]string{
-	// asked waits for a person; the answer they give becomes the gate's output, which reply prints.
-	"asked.yaml": `name: asked
-description: Prepares, asks a person, then prints their answer.
-nodes:
-  - id: prepare
-    bash: echo "prepared $ARGUMENTS"
-  - id: gate
-    depends_on: [prepare]
-    approval:
-      message: Ship $ARGUMENTS?
-      capture_response: true
-  - id: reply
-    depends_on: [gate]
-    bash: echo "answer was [$gate.output]"
-`,
-	// picky fails on the input A; any other input deploys.
-	"picky.yaml": `name: picky
-description: Deploys its input; input A fails.
-nodes:
-  - id: prepare
-    bash: echo "prepared $ARGUMENTS"
-  - id: deploy
-    depends_on: [prepare]
-    bash: |
-      if [ "$ARGUMENTS" = "A" ]; then
-        echo "target for A is not ready" >&2
-        exit 1
-      fi
-      echo "deployed $ARGUMENTS"
-`,
 	"inert.yaml": inertWorkflow,
 	// long prints 5,000 characters: 50 numbered lines of 99 characters and a newline each.
 	"long.yaml": `name: long
@@ -119,21 +84,10 @@ func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]stri
 	return b
 }
 
-// writeDiscordWorkflows writes discordWorkflows to a fresh directory and checks that they load.
+// writeDiscordWorkflows writes the workflows of every Discord bot to a fresh directory.
 func writeDiscordWorkflows(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	all := maps.Clone(discordWorkflows)
-	maps.Copy(all, gateWorkflows("discord:"+discordAlice, "discord:"+discordBob, "discord:"+discordCarol))
-	for name, src := range all {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, errs := workflow.Discover(t.TempDir(), []string{dir}); len(errs) > 0 {
-		t.Fatalf("test workflows do not load: %v", errs)
-	}
-	return dir
+	return workflowDir(t, discordWorkflows, chatWorkflows, gateWorkflows("discord:"+discordAlice, "discord:"+discordBob, "discord:"+discordCarol))
 }
 
 // runWorkflow types "/workflow run name arguments" in the test channel and returns the
@@ -199,20 +153,7 @@ func threadOf(f *discordfake.Server, msg discordfake.Message) string {
 // returns its current state.
 func waitDiscordMessage(t *testing.T, f *discordfake.Server, channel, what string, match func(discordfake.Message) bool) discordfake.Message {
 	t.Helper()
-	var found discordfake.Message
-	f.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
-		for _, m := range f.BotMessages(channel) {
-			if match(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if found.ID == "" {
-		t.Fatalf("no message: %s", what)
-	}
-	return found
+	return waitMsg(t, what, func() []discordfake.Message { return f.BotMessages(channel) }, match)
 }
 
 // waitInRunThread waits for a bot message in r's thread satisfying match.

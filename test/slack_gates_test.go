@@ -2,7 +2,6 @@ package test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -87,34 +86,6 @@ func TestSlackGateRules(t *testing.T) {
 		s.waitInThread(t, r, "the completion message", containsText("shipped v1 with notes [changelog checked"))
 		if now := s.message(t, gate.TS); len(now.Buttons) != 0 || !strings.HasPrefix(now.Text, "✅ Approved by slack:"+bob+" and slack:"+carol) {
 			t.Errorf("answered gate message = %q with %v", now.Text, buttonLabels(now))
-		}
-	})
-}
-
-// TestSlackUnclearReplyIsAskedBack: an objection that also says yes changes nothing; the bot quotes
-// it, escaped, with buttons that answer with it in one click.
-func TestSlackUnclearReplyIsAskedBack(t *testing.T) {
-	t.Parallel()
-	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
-		s := startSlackBot(t, env, nil)
-		s.fake.SlashCommand(alice, channel, "run gated v1.2")
-		r := s.waitRoot(t, "gated", 1)
-		waitGate(t, s, r)
-		s.fake.ThreadMessage(bob, channel, r.root.TS, "ship it but not on <!channel> friday")
-		ask := s.waitInThread(t, r, "the ask-back", containsText("I could not tell whether that approves or rejects `gate`"))
-		if got := buttonLabels(ask); !slices.Equal(got, []string{"Approve with this note", "Reject with this reason"}) {
-			t.Fatalf("ask-back buttons = %v", got)
-		}
-		for _, text := range visibleTexts(t, ask) {
-			if strings.Contains(text, "<!channel>") {
-				t.Errorf("the quoted reply can ping the channel: %q", text)
-			}
-		}
-		s.fake.Click(alice, ask, "Reject with this reason")
-		s.waitStatus(t, r, "cancelled")
-		s.waitInThread(t, r, "the rejection", containsText("🛑 Rejected by slack:"+alice+": gate `gate` of run `"+r.id+"` with reason: ship it but not on"))
-		if now := s.message(t, ask.TS); len(now.Buttons) != 0 {
-			t.Errorf("the ask-back kept its buttons after the answer: %v", buttonLabels(now))
 		}
 	})
 }

@@ -2,9 +2,6 @@ package test
 
 import (
 	"encoding/json"
-	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,7 +9,6 @@ import (
 	"threadflow/adapters/slack/slackfake"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
-	"threadflow/workflow"
 )
 
 // The Slack workspace of these tests: one channel and a few people.
@@ -29,40 +25,9 @@ const (
 // answer typed in a thread is named by the id.
 func slackName(user string) string { return "user-" + user }
 
-// testWorkflows are written to WORKFLOWS_DIR for every Slack bot. Scripts read their inputs from
-// the environment, as the bundled workflows do; $HOME is the bot's own temporary home, so a test
-// can leave files there that change what a node does.
+// testWorkflows are written to WORKFLOWS_DIR for every Slack bot, with chatWorkflows. Scripts read
+// their inputs from the environment, as the bundled workflows do.
 var testWorkflows = map[string]string{
-	"gated.yaml": `name: gated
-description: Prepares, waits for a person, then reports the gate's answer.
-nodes:
-  - id: prepare
-    bash: echo "prepared $ARGUMENTS"
-  - id: gate
-    depends_on: [prepare]
-    approval:
-      message: Ship $ARGUMENTS?
-  - id: finish
-    depends_on: [gate]
-    bash: echo "finished after $gate.output"
-`,
-	// picky fails on the input A until $HOME/ready exists; prepare counts its runs in $HOME/prepared.
-	"picky.yaml": `name: picky
-description: Deploys its input; input A fails until the target is ready.
-nodes:
-  - id: prepare
-    bash: |
-      echo "$ARGUMENTS" >> "$HOME/prepared"
-      echo "prepared $ARGUMENTS"
-  - id: deploy
-    depends_on: [prepare]
-    bash: |
-      if [ "$ARGUMENTS" = "A" ] && [ ! -f "$HOME/ready" ]; then
-        echo "target for A is not ready" >&2
-        exit 1
-      fi
-      echo "deployed $ARGUMENTS"
-`,
 	"broken.yaml": `name: broken
 description: Always fails, quoting its input.
 nodes:
@@ -91,22 +56,10 @@ nodes:
 `,
 }
 
-// writeWorkflows writes testWorkflows to a fresh directory and checks that they load, so a typo
-// here fails with the parser's message instead of an "unknown workflow" reply.
+// writeWorkflows writes the workflows of every Slack bot to a fresh directory.
 func writeWorkflows(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	all := maps.Clone(testWorkflows)
-	maps.Copy(all, gateWorkflows("slack:"+alice, "slack:"+bob, "slack:"+carol))
-	for name, src := range all {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, errs := workflow.Discover(t.TempDir(), []string{dir}); len(errs) > 0 {
-		t.Fatalf("test workflows do not load: %v", errs)
-	}
-	return dir
+	return workflowDir(t, testWorkflows, chatWorkflows, gateWorkflows("slack:"+alice, "slack:"+bob, "slack:"+carol))
 }
 
 // slackBot is the real bot connected to a Slack fake.
@@ -136,20 +89,7 @@ func startSlackBot(t *testing.T, env map[string]string, extra map[string]string)
 // waitMessage waits until a message of the channel satisfies match and returns its current state.
 func (s *slackBot) waitMessage(t *testing.T, what string, match func(slackfake.Message) bool) slackfake.Message {
 	t.Helper()
-	var found slackfake.Message
-	s.fake.WaitFor(t, testkit.Deadline, func(f *slackfake.Server) bool {
-		for _, m := range f.Messages(channel) {
-			if match(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	if found.TS == "" {
-		t.Fatalf("no message: %s", what)
-	}
-	return found
+	return waitMsg(t, what, func() []slackfake.Message { return s.fake.Messages(channel) }, match)
 }
 
 // message returns the current state of a message.

@@ -21,6 +21,8 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/workflow"
 )
@@ -118,14 +120,14 @@ func newSoak(t *testing.T) *soak {
 	s.engine = orchestratortest.Start(t, orchestrator.Config{
 		Store: s.store, Catalogs: s, Providers: orchestratortest.NoProviders{},
 		Outboxes: map[string]conversation.Outbox{console.Platform: console.NewOutbox(io.Discard)},
-		Auth:     orchestrator.NewAuth(nil, nil), Dirs: orchestrator.Dirs{Home: home}, Log: log, Owner: "soak",
+		Auth:     dispatch.NewAuth(nil, nil), Dirs: execution.Dirs{Home: home}, Log: log, Owner: "soak",
 	})
 	s.inbox = conversation.NewInbox(s.engine.Dispatcher, nil, soakDrivers, log)
 	t.Cleanup(func() { _ = s.inbox.Close(context.Background()) }) // before the engine stops
 	return s
 }
 
-// Catalog implements orchestrator.Catalogs.
+// Catalog implements dispatch.Catalogs.
 func (s *soak) Catalog() *workflow.Catalog { return s.cat }
 
 // drive plays runs [from, to) with soakDrivers people at once and returns when all are done.

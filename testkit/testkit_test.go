@@ -57,7 +57,7 @@ var skipsForNoMissingTool = map[string]int{
 	"test/soak_test.go":                1, // the soak test is opt-in (SOAK=1)
 	"test/recovery_test.go":            2, // engines a recovery scenario does not apply to
 	"cmd/bench/bench_test.go":          1, // -short
-	"db/sqlite/open_test.go":           1, // -short
+	"db/sqlite/errors_test.go":         1, // -short
 	"adapters/discord/gateway_test.go": 1, // a limitation of the pinned discordgo, with how to lift it
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"threadflow/db"
 	"threadflow/platform"
 )
 
@@ -13,6 +14,31 @@ var (
 	approvalFields = []string{"message", "capture_response", "approvers", "allow_self_approval", "required_approvals",
 		"timeout", "on_timeout", "remind_after"}
 	onTimeouts = []string{string(TimeoutReject), string(TimeoutAbandon)}
+)
+
+// Approval is a gate that pauses the run until a person approves or rejects it, and says who may
+// answer it and how long it waits.
+type Approval struct {
+	Message         string
+	CaptureResponse bool // the approvers' notes become the node's output
+
+	// Policy is who may answer, as the store enforces it: approvers (with `@admins` as Admins),
+	// allow_self_approval (default true) and required_approvals (Required; 1 is stored as 0). It is
+	// the very value frozen into the pause, so a rule is declared once, in db.GatePolicy.
+	Policy db.GatePolicy
+
+	Timeout     time.Duration // 0: wait until answered
+	OnTimeout   OnTimeout     // what a timeout does (default reject)
+	RemindAfter time.Duration // 0: no reminder; otherwise one reminder in the run's thread
+}
+
+// OnTimeout says what happens to a gate nobody answered in time.
+type OnTimeout string
+
+// Timeout actions. Both end the run; they differ in what is recorded and said.
+const (
+	TimeoutReject  OnTimeout = "reject"  // the gate is rejected, as if someone had said no
+	TimeoutAbandon OnTimeout = "abandon" // the run is abandoned, as /workflow abandon would
 )
 
 // AdminsApprover in `approvers` stands for every id in ADMIN_USER_IDS.
@@ -27,7 +53,7 @@ const (
 )
 
 func (d *decoder) approval(f field, m *nodeMeta) *Approval {
-	a := &Approval{AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}
+	a := &Approval{Policy: db.GatePolicy{AllowSelfApproval: true}, OnTimeout: TimeoutReject}
 	if f.val.ShortTag() == "!!null" {
 		return a // `approval:` alone is a plain gate
 	}
@@ -40,10 +66,10 @@ func (d *decoder) approval(f field, m *nodeMeta) *Approval {
 		a.CaptureResponse = d.boolean(g)
 	}
 	if g, ok := fs["approvers"]; ok {
-		a.Approvers, a.Admins = d.approvers(g)
+		a.Policy.Approvers, a.Policy.Admins = d.approvers(g)
 	}
 	if g, ok := fs["allow_self_approval"]; ok {
-		a.AllowSelfApproval = d.boolean(g)
+		a.Policy.AllowSelfApproval = d.boolean(g)
 	}
 	if g, ok := fs["required_approvals"]; ok {
 		d.requiredApprovals(g, a)
@@ -89,14 +115,15 @@ func validApprover(id string) bool {
 
 func (d *decoder) requiredApprovals(f field, a *Approval) {
 	n, ok := d.integer(f)
+	p := &a.Policy
 	switch {
 	case !ok:
 	case n < 1 || n > maxRequiredApprovals:
 		d.errorf(f.val, "`required_approvals` must be between 1 and %d, found %d", maxRequiredApprovals, n)
-	case len(a.Approvers) > 0 && !a.Admins && n > len(a.Approvers):
-		d.errorf(f.val, "`required_approvals` is %d but `approvers` lists only %d, so the gate could never open; list more approvers or lower it", n, len(a.Approvers))
-	default:
-		a.RequiredApprovals = n
+	case len(p.Approvers) > 0 && !p.Admins && n > len(p.Approvers):
+		d.errorf(f.val, "`required_approvals` is %d but `approvers` lists only %d, so the gate could never open; list more approvers or lower it", n, len(p.Approvers))
+	case n > 1: // 1 is the default, stored as 0 so a plain gate's policy stays empty
+		p.Required = n
 	}
 }
 

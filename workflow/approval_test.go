@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"threadflow/db"
 )
 
 func TestApprovalPolicyAndTimers(t *testing.T) {
@@ -25,8 +27,8 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Approval{Message: "Ship it?", Approvers: []string{"slack:U123", "discord:4567", "console:alice"}, Admins: true,
-		AllowSelfApproval: false, RequiredApprovals: 2, Timeout: 24 * time.Hour, OnTimeout: TimeoutAbandon, RemindAfter: 4 * time.Hour}
+	want := Approval{Message: "Ship it?", Policy: db.GatePolicy{Approvers: []string{"slack:U123", "discord:4567", "console:alice"}, Admins: true,
+		AllowSelfApproval: false, Required: 2}, Timeout: 24 * time.Hour, OnTimeout: TimeoutAbandon, RemindAfter: 4 * time.Hour}
 	if got := *w.Node("confirm").Approval; !reflect.DeepEqual(got, want) {
 		t.Errorf("approval =\n%+v\nwant\n%+v", got, want)
 	}

@@ -73,7 +73,7 @@ func TestDocsApprovalExampleParses(t *testing.T) {
 			t.Errorf("the example does not show approval.%s", field)
 		}
 	}
-	if a := w.Node("confirm").Approval; a.RequiredApprovals != 2 || !a.Admins || a.AllowSelfApproval || a.RemindAfter == 0 {
+	if a := w.Node("confirm").Approval; a.Policy.Required != 2 || !a.Policy.Admins || a.Policy.AllowSelfApproval || a.RemindAfter == 0 {
 		t.Errorf("the example parsed as %+v", *a)
 	}
 }

@@ -98,7 +98,7 @@ func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
 	}
 	f, ok := fs["nodes"]
 	if !ok {
-		d.errorf(root, "missing `nodes`; add a list of nodes, each with an `id` and one of bash, prompt, approval, loop")
+		d.errorf(root, "missing `nodes`; add a list of nodes, each with an `id` and one of %s", strings.Join(kindFields, ", "))
 		return
 	}
 	if f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {

@@ -9,6 +9,9 @@ import (
 // head is the start of most test workflows: one valid node `a` that others can depend on.
 const head = "name: x\nnodes:\n  - id: a\n    bash: echo\n"
 
+// kinds is how messages list the node kinds: bash, prompt, approval, loop...
+var kinds = strings.Join(kindFields, ", ")
+
 func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -19,7 +22,7 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"unknown node field", head + "    depend_on: [b]\n", []string{
 			"wf.yaml:5:5: unknown field `depend_on` in a node; did you mean `depends_on`?"}},
 		{"unknown top field without a close match", "name: x\nnodez: []\nzzzzzzzz: 1\n", []string{
-			"wf.yaml:1:1: missing `nodes`; add a list of nodes, each with an `id` and one of bash, prompt, approval, loop",
+			"wf.yaml:1:1: missing `nodes`; add a list of nodes, each with an `id` and one of " + kinds,
 			"wf.yaml:2:1: unknown field `nodez` in the workflow; did you mean `nodes`?",
 			"wf.yaml:3:1: unknown field `zzzzzzzz` in the workflow; known fields: name, description, inputs, nodes"}},
 		{"field set twice", head + "    bash: ls\n", []string{
@@ -58,7 +61,7 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"loop without prompt", "name: x\nnodes:\n  - id: a\n    loop:\n      max_iterations: 3\n", []string{
 			"wf.yaml:5:7: loop has no `prompt`; add the text each iteration sends"}},
 		{"no kind", head + "  - id: b\n    depends_on: [a]\n", []string{
-			"wf.yaml:5:5: node `b` does nothing; add exactly one of: bash, prompt, approval, loop"}},
+			"wf.yaml:5:5: node `b` does nothing; add exactly one of: " + kinds}},
 		{"several kinds", head + "    prompt: hi\n    approval: {}\n", []string{
 			"wf.yaml:5:5: node `a` has `bash` and `prompt` and `approval`; a node has exactly one kind, split it into separate nodes"}},
 		{"bad durations", head + "    timeout: 5 minutes\n    retry: {max_attempts: 2, delay: soon}\n", []string{
@@ -82,7 +85,7 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 			"wf.yaml:1:7: `name` \"" + strings.Repeat("a", 40) + "...\" is not a valid name; use lower-case letters, digits, '-' and '_', starting with a letter or digit, at most 64 characters"}},
 		{"missing id, other problems still reported", "name: x\nnodes:\n  - timeout: forever\n", []string{
 			"wf.yaml:3:5: node has no `id`; add `id: <name>` so other nodes can depend on it",
-			"wf.yaml:3:5: this node does nothing; add exactly one of: bash, prompt, approval, loop",
+			"wf.yaml:3:5: this node does nothing; add exactly one of: " + kinds,
 			"wf.yaml:3:14: `timeout` is not a duration: \"forever\"; write a number with a unit, like 30s, 5m or 1h30m"}},
 		{"when continued on the next line, plain", head + "  - id: b\n    depends_on: [a]\n    when: $a.output == 'x' &&\n      $zz.output\n    bash: echo\n", []string{
 			"wf.yaml:7:11: `when` of node `b` reads `$zz.output` but there is no node `zz`; did you mean `a`?"}},

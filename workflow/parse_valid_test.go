@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"threadflow/db"
 )
 
 const fullWorkflow = `name: full
@@ -75,7 +77,7 @@ func TestParseDecodesEveryField(t *testing.T) {
 	if ask.Retry != (Retry{MaxAttempts: 1, On: RetryTransient}) {
 		t.Errorf("default retry of a prompt = %+v; a shell node's default `on` is all, a prompt's transient", ask.Retry)
 	}
-	if g := w.Node("gate"); g.Kind != KindApproval || !reflect.DeepEqual(*g.Approval, Approval{Message: "Ship it?", CaptureResponse: true, AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}) {
+	if g := w.Node("gate"); g.Kind != KindApproval || !reflect.DeepEqual(*g.Approval, Approval{Message: "Ship it?", CaptureResponse: true, Policy: db.GatePolicy{AllowSelfApproval: true}, OnTimeout: TimeoutReject}) {
 		t.Errorf("gate = %+v", *g)
 	}
 	r := w.Node("refine")
@@ -139,7 +141,7 @@ func TestParseAcceptsBareApprovalAndBracedRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := w.Node("b"); b.Approval == nil || !reflect.DeepEqual(*b.Approval, Approval{AllowSelfApproval: true, RequiredApprovals: 1, OnTimeout: TimeoutReject}) {
+	if b := w.Node("b"); b.Approval == nil || !reflect.DeepEqual(*b.Approval, Approval{Policy: db.GatePolicy{AllowSelfApproval: true}, OnTimeout: TimeoutReject}) {
 		t.Errorf("approval = %+v", b.Approval)
 	}
 }

@@ -101,33 +101,6 @@ const (
 	PermFull Permissions = "full"
 )
 
-// Approval is a gate that pauses the run until a person approves or rejects it, and says who may
-// answer it and how long it waits.
-type Approval struct {
-	Message         string
-	CaptureResponse bool // the approvers' notes become the node's output
-
-	// Approvers are the platform-qualified user ids who may answer; with Admins, ADMIN_USER_IDS may
-	// too. Both empty: anyone allowed to use the bot.
-	Approvers         []string
-	Admins            bool // `@admins` was listed
-	AllowSelfApproval bool // the run's requester may approve it (default true); rejecting is always allowed
-	RequiredApprovals int  // distinct people who must approve (default 1); one rejection rejects
-
-	Timeout     time.Duration // 0: wait until answered
-	OnTimeout   OnTimeout     // what a timeout does (default reject)
-	RemindAfter time.Duration // 0: no reminder; otherwise one reminder in the run's thread
-}
-
-// OnTimeout says what happens to a gate nobody answered in time.
-type OnTimeout string
-
-// Timeout actions. Both end the run; they differ in what is recorded and said.
-const (
-	TimeoutReject  OnTimeout = "reject"  // the gate is rejected, as if someone had said no
-	TimeoutAbandon OnTimeout = "abandon" // the run is abandoned, as /workflow abandon would
-)
-
 // Loop repeats a prompt until its output contains Until or MaxIterations is reached.
 type Loop struct {
 	Prompt, Until string

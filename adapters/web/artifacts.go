@@ -7,11 +7,10 @@ import (
 	"os"
 	"path"
 	"strings"
+	"threadflow/orchestrator/execution"
 	"time"
 
 	"go.uber.org/zap"
-
-	"threadflow/orchestrator"
 )
 
 // artifact serves one file of a run's $ARTIFACTS_DIR as a download. The file is opened through an
@@ -28,7 +27,7 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	root, err := os.OpenRoot(orchestrator.ArtifactsDir(run))
+	root, err := os.OpenRoot(execution.ArtifactsDir(run))
 	if err != nil {
 		http.Error(w, "This run has no artifacts on the bot's disk.", http.StatusNotFound)
 		return

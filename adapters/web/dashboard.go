@@ -20,7 +20,8 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // pageSize is how many runs one page of the runs list shows; maxPage bounds how far back the
@@ -149,7 +150,7 @@ func (s *Server) listPage(ctx context.Context, f listFilter) ([]runRow, bool, er
 	now := s.cfg.Now()
 	rows := make([]runRow, 0, len(runs))
 	for _, run := range runs {
-		rows = append(rows, runRow{Run: run, State: orchestrator.DisplayState(run, now)})
+		rows = append(rows, runRow{Run: run, State: reporting.DisplayState(run, now)})
 	}
 	return rows, more, nil
 }
@@ -208,13 +209,13 @@ func (s *Server) collectRuns(ctx context.Context, f listFilter, limit int) ([]db
 
 type runPageData struct {
 	runView
-	Notes     map[string]nodeNote     // issue 17: why a node has not run, a running or cancelled node's latest output
-	Graph     *graphView              // issue 17: the workflow drawn with each node's state
-	Artifacts []orchestrator.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
-	Sent      string                  // the command a button just sent, shown once after the redirect
-	Thread    string                  // the address of the run's thread on the chat page, if it has one
-	Offer     *orchestrator.GateOffer // what the viewer may answer at the gate the run waits at
-	Instead   template.HTML           // who may approve, to a viewer who may not
+	Notes     map[string]nodeNote  // issue 17: why a node has not run, a running or cancelled node's latest output
+	Graph     *graphView           // issue 17: the workflow drawn with each node's state
+	Artifacts []execution.Artifact // issue 17: files the run's nodes left in $ARTIFACTS_DIR
+	Sent      string               // the command a button just sent, shown once after the redirect
+	Thread    string               // the address of the run's thread on the chat page, if it has one
+	Offer     *reporting.GateOffer // what the viewer may answer at the gate the run waits at
+	Instead   template.HTML        // who may approve, to a viewer who may not
 	LiveURL   string
 	User      string
 	// Undelivered are messages the run owes its thread that failed for good, or are being retried
@@ -261,7 +262,7 @@ func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, err
 	if err != nil {
 		return runPageData{}, fmt.Errorf("web: read undelivered messages of run %s: %w", id, err)
 	}
-	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: orchestrator.Artifacts(run)}
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run)}
 	for _, o := range owed {
 		if o.State == db.OutboxFailed || o.LastError != "" { // not one on its way for a moment
 			data.Undelivered = append(data.Undelivered, o)
@@ -303,7 +304,7 @@ func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	ref, err := orchestrator.NodeOutputFile(run, events, r.PathValue("node"))
+	ref, err := execution.NodeOutputFile(run, events, r.PathValue("node"))
 	if err != nil {
 		http.Error(w, capitalize(err.Error())+". The run page lists its nodes and their outputs.", http.StatusNotFound)
 		return
@@ -377,7 +378,7 @@ func (s *Server) fingerprint(ctx context.Context, key string) (string, error) {
 		for _, n := range notes {
 			live += n.LiveBytes
 		}
-		return fmt.Sprintf("%s|%d|%d", orchestrator.DisplayState(run, s.cfg.Now()), len(events), live), nil
+		return fmt.Sprintf("%s|%d|%d", reporting.DisplayState(run, s.cfg.Now()), len(events), live), nil
 	}
 	q := (&url.URL{RawQuery: arg}).Query() // read as the list page reads its own query
 	rows, err := s.listRuns(ctx, parseFilter(q))
@@ -435,5 +436,5 @@ func since(now, t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return orchestrator.FormatDuration(now.Sub(t)) + " ago"
+	return execution.FormatDuration(now.Sub(t)) + " ago"
 }

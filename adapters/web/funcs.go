@@ -9,7 +9,7 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // person names someone on the dashboard: the name their platform showed (as chat messages do) with
@@ -33,10 +33,10 @@ func templateFuncs(now func() time.Time) template.FuncMap {
 			}
 			return "due now"
 		},
-		"dur":         orchestrator.FormatDuration,
+		"dur":         execution.FormatDuration,
 		"person":      person,
 		"bytes":       func(n int64) string { return humanize.IBytes(uint64(max(n, 0))) },
-		"inlineLimit": func() int64 { return orchestrator.InlineLimit },
+		"inlineLimit": func() int64 { return execution.InlineLimit },
 		"stamp":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 		"words":       func(state string) string { return strings.ReplaceAll(state, "_", " ") }, // not_run reads "not run"
 		"title": func(s string) string {

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // liveTail is how much of an unfinished attempt's output the run page shows: its latest bytes.
@@ -30,7 +30,7 @@ type nodeNote struct {
 	Live      string
 	LiveBytes int64
 	Stopped   bool   // the attempt will not print more: the run stopped it
-	Partial   string // why Live is only part of the attempt's output (orchestrator.OutputRef.Partial)
+	Partial   string // why Live is only part of the attempt's output (execution.OutputRef.Partial)
 }
 
 // graphView is the workflow drawn as its DAG: each node a box in the column of its depth, coloured
@@ -61,7 +61,7 @@ func planNodes(v *runView) (map[string]nodeNote, *graphView) {
 		switch n.State {
 		case "pending":
 			note.Reason = pendingReason(v.Run, n.DependsOn, state)
-		case "skipped", orchestrator.NodeCancelled, orchestrator.NodeNotRun: // a rejected gate's answer is on its gate line
+		case "skipped", execution.NodeCancelled, execution.NodeNotRun: // a rejected gate's answer is on its gate line
 			note.Reason = n.Reason
 		}
 		if f := n.Full; f != nil && f.Partial != "" {

@@ -10,7 +10,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/db/dbtest"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/reporting"
 )
 
 // The chat page refuses NUL bytes, invalid UTF-8 and oversized arguments with the limit's name,
@@ -56,7 +56,7 @@ nodes:
 	if !strings.Contains(page, "attempt 1 failed, retried: <span class=\"user-text\">exit status 1: port busy</span>") {
 		t.Fatalf("run page does not show the retry and its reason:\n%s", page)
 	}
-	timeline, err := orchestrator.RunTimeline(context.Background(), r.store, run, time.Now())
+	timeline, err := reporting.RunTimeline(context.Background(), r.store, run, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

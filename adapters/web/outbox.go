@@ -96,7 +96,6 @@ func (o *Outbox) Post(ctx context.Context, to conversation.Address, r conversati
 		return conversation.Ref{}, fmt.Errorf("web: %w", err)
 	}
 	m := conversation.TranscriptEntry(to, messageID(r.Key), r)
-	m.RunID = conversation.RunOf(ctx)
 	created := true
 	var err error
 	if r.Key == "" {
@@ -171,7 +170,6 @@ func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r con
 	listed := opening(threadsIndex, thread, r)
 	asked := opening(in, thread, r)
 	for _, m := range []db.TranscriptMessage{head, listed, asked} {
-		m.RunID = conversation.RunOf(ctx)
 		if _, err := o.store.AppendMessage(ctx, m); err != nil {
 			return conversation.Address{}, conversation.Ref{}, fmt.Errorf("web: open a run thread: %w", err)
 		}

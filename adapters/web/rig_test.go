@@ -20,6 +20,8 @@ import (
 	"threadflow/db"
 	"threadflow/db/dbtest"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
 	"threadflow/orchestratortest"
 	"threadflow/testkit"
 )
@@ -98,7 +100,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	outboxes := map[string]conversation.Outbox{}
 	eng := orchestrator.New(orchestrator.Config{
 		Store: st, Catalogs: orchestratortest.Catalog{Home: home, Dir: dir}, Providers: orchestratortest.NoProviders{}, Outboxes: outboxes,
-		Auth: orchestrator.NewAuth(o.allowed, o.admins), Dirs: orchestrator.Dirs{Home: home}, Log: log,
+		Auth: dispatch.NewAuth(o.allowed, o.admins), Dirs: execution.Dirs{Home: home}, Log: log,
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
 	in := conversation.NewInbox(eng.Dispatcher, st, 2, log)

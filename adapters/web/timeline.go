@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // nodeView is one node on the run page, from the orchestrator's fold of the run's events: the
 // events are the only record of node progress.
 type nodeView struct {
 	ID        string
-	State     string // orchestrator.NodeView's: pending, running, waiting, completed, failed, skipped, rejected, cancelled, not_run
+	State     string // execution.NodeView's: pending, running, waiting, completed, failed, skipped, rejected, cancelled, not_run
 	DependsOn []string
 	Attempts  int
 	Started   time.Time
@@ -24,12 +25,12 @@ type nodeView struct {
 	Error     string
 	Retries   []retryView // attempts that failed and were retried, since the latest resume
 	Gate      *gateView
-	Full      *orchestrator.OutputRef // the file holding the output of the latest attempt (orchestrator.OutputFiles)
+	Full      *execution.OutputRef // the file holding the output of the latest attempt (execution.OutputFiles)
 }
 
 // Truncated reports whether Output shows only the beginning of the full output.
 func (n *nodeView) Truncated() bool {
-	return n.Full != nil && n.Full.Partial == "" && n.Full.Bytes > orchestrator.InlineLimit
+	return n.Full != nil && n.Full.Partial == "" && n.Full.Bytes > execution.InlineLimit
 }
 
 // retryView is an attempt that failed and was tried again, and why.
@@ -93,7 +94,7 @@ type historyEntry struct {
 // runView is everything the run page shows.
 type runView struct {
 	Run     db.Run
-	State   string // orchestrator.DisplayState
+	State   string // reporting.DisplayState
 	Nodes   []*nodeView
 	Waiting *gateView // the gate the run waits on now
 	Gates   []*gateView
@@ -102,12 +103,12 @@ type runView struct {
 }
 
 // foldRun builds the run page's view of r from its events, through the orchestrator's one fold of
-// run events (orchestrator.Fold), so the page and /workflow status never disagree about a node:
+// run events (execution.Fold), so the page and /workflow status never disagree about a node:
 // every node of the workflow, in file order.
 func foldRun(r db.Run, events []db.Event, now time.Time) runView {
-	v := runView{Run: r, State: orchestrator.DisplayState(r, now), Actions: actions(r)}
-	h := orchestrator.Fold(events)
-	gates := map[*orchestrator.GateRecord]*gateView{}
+	v := runView{Run: r, State: reporting.DisplayState(r, now), Actions: actions(r)}
+	h := execution.Fold(events)
+	gates := map[*execution.GateRecord]*gateView{}
 	for _, g := range h.Gates {
 		gates[g] = newGateView(g)
 		v.Gates = append(v.Gates, gates[g])
@@ -125,7 +126,7 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 	for _, e := range h.Log {
 		v.History = append(v.History, historyEntry{At: e.At, What: e.What, By: e.By, Note: e.Note})
 	}
-	for _, ref := range orchestrator.OutputFiles(r, events) {
+	for _, ref := range execution.OutputFiles(r, events) {
 		if n := nodes[ref.Node]; n != nil {
 			n.Full = &ref
 		}
@@ -139,7 +140,7 @@ func foldRun(r db.Run, events []db.Event, now time.Time) runView {
 }
 
 // newGateView is the page's view of one gate.
-func newGateView(g *orchestrator.GateRecord) *gateView {
+func newGateView(g *execution.GateRecord) *gateView {
 	v := &gateView{Node: g.Node, Message: g.Pause.Message, AskedAt: g.AskedAt, Pause: g.Pause,
 		Approvals: g.Approvals, Reminded: g.Reminded, ResolvedAt: g.ResolvedAt}
 	if a := g.Answer; a != nil {

@@ -30,7 +30,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 	"threadflow/platform"
 )
 
@@ -65,7 +65,7 @@ type Config struct {
 	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
 	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
 	Limits  commands.Limits      // MAX_ARGS_BYTES: a refused message is not shown nor handed on
-	Auth    orchestrator.Auth    // who is an admin, so a run page offers a person only the gate answers they may give
+	Auth    dispatch.Auth        // who is an admin, so a run page offers a person only the gate answers they may give
 	Log     *zap.Logger
 	Poll    time.Duration    // how often live views look for changes; 0 means one second
 	Streams int              // live views open at once; 0 means 64

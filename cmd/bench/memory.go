@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"threadflow/orchestrator/execution"
 	"time"
-
-	"threadflow/orchestrator"
 )
 
 // pausedRuns is how many runs the memory scenario leaves waiting at a gate.
@@ -78,7 +77,7 @@ func (b *bench) pause(ctx context.Context, r *rig, n, total int) error {
 		return err
 	}
 	r.engine.Workers.Wake()
-	return r.notes.wait(ctx, orchestrator.NoticeGate, total, 30*time.Minute)
+	return r.notes.wait(ctx, execution.NoticeGate, total, 30*time.Minute)
 }
 
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"threadflow/orchestrator/execution"
 	"time"
-
-	"threadflow/orchestrator"
 )
 
 // chainLength is the number of nodes of the overhead scenario's chain.
@@ -53,7 +52,7 @@ func (b *bench) overhead(ctx context.Context, d *database) ([]row, error) {
 			return nil, err
 		}
 		r.engine.Workers.Wake()
-		if err := r.notes.wait(ctx, orchestrator.NoticeCompleted, i+1, 5*time.Minute); err != nil {
+		if err := r.notes.wait(ctx, execution.NoticeCompleted, i+1, 5*time.Minute); err != nil {
 			return nil, err
 		}
 		total := time.Since(start)

@@ -16,6 +16,8 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -64,8 +66,8 @@ func newRig(ctx context.Context, d *database, workflows map[string]string) (*rig
 		Catalogs:  r,
 		Providers: noProviders{},
 		Outboxes:  map[string]conversation.Outbox{benchPlatform: r.out},
-		Auth:      orchestrator.NewAuth(nil, nil),
-		Dirs:      orchestrator.Dirs{Home: d.home},
+		Auth:      dispatch.NewAuth(nil, nil),
+		Dirs:      execution.Dirs{Home: d.home},
 		Log:       log,
 		Owner:     "bench",
 		Notifier:  r.notes,
@@ -80,7 +82,7 @@ func benchLogger() *zap.Logger {
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 }
 
-// Catalog implements orchestrator.Catalogs with the catalog discovered once, as the bot's cached
+// Catalog implements dispatch.Catalogs with the catalog discovered once, as the bot's cached
 // catalog is between reloads.
 func (r *rig) Catalog() *workflow.Catalog { return r.cat }
 
@@ -118,7 +120,7 @@ func queueRuns(ctx context.Context, st db.Store, home string, wf *workflow.Workf
 	if err != nil {
 		return nil, err
 	}
-	dirs := orchestrator.Dirs{Home: home}
+	dirs := execution.Dirs{Home: home}
 	ids := make([]string, n)
 	for i := range ids {
 		id := db.NewRunID()
@@ -137,21 +139,21 @@ type noProviders struct{}
 
 var errNoProvider = errors.New("the bench runs no AI provider")
 
-func (noProviders) Provider(string) (orchestrator.Provider, error) { return nil, errNoProvider }
+func (noProviders) Provider(string) (execution.Provider, error) { return nil, errNoProvider }
 
 // notices counts the run notices of each kind and wakes waiters, so scenarios wait for "n runs
 // completed" without polling the database.
 type notices struct {
 	mu     sync.Mutex
-	counts map[orchestrator.NoticeKind]int
+	counts map[execution.NoticeKind]int
 	change chan struct{} // closed and replaced on every counted notice
 }
 
 func newNotices() *notices {
-	return &notices{counts: map[orchestrator.NoticeKind]int{}, change: make(chan struct{})}
+	return &notices{counts: map[execution.NoticeKind]int{}, change: make(chan struct{})}
 }
 
-func (n *notices) Notify(_ context.Context, x orchestrator.Notice) {
+func (n *notices) Notify(_ context.Context, x execution.Notice) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.counts[x.Kind]++
@@ -161,12 +163,12 @@ func (n *notices) Notify(_ context.Context, x orchestrator.Notice) {
 
 // wait blocks until at least want notices of kind were seen, failing on any failed run or when
 // ctx or the deadline ends.
-func (n *notices) wait(ctx context.Context, kind orchestrator.NoticeKind, want int, deadline time.Duration) error {
+func (n *notices) wait(ctx context.Context, kind execution.NoticeKind, want int, deadline time.Duration) error {
 	t := time.NewTimer(deadline)
 	defer t.Stop()
 	for {
 		n.mu.Lock()
-		got, failed, ch := n.counts[kind], n.counts[orchestrator.NoticeFailed], n.change
+		got, failed, ch := n.counts[kind], n.counts[execution.NoticeFailed], n.change
 		n.mu.Unlock()
 		switch {
 		case failed > 0:

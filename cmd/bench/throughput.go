@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
+	"threadflow/orchestrator/execution"
 	"time"
-
-	"threadflow/orchestrator"
 )
 
 // throughputRuns is how many runs the throughput scenario completes.
@@ -49,7 +48,7 @@ func (b *bench) throughput(ctx context.Context, d *database) ([]row, error) {
 	}
 	start := time.Now()
 	r.start()
-	if err := r.notes.wait(ctx, orchestrator.NoticeCompleted, runs, 30*time.Minute); err != nil {
+	if err := r.notes.wait(ctx, execution.NoticeCompleted, runs, 30*time.Minute); err != nil {
 		return nil, err
 	}
 	rate := float64(runs) / time.Since(start).Seconds()

@@ -18,6 +18,9 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // remoteRunPoll is how often `bot chat` and `bot workflow` look whether a run they wait for
@@ -51,7 +54,7 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 	fs.SetOutput(io.Discard)
 	conv := fs.String("conversation", "local", "conversation `ID` to talk in; reuse it to continue a conversation")
 	thread := fs.String("thread", "", "thread `ID` inside the conversation, such as a run id printed by the bot")
-	user := fs.String("user", orchestrator.LocalConsoleUser, "user `ID` to talk as (console:NAME)")
+	user := fs.String("user", dispatch.LocalConsoleUser, "user `ID` to talk as (console:NAME)")
 	fs.Usage = func() {} // -h prints the help below on stdout; a bad flag is reported as one line
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(inv.stdout, chatHelp)
@@ -219,8 +222,8 @@ func (s *chatSession) stopped(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := orchestrator.LastCancellation(events); ok {
-		fmt.Fprintln(s.out, console.Render(orchestrator.CancelledText(run, c)))
+	if c, ok := reporting.LastCancellation(events); ok {
+		fmt.Fprintln(s.out, console.Render(reporting.CancelledText(run, c)))
 	}
 	return nil
 }
@@ -232,12 +235,12 @@ var errNoMessages = errors.New("no messages")
 // A disk below MIN_FREE_DISK is refused first: the terminal executes its own runs and claims none
 // on such a disk, so it would only wait.
 func attach(ctx context.Context, e *orchestrator.Engine, conversationID string) error {
-	var low *orchestrator.LowDiskError
+	var low *execution.LowDiskError
 	if errors.As(e.Workers.Disk.Check(), &low) {
 		return fmt.Errorf("%v, so this terminal cannot run anything: free some space there, or lower MIN_FREE_DISK (0 turns the check off)", low)
 	}
 	if err := e.Presence.Attach(ctx, conversationID); err != nil {
-		return fmt.Errorf("%s (%w)", orchestrator.StoreErrorText("attach this terminal to its conversation", err), err)
+		return fmt.Errorf("%s (%w)", dispatch.StoreErrorText("attach this terminal to its conversation", err), err)
 	}
 	return nil
 }

@@ -14,14 +14,17 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
 
 // newEngine wires the orchestrator from the configuration. notifier is optional (the CLI prints
 // progress with one); outboxes are the adapters that can report runs; obs (optional) receives the
 // measurements behind /metrics.
-func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier orchestrator.Notifier,
-	obs orchestrator.Observer) *orchestrator.Engine {
+func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]conversation.Outbox, notifier execution.Notifier,
+	obs execution.Observer) *orchestrator.Engine {
 	// A process with the terminal as its chat is a terminal: it executes the runs of the
 	// conversations it attaches to. Any other process is a server, which also executes the runs of
 	// terminals that are gone (docs/state-machine.md, "Who executes a run").
@@ -38,7 +41,7 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Providers:       providers{cfg: cfg, log: log},
 		DefaultProvider: cfg.DefaultProvider,
 		Outboxes:        outboxes,
-		Auth:            orchestrator.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
+		Auth:            dispatch.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
 		Dirs:            dirs(cfg),
 		Disk:            diskGuard(cfg),
 		Log:             log,
@@ -58,13 +61,13 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 }
 
 // dirs is where runs work, and the workspace contract of this process (docs/deploy.md).
-func dirs(cfg Config) orchestrator.Dirs {
-	return orchestrator.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath, Remote: cfg.WorkspaceRemote, Token: cfg.HomeToken, Host: cfg.Host}
+func dirs(cfg Config) execution.Dirs {
+	return execution.Dirs{Home: cfg.Home, RepoPath: cfg.RepoPath, Remote: cfg.WorkspaceRemote, Token: cfg.HomeToken, Host: cfg.Host}
 }
 
 // diskGuard watches MIN_FREE_DISK on THREADFLOW_HOME, for the workers and for /readyz.
-func diskGuard(cfg Config) orchestrator.DiskGuard {
-	return orchestrator.DiskGuard{Dir: cfg.Home, MinFree: cfg.MinFreeDisk}
+func diskGuard(cfg Config) execution.DiskGuard {
+	return execution.DiskGuard{Dir: cfg.Home, MinFree: cfg.MinFreeDisk}
 }
 
 // providers creates agent providers by name, "" meaning DEFAULT_PROVIDER.
@@ -73,7 +76,7 @@ type providers struct {
 	log *zap.Logger
 }
 
-func (p providers) Provider(name string) (orchestrator.Provider, error) {
+func (p providers) Provider(name string) (execution.Provider, error) {
 	if name == "" {
 		name = p.cfg.DefaultProvider
 	}
@@ -91,7 +94,7 @@ func (p providers) Provider(name string) (orchestrator.Provider, error) {
 
 // catalogReload is how long a discovered catalog is reused. Discovery reads every workflow file;
 // doing it per message would put file I/O on the dispatch path, and a new file shows up within this.
-const catalogReload = orchestrator.CatalogReload
+const catalogReload = reporting.CatalogReload
 
 // catalogs re-discovers workflows at most every catalogReload and reports invalid files once per
 // change of the problems found: in the log, and to a person on out once someone watches.
@@ -173,7 +176,7 @@ func printProblems(w io.Writer, errs workflow.Errors) {
 		fmt.Fprintf(w, "Every workflow file is valid again.\n")
 		return
 	}
-	fmt.Fprintf(w, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", orchestrator.CatalogReloadText)
+	fmt.Fprintf(w, "Workflow files with problems are left out until fixed (%s; bot workflow validate FILE checks one):\n", reporting.CatalogReloadText)
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s\n", e.Error())
 	}

@@ -6,11 +6,10 @@ import (
 	stdlog "log"
 	"net/http"
 	"strings"
+	"threadflow/orchestrator/execution"
 	"time"
 
 	"go.uber.org/zap"
-
-	"threadflow/orchestrator"
 )
 
 // defaultReadyTimeout bounds one readiness probe: a database that takes longer is not ready.
@@ -29,7 +28,7 @@ type readiness struct {
 		readinessChecker
 		ProbeWrite(ctx context.Context, replica string) error
 	}
-	disk    orchestrator.DiskGuard
+	disk    execution.DiskGuard
 	replica string
 }
 

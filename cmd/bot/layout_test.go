@@ -14,27 +14,34 @@ var layers = map[string]int{
 	"threadflow/groupcommit": 0,
 	"threadflow/platform":    0,
 	"threadflow/db":          1,
-	"threadflow/workflow":    1,
 	"threadflow/migrations":  1,
 
-	"threadflow/db/postgres":      2,
-	"threadflow/db/sqlite":        2,
-	"threadflow/commands":         2,
-	"threadflow/conversation":     2,
-	"threadflow/agent":            2,
-	"threadflow/orchestrator":     3,
-	"threadflow/metrics":          4,
-	"threadflow/adapters/":        4, // every adapter
-	"threadflow/cmd/":             5, // every command: the only packages that wire engines and adapters
-	"threadflow/test":             -1,
-	"threadflow/testkit":          -1,
-	"threadflow/orchestratortest": -1,
-	"threadflow/test/":            -1, // test support: never imported by a package above
-	"threadflow/db/dbtest":        -1,
-	"threadflow/db/storetest":     -1,
-	"threadflow/db/sim":           -1,
-	"threadflow/agent/agenttest":  -1,
-	"threadflow/agent/agenttest/": -1,
+	"threadflow/workflow":     2, // a gate's rules decode into db.GatePolicy
+	"threadflow/db/postgres":  2,
+	"threadflow/db/sqlite":    2,
+	"threadflow/commands":     2,
+	"threadflow/conversation": 2,
+	"threadflow/agent":        2,
+	// The orchestrator's rooms (README, Layout): execution knows nothing of chat messages or loops;
+	// reporting tells chat about runs; the loops and the dispatcher use both; orchestrator wires.
+	"threadflow/orchestrator/execution":   3,
+	"threadflow/orchestrator/reporting":   4,
+	"threadflow/orchestrator/maintenance": 5,
+	"threadflow/orchestrator/dispatch":    5,
+	"threadflow/orchestrator":             6,
+	"threadflow/metrics":                  7,
+	"threadflow/adapters/":                7, // every adapter
+	"threadflow/cmd/":                     8, // every command: the only packages that wire engines and adapters
+	"threadflow/test":                     -1,
+	"threadflow/testkit":                  -1,
+	"threadflow/orchestratortest":         -1,
+	"threadflow/test/":                    -1, // test support: never imported by a package above
+	"threadflow/db/dbtest":                -1,
+	"threadflow/db/storetest":             -1,
+	"threadflow/db/drivertest":            -1,
+	"threadflow/db/sim":                   -1,
+	"threadflow/agent/agenttest":          -1,
+	"threadflow/agent/agenttest/":         -1,
 
 	// Each platform's fake lives next to its adapter, but is test support like the above.
 	"threadflow/adapters/slack/slackfake":     -1,

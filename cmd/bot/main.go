@@ -80,7 +80,7 @@ func commands() []command {
 // line on stderr, with any secret from the environment scrubbed out. exitCode maps the result.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	inv := invocation{getenv: getenv, stdout: stdout, stderr: stderr, host: currentHost(getenv, stderr)}
-	err := dispatch(ctx, inv, args)
+	err := subcommand(ctx, inv, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout)
 		return nil
@@ -92,9 +92,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return err
 }
 
-// dispatch picks the command named by the first argument; without one, or when the first
+// subcommand picks the command named by the first argument; without one, or when the first
 // argument is a flag, it serves.
-func dispatch(ctx context.Context, inv invocation, args []string) error {
+func subcommand(ctx context.Context, inv invocation, args []string) error {
 	name, rest := "serve", args
 	switch {
 	case len(args) > 0 && isHelpFlag(args[0]):

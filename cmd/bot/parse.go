@@ -157,7 +157,7 @@ func checkRepo(v string) error {
 }
 
 // checkRemoteSyntax accepts what git takes as a remote: a URL, scp-like user@host:path, or a path.
-// Whether it answers is checked when a server starts (orchestrator.Dirs.CheckRemote).
+// Whether it answers is checked when a server starts (execution.Dirs.CheckRemote).
 func checkRemoteSyntax(v string) error {
 	switch {
 	case v == "":

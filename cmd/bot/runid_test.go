@@ -10,7 +10,7 @@ import (
 	"threadflow/db/dbtest"
 )
 
-// Chat and the CLI follow one rule for run ids (orchestrator.FindRun): a full id or a prefix of at
+// Chat and the CLI follow one rule for run ids (dispatch.FindRun): a full id or a prefix of at
 // least 6 characters that names one run, with the same answers when it names none or several
 // (several are listed newest first, on both engines).
 func TestRunIDsFollowOneRuleInChatAndCLI(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/postgres"
 	"threadflow/db/sqlite"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // storeOpenTimeout bounds connecting and migrating at start-up, so an unreachable database host
@@ -38,7 +38,7 @@ func prepareHome(c *Config) error {
 	if err := errors.Join(f.Close(), os.Remove(name)); err != nil {
 		return err
 	}
-	token, err := orchestrator.HomeToken(c.Home)
+	token, err := execution.HomeToken(c.Home)
 	if err != nil {
 		return homeError("has no usable marker", c.Home, err)
 	}

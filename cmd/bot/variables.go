@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"threadflow/agent"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 )
 
 // settings lists every configuration variable in the order help prints them. Keep README.md and
@@ -44,7 +44,7 @@ var settings = []setting{
 		apply: intoList(func(c *Config) *[]string { return &c.WorkflowsDirs }, parseDirs)},
 	{env: "REPO_PATH", usage: "git repository whose worktrees runs work in (empty: a plain directory per run)",
 		apply: intoString(func(c *Config) *string { return &c.RepoPath }, checkRepo)},
-	{env: "WORKSPACE_REMOTE", secret: true, show: orchestrator.RedactRemote,
+	{env: "WORKSPACE_REMOTE", secret: true, show: execution.RedactRemote,
 		usage: "git remote (a bare repository's path, or an https or ssh URL) each completed node's changes are pushed to, so any replica can recreate a run's workspace (empty: replicas must share THREADFLOW_HOME)",
 		apply: intoString(func(c *Config) *string { return &c.WorkspaceRemote }, checkRemoteSyntax)},
 	{env: "DEFAULT_PROVIDER", usage: "AI provider of agent nodes that name none: claude or codex (empty: nodes must name one)",

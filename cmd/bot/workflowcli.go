@@ -17,6 +17,9 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
 
@@ -150,7 +153,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 
 // cliUser reads --user of the commands that act on runs, which may come before their arguments.
 func cliUser(sub string, args []string) (string, []string, error) {
-	user := orchestrator.LocalConsoleUser
+	user := dispatch.LocalConsoleUser
 	switch sub {
 	case "run", "resume", "approve", "reject", "cancel", "abandon":
 	default:
@@ -304,7 +307,7 @@ func (c *cliSession) status(ctx context.Context, w io.Writer, args []string, asJ
 	if asJSON {
 		return c.statusJSON(ctx, w, run)
 	}
-	t, err := orchestrator.RunTimeline(ctx, c.store, run, time.Now())
+	t, err := reporting.RunTimeline(ctx, c.store, run, time.Now())
 	if err != nil {
 		return err
 	}
@@ -328,8 +331,8 @@ func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string)
 		return err
 	}
 	if len(args) == 2 {
-		ref, err := orchestrator.NodeOutputFile(run, events, args[1])
-		var missing *orchestrator.OutputMissingError
+		ref, err := execution.NodeOutputFile(run, events, args[1])
+		var missing *execution.OutputMissingError
 		if errors.As(err, &missing) {
 			msg := missing.Error() + fmt.Sprintf("; `bot workflow status %s` shows its nodes", run.ID)
 			if missing.Unknown {
@@ -346,7 +349,7 @@ func (c *cliSession) logs(ctx context.Context, w, errw io.Writer, args []string)
 		_, err = copyFile(w, ref.File)
 		return err
 	}
-	for _, ref := range orchestrator.OutputFiles(run, events) {
+	for _, ref := range execution.OutputFiles(run, events) {
 		state := ref.State
 		if ref.Partial != "" {
 			state = "partial: " + ref.Partial
@@ -421,10 +424,10 @@ func (c *cliSession) act(ctx context.Context, verb string, args []string) error 
 	return c.waitStop(ctx, run.ID)
 }
 
-// findRun resolves a typed run id by the rule chat follows too (orchestrator.FindRun).
+// findRun resolves a typed run id by the rule chat follows too (dispatch.FindRun).
 func (c *cliSession) findRun(ctx context.Context, typed string) (db.Run, error) {
-	run, err := orchestrator.FindRun(ctx, c.store, typed)
-	var miss *orchestrator.RunLookupError
+	run, err := dispatch.FindRun(ctx, c.store, typed)
+	var miss *dispatch.RunLookupError
 	if errors.As(err, &miss) {
 		if len(miss.Matches) == 0 && miss.Invalid == "" {
 			return db.Run{}, &usageError{miss.Error() + "; bot workflow runs lists the runs"}
@@ -470,7 +473,7 @@ func (c *cliSession) cancelledElsewhere(ctx context.Context, run db.Run) error {
 	c.engine.Workers.Stop(run.ID)
 	msg := fmt.Sprintf("while this command waited, run %s was cancelled", run.ID)
 	events, err := c.store.Events(ctx, run.ID)
-	switch cn, ok := orchestrator.LastCancellation(events); {
+	switch cn, ok := reporting.LastCancellation(events); {
 	case err != nil: // the run stopped all the same
 		msg += " (who cancelled it could not be read: " + err.Error() + ")"
 	case ok:
@@ -494,7 +497,7 @@ func (c *cliSession) stopResult(run db.Run) error {
 
 // pausedHint says how to continue a paused run, as far as the terminal's user may: a gate that
 // does not let them approve (its requester, or someone it does not name) is not offered to them to
-// approve, by the gate's own rules (orchestrator.GateOffer); they are told who may, and how to act
+// approve, by the gate's own rules (reporting.GateOffer); they are told who may, and how to act
 // as that person here.
 func (c *cliSession) pausedHint(run db.Run) string {
 	p := run.Meta.Pause
@@ -516,7 +519,7 @@ func (c *cliSession) pausedHint(run db.Run) string {
 // otherConsoleName is a name the terminal can approve the gate as: NAME when the gate names nobody
 // (anyone but the refused person may), the first terminal user it names otherwise, or "" when it
 // names none.
-func otherConsoleName(offer orchestrator.GateOffer) string {
+func otherConsoleName(offer reporting.GateOffer) string {
 	p := offer.Policy()
 	if !p.Restricted() {
 		return "NAME"
@@ -531,7 +534,7 @@ func otherConsoleName(offer orchestrator.GateOffer) string {
 
 // command is the `bot workflow` command that does verb to run id as the terminal's user.
 func (c *cliSession) command(verb, id string) string {
-	if name, ok := strings.CutPrefix(c.user, console.Platform+":"); ok && c.user != orchestrator.LocalConsoleUser {
+	if name, ok := strings.CutPrefix(c.user, console.Platform+":"); ok && c.user != dispatch.LocalConsoleUser {
 		return "bot workflow " + verb + " --user " + name + " " + id
 	}
 	return "bot workflow " + verb + " " + id

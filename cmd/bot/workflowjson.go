@@ -12,7 +12,8 @@ import (
 
 	"threadflow/conversation"
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/reporting"
 )
 
 // The --json shapes of `bot workflow list|runs|status` are an interface scripts depend on; they
@@ -136,9 +137,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func toRunJSON(r db.Run, now time.Time) runJSON {
-	j := runJSON{ID: r.ID, Workflow: r.Workflow, State: orchestrator.DisplayState(r, now), User: r.UserID,
+	j := runJSON{ID: r.ID, Workflow: r.Workflow, State: reporting.DisplayState(r, now), User: r.UserID,
 		Args: r.UserMessage, CreatedAt: r.CreatedAt.UTC()}
-	if !r.FinishedAt.IsZero() && !orchestrator.Active(r) {
+	if !r.FinishedAt.IsZero() && !reporting.Active(r) {
 		t := r.FinishedAt.UTC()
 		j.FinishedAt = &t
 	}
@@ -179,7 +180,7 @@ func (c *cliSession) runs(ctx context.Context, w io.Writer, o outputFlags) error
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATE\tUSER\tSTARTED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, orchestrator.DisplayState(r, now),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, reporting.DisplayState(r, now),
 			conversation.Person{ID: r.UserID, Name: r.UserName}.Label(), r.CreatedAt.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
@@ -199,7 +200,7 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 		s.Undelivered = append(s.Undelivered, undeliveredJSON{Kind: o.Kind, State: string(o.State), Attempts: o.Attempts,
 			LastError: o.LastError, Since: o.CreatedAt})
 	}
-	for _, n := range orchestrator.RunNodes(r, events) {
+	for _, n := range execution.RunNodes(r, events) {
 		deps := n.DependsOn
 		if deps == nil {
 			deps = []string{}

@@ -12,7 +12,6 @@ import (
 
 	"threadflow/db"
 	"threadflow/db/dbtest"
-	"threadflow/db/postgres"
 	"threadflow/db/storetest"
 )
 
@@ -118,51 +117,5 @@ func TestRecordEventsIsOneTransaction(t *testing.T) {
 	}
 	if n := count(t, url, `SELECT count(*) FROM run_events WHERE node_id = 'plan'`); n != 0 {
 		t.Errorf("plan's node_completed was committed (%d rows) though its batch failed", n)
-	}
-}
-
-// TransitAll sends its compare-and-sets at once: one that matches moves its run and appends its
-// events at the run's next seqs; one whose guard fails changes nothing and appends nothing.
-func TestTransitAllAppendsOnlyForWhatMatched(t *testing.T) {
-	s := dbtest.Postgres(t, db.Options{}).(*postgres.Store)
-	ctx := t.Context()
-	if _, err := s.EnsureConversation(ctx, db.Conversation{Platform: "slack", ChannelID: "C1"}); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for range 2 {
-		r, err := s.CreateRun(ctx, db.NewRun{Workflow: "build", ConversationID: "slack:C1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, r.ID)
-	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	claim := func(id string, from db.Status) db.Transit {
-		return db.Transit{
-			Update: db.RunUpdate{RunID: id, From: []db.Status{from}, Set: db.RunSet{Status: db.StatusRunning,
-				Lease: &db.Lease{Owner: "replica-a", Token: db.NewToken()}, ExpiresAt: now.Add(time.Minute)}},
-			Events: []db.Event{{RunID: id, Type: db.EventRunClaimed, Data: json.RawMessage(`{"owner":"replica-a"}`), At: now},
-				{RunID: id, Type: db.EventNodeStarted, NodeID: "n", Attempt: 1, At: now}},
-		}
-	}
-	runs, ok, err := postgres.TransitAll(ctx, s, []db.Transit{claim(ids[0], db.StatusQueued), claim(ids[1], db.StatusPaused)})
-	if err != nil || !ok[0] || ok[1] || runs[0].Status != db.StatusRunning || runs[0].LeaseOwner != "replica-a" {
-		t.Fatalf("TransitAll = %+v, %v, %v; want the first moved to running and the second refused", runs, ok, err)
-	}
-	evs, err := s.Events(ctx, ids[0])
-	if err != nil || len(evs) != 3 || evs[1].Type != db.EventRunClaimed || evs[1].Seq != 2 || evs[2].Type != db.EventNodeStarted ||
-		evs[2].Seq != 3 || evs[2].NodeID != "n" || evs[2].Attempt != 1 || string(evs[1].Data) != `{"owner": "replica-a"}` {
-		t.Fatalf("events of the moved run = %+v, %v; want run_created, run_claimed (2), node_started n/1 (3)", evs, err)
-	}
-	if evs, err := s.Events(ctx, ids[1]); err != nil || len(evs) != 1 {
-		t.Fatalf("events of the refused run = %+v, %v; want only run_created", evs, err)
-	}
-	if r, err := s.GetRun(ctx, ids[1]); err != nil || r.Status != db.StatusQueued {
-		t.Fatalf("refused run = %s, %v; want it still queued", r.Status, err)
-	}
-	// The moved run's next event continues after the two it got.
-	if ev, err := s.RecordEvent(ctx, runs[0].Lease(), db.Event{Type: db.EventNodeCompleted, NodeID: "n", Attempt: 1}); err != nil || ev.Seq != 4 {
-		t.Fatalf("next event = seq %d, %v; want 4", ev.Seq, err)
 	}
 }

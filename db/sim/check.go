@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"threadflow/db"
-	"threadflow/orchestrator"
+	"threadflow/orchestrator/execution"
 	"threadflow/workflow"
 )
 
@@ -42,17 +42,17 @@ func (s *Sim) check(r *run) error {
 // for good none pending either; the gate a person or its timeout rejected shows rejected; the gate
 // of a run paused at it shows waiting.
 func checkNodes(r *run, got db.Run, evs []db.Event) error {
-	open := map[string]bool{string(workflow.StateRunning): true, orchestrator.NodeWaiting: true}
+	open := map[string]bool{string(workflow.StateRunning): true, execution.NodeWaiting: true}
 	if r.status.Terminal() {
 		open[string(workflow.StatePending)] = true
 	}
-	for _, n := range orchestrator.RunNodes(got, evs) {
+	for _, n := range execution.RunNodes(got, evs) {
 		switch {
 		case (r.status.Terminal() || r.status == db.StatusFailed) && open[n.State]:
 			return fmt.Errorf("run %s is %s, but its node %s is %s", r.id, r.status, n.ID, n.State)
-		case n.ID == gateNode && r.rejected && n.State != orchestrator.NodeRejected:
+		case n.ID == gateNode && r.rejected && n.State != execution.NodeRejected:
 			return fmt.Errorf("run %s: its gate was rejected, but the gate node shows %s", r.id, n.State)
-		case n.ID == gateNode && r.status == db.StatusPaused && r.pauseKind.IsGate() && n.State != orchestrator.NodeWaiting:
+		case n.ID == gateNode && r.status == db.StatusPaused && r.pauseKind.IsGate() && n.State != execution.NodeWaiting:
 			return fmt.Errorf("run %s waits at its gate, but the gate node shows %s", r.id, n.State)
 		}
 	}

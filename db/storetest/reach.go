@@ -16,7 +16,7 @@ func reachTests() []test {
 	}
 }
 
-// Reaches of the two kinds of process (orchestrator.Presence): a server connected to Slack that
+// Reaches of the two kinds of process (maintenance.Presence): a server connected to Slack that
 // takes unattended terminal runs, and terminals attached to one conversation each.
 var (
 	server   = db.Reach{Platforms: []string{"slack"}, Unattended: []string{"console"}}

@@ -193,18 +193,22 @@ func (p *Process) Kill() {
 // a machine that hangs. Thaw resumes it.
 func (p *Process) Freeze() {
 	p.t.Helper()
-	p.Signal(syscall.SIGSTOP)
-	p.mu.Lock()
-	p.frozen = true
-	p.mu.Unlock()
+	p.setFrozen(syscall.SIGSTOP, true)
 }
 
 // Thaw resumes a frozen process with SIGCONT.
 func (p *Process) Thaw() {
 	p.t.Helper()
-	p.Signal(syscall.SIGCONT)
+	p.setFrozen(syscall.SIGCONT, false)
+}
+
+// setFrozen sends sig and remembers whether the process is frozen now, so the end of the test
+// thaws it before stopping it.
+func (p *Process) setFrozen(sig syscall.Signal, frozen bool) {
+	p.t.Helper()
+	p.Signal(sig)
 	p.mu.Lock()
-	p.frozen = false
+	p.frozen = frozen
 	p.mu.Unlock()
 }
 

@@ -268,6 +268,7 @@ func (s *Server) patchMessage(_ *http.Request, args []string, body []byte) (int,
 		return 404, apiError("10008: Unknown Message")
 	}
 	b.apply(m)
+	m.Edited = true
 	return 200, messageJSON(m)
 }
 

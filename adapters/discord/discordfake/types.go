@@ -10,6 +10,7 @@ type Message struct {
 	Author    string // user id; the bot's messages carry BotUserID
 	Nonce     string // as the create sent it (an integer nonce in its decimal form); empty when none
 	Buttons   []Button
+	Edited    bool // the bot edited it after creating it
 	// AllowedMentionsNone is true when the last create or edit sent allowed_mentions.parse as an
 	// empty list, which is what keeps Discord from pinging anyone named in the content.
 	AllowedMentionsNone bool

@@ -1,0 +1,205 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"threadflow/commands"
+	"threadflow/conversation"
+	"threadflow/db"
+	"threadflow/orchestrator/reporting"
+	"threadflow/workflow"
+)
+
+// previewRunes is how much of a prior run's request the resume prompt shows.
+const previewRunes = 160
+
+// runCommand handles `/workflow run NAME ARGS`. This is the resume gate: a fresh run never picks up
+// an older failed or paused run of the same workflow in the same conversation. When one exists and
+// --force was not given, nothing runs; the person sees the old run and chooses explicitly.
+func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c commands.Command) {
+	cat := b.Catalogs.Catalog()
+	wf, ok := cat.Get(c.Workflow)
+	if !ok {
+		if probs := cat.Problems(c.Workflow); len(probs) > 0 {
+			b.reply(ctx, m, reporting.BrokenWorkflowText(c.Workflow, probs))
+			return
+		}
+		b.unknownWorkflow(ctx, m, c.Workflow, cat.Names())
+		return
+	}
+	if err := wf.CheckArgs(c.ArgsText()); err != nil {
+		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
+		return
+	}
+	if !c.Force {
+		prior, err := b.Store.FindResumable(ctx, wf.Name, m.ConversationID())
+		if err == nil {
+			b.promptPrior(ctx, m, c, prior)
+			return
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			b.internalError(ctx, m, "check for earlier runs", err)
+			return
+		}
+	}
+	run, err := b.StartRun(ctx, m.Address, m.Sender(), wf, c.ArgsText())
+	var refused *commands.LimitError
+	if errors.As(err, &refused) {
+		b.reply(ctx, m, conversation.T(conversation.P(refused.Msg)))
+		return
+	}
+	if err != nil {
+		b.internalError(ctx, m, "start the run", err)
+		return
+	}
+	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), m.Sender().Span(), conversation.P(".")))
+}
+
+// StartRun creates a fresh run of wf, requested by by, in a fresh working directory with the
+// workflow frozen into it. The requester's display name is stored with the run, so whichever
+// replica reports on it later names them the same way.
+// The run is created in the conversation it was asked in, owing its announcement: the courier
+// posts it once the run exists, and the thread it opens becomes the run's conversation. Everything
+// else the run owes waits behind it, so every report lands in the thread even when a worker claims
+// the run at once. A run that could not be created was never announced: the caller says so.
+//
+// Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
+// starting a run comes through here.
+func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string) (db.Run, error) {
+	if err := b.Limits.CheckArgs(args); err != nil {
+		return db.Run{}, err
+	}
+	id := db.NewRunID()
+	by.Name = conversation.DisplayName(by.Name)
+	// The run, the conversation it was asked in and what it owes are recorded in one transaction:
+	// one write on the path every message of a burst shares.
+	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: at.ConversationID(), ParentConversationID: at.ConversationID(),
+		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
+		Parents: b.unrecorded(at), Owe: b.Reporter.Announce(db.Run{ID: id, Workflow: wf.Name}, by)})
+	if err != nil {
+		return db.Run{}, err
+	}
+	b.known.add(at.ConversationID())
+	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
+	b.Reporter.Wake()
+	b.Workers.Wake()
+	return run, nil
+}
+
+// unrecorded is the conversation a run was asked for in, and for a thread its channel first, unless
+// this process recorded them already: the run's creation records them. Conversations are never
+// deleted, so one recorded need not be written again.
+func (b *Dispatcher) unrecorded(a conversation.Address) []db.Conversation {
+	id := a.ConversationID()
+	if b.known.has(id) {
+		return nil
+	}
+	if a.ThreadID == "" {
+		return []db.Conversation{{ID: id, Platform: a.Platform, ChannelID: a.ChannelID}}
+	}
+	ch := a.Channel().ConversationID()
+	return []db.Conversation{{ID: ch, Platform: a.Platform, ChannelID: a.ChannelID},
+		{ID: id, Platform: a.Platform, ChannelID: a.ChannelID, ThreadID: a.ThreadID, ParentID: ch}}
+}
+
+// knownLimit bounds the conversations remembered as recorded; past it the set starts over, which
+// costs one idempotent write per conversation, never correctness.
+const knownLimit = 10000
+
+// knownSet is a bounded set of conversation ids already recorded in the database.
+type knownSet struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (k *knownSet) has(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.ids[id]
+	return ok
+}
+
+func (k *knownSet) add(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= knownLimit {
+		k.ids = make(map[string]struct{})
+	}
+	k.ids[id] = struct{}{}
+}
+
+// promptPrior tells the person about the earlier run instead of running anything, with the three
+// ways forward as literal commands and buttons. The new arguments are kept in the --force command.
+func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c commands.Command, prior db.Run) {
+	b.Log.Info("orchestrator.failed_resume_user_prompted", zap.String("run_id", prior.ID), zap.String("workflow", prior.Workflow),
+		zap.String("status", string(prior.Status)), zap.String("user", MaskUser(m.UserID)))
+	force := commands.Command{Kind: commands.KindRun, Workflow: c.Workflow, Args: c.Args, Force: true}.String()
+	resume := commands.Command{Kind: commands.KindResume, RunID: prior.ID}.String()
+	abandon := commands.Command{Kind: commands.KindAbandon, RunID: prior.ID}.String()
+	t := conversation.T(conversation.P("Nothing was started: run "), conversation.C(prior.ID), conversation.P(" of "),
+		conversation.C(prior.Workflow), conversation.P(" in this conversation is "), conversation.B(string(prior.Status)))
+	t = t.Append(priorDetail(prior)...)
+	t = t.Append(conversation.P(".\nIt was started with: "), conversation.U(conversation.Preview(prior.UserMessage, previewRunes)),
+		conversation.P("\nChoose one:\n"))
+	var buttons []conversation.Button
+	if gate := prior.Meta.Pause; prior.Status == db.StatusPaused && gate != nil && gate.Kind.IsGate() {
+		var first []conversation.Span
+		first, buttons = answerChoice(b.Auth.GateOffer(prior, m.UserID))
+		t = t.Append(first...)
+	} else {
+		buttons = []conversation.Button{{Label: "Resume", Command: resume, Style: conversation.StylePrimary}}
+		t = t.Append(conversation.P("• "), conversation.C(resume), conversation.P(" - continue that run where it stopped (it re-runs its original request)\n"))
+	}
+	t = t.Append(conversation.P("• "), conversation.C(abandon), conversation.P(" then run again - discard it and start fresh\n"),
+		conversation.P("• "), conversation.C(force), conversation.P(" - start fresh with your new arguments and leave the old run as it is"))
+	b.reply(ctx, m, t, append(buttons,
+		conversation.Button{Label: "Abandon", Command: abandon, Style: conversation.StyleDanger},
+		conversation.Button{Label: "Start fresh", Command: force})...)
+}
+
+// answerChoice is the resume gate's first choice for a run waiting at a gate: answering it, as far
+// as the person may (offer). A requester whom the gate does not let approve is offered Reject and
+// told who may approve.
+func answerChoice(offer reporting.GateOffer) ([]conversation.Span, []conversation.Button) {
+	id := offer.Run.ID
+	approve, reject := commands.Command{Kind: commands.KindApprove, RunID: id}.String(), commands.Command{Kind: commands.KindReject, RunID: id}.String()
+	switch {
+	case offer.MayApprove():
+		return []conversation.Span{conversation.P("• "), conversation.C(approve), conversation.P(" or "), conversation.C(reject),
+			conversation.P(" - answer its gate and let it continue\n")}, []conversation.Button{{Label: "Approve", Command: approve, Style: conversation.StylePrimary}}
+	case offer.MayReject():
+		out := []conversation.Span{conversation.P("• "), conversation.C(reject), conversation.P(" - reject its gate. ")}
+		out = append(out, offer.Instead("")...)
+		return append(out, conversation.P("\n")), []conversation.Button{{Label: "Reject", Command: reject, Style: conversation.StyleDanger}}
+	}
+	return append([]conversation.Span{conversation.P("• ")}, append(offer.Instead(""), conversation.P("\n"))...), nil
+}
+
+func priorDetail(r db.Run) []conversation.Span {
+	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil && p.Node != "" {
+		return []conversation.Span{conversation.P(" at "), conversation.C(p.Node)}
+	}
+	if e := r.Meta.LastError; e != nil && e.Node != "" {
+		return []conversation.Span{conversation.P(" (node "), conversation.C(e.Node), conversation.P(")")}
+	}
+	return nil
+}
+
+func (b *Dispatcher) unknownWorkflow(ctx context.Context, m conversation.Message, name string, names []string) {
+	t := conversation.T(conversation.P("There is no workflow named "), conversation.U(name), conversation.P("."))
+	if close := commands.Closest(name, names, 3); len(close) > 0 {
+		t = t.Append(conversation.P(" Did you mean "))
+		for i, n := range close {
+			if i > 0 {
+				t = t.Append(conversation.P(", "))
+			}
+			t = t.Append(conversation.C(n))
+		}
+		t = t.Append(conversation.P("?"))
+	}
+	b.reply(ctx, m, t.Append(conversation.P(" "), conversation.C("/workflow list"), conversation.P(" shows them all.")))
+}

@@ -1,0 +1,134 @@
+package execution
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// outputFiles creates the output files of one execution's nodes. While a node runs it makes one
+// empty spare file in the run's outputs directory, so that the next node's file is a rename of
+// the spare rather than a new inode on the path between two nodes. Why: allocating an inode is
+// not cheap everywhere. On ext4 without a journal (this project's CI machines) the allocator skips
+// inodes deleted in the last seconds, and a new file took 0.1-1 ms, as much as starting the
+// node's process (BENCHMARKS.md, issue 18). A rename allocates nothing.
+//
+// The spare is made in the background, one at a time; a node that finds none ready creates its
+// file directly, as before. A spare left by a crash is an empty hidden file (.spare-*) that
+// nothing reads.
+type outputFiles struct {
+	dir   string
+	ready chan string   // at most one spare, ready to be renamed
+	want  chan struct{} // asks the maker for a spare
+	stop  chan struct{}
+	done  sync.WaitGroup
+	made  int // spares made, for their names (only the maker touches it)
+
+	mu      sync.Mutex
+	started bool // the maker runs
+	closed  bool // no maker may start any more
+}
+
+// newOutputFiles prepares spares only when more than one node will need a file: a one-node run
+// would make a spare for nothing.
+func newOutputFiles(dir string, nodes int) *outputFiles {
+	o := &outputFiles{dir: dir}
+	if nodes > 1 {
+		o.ready, o.want, o.stop = make(chan string, 1), make(chan struct{}, 1), make(chan struct{})
+	}
+	return o
+}
+
+// create creates (or truncates) the file at path, a file of o.dir, from a spare when one is ready,
+// and asks for the next spare. A nil o creates the file directly.
+func (o *outputFiles) create(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	if o != nil {
+		defer o.replenish()
+		if f := o.fromSpare(path); f != nil {
+			return f, nil
+		}
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+}
+
+// fromSpare renames a ready spare to path and opens it, or returns nil.
+func (o *outputFiles) fromSpare(path string) *os.File {
+	select {
+	case spare := <-o.ready:
+		if os.Rename(spare, path) == nil {
+			if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+				return f
+			}
+		}
+		_ = os.Remove(spare) // unusable: the caller creates a new file
+	default:
+	}
+	return nil
+}
+
+// replenish asks the maker, started at the first call, for one more spare.
+func (o *outputFiles) replenish() {
+	if o.want == nil {
+		return
+	}
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return
+	}
+	if !o.started {
+		o.started = true
+		o.done.Add(1)
+		go o.make()
+	}
+	o.mu.Unlock()
+	select {
+	case o.want <- struct{}{}:
+	default: // already asked
+	}
+}
+
+// make creates a spare each time one is wanted, until close.
+func (o *outputFiles) make() {
+	defer o.done.Done()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-o.want:
+		}
+		if len(o.ready) > 0 {
+			continue
+		}
+		o.made++
+		// Made as a node's file is (0644 less the umask), under a name no other process uses.
+		name := filepath.Join(o.dir, fmt.Sprintf(".spare-%d-%d", os.Getpid(), o.made))
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			continue // the node that wanted it creates its own file, and reports any error
+		}
+		_ = f.Close()
+		o.ready <- name // never blocks: only this goroutine fills ready, and it was empty
+	}
+}
+
+// close stops the maker and removes the spare nobody took.
+func (o *outputFiles) close() {
+	if o == nil || o.stop == nil {
+		return
+	}
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	close(o.stop)
+	o.done.Wait()
+	select {
+	case spare := <-o.ready:
+		_ = os.Remove(spare)
+	default:
+	}
+}
