@@ -67,6 +67,10 @@ type Reply struct {
 	// of posting it twice, within each platform's window (docs/design-notes.md, "Posting is
 	// idempotent by key"; the rules are in key.go). Empty: every Post posts.
 	Key string
+	// FirstAttempt says the caller knows no earlier attempt can have posted this keyed reply (the
+	// outbox's first try of a message): a platform that looks for a keyed reply before posting it
+	// (Slack, whose reads are rate limited to about 50 a minute) posts it without looking.
+	FirstAttempt bool
 	// RunID is the run the message is about, recorded with it in the transcript; "" for none.
 	RunID string
 }

@@ -277,6 +277,9 @@ func (c *Courier) send(ctx context.Context, e db.OutboxEntry) (db.Delivery, erro
 		return db.Delivery{}, notConnected(platform)
 	}
 	rep.RunID = run.ID // the transcript records which run a message is about
+	// Only a message an earlier attempt may have posted is looked for (post, open): a first try is
+	// posted at once, sparing Slack's rate-limited reads.
+	rep.FirstAttempt = !e.InDoubt()
 	d, err := c.sendTo(ctx, ob, conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}, e, rep)
 	if err != nil {
 		execution.ObserverOr(c.Observe).SendFailed(platform)

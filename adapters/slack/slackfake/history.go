@@ -24,6 +24,7 @@ func (s *Server) history(r *http.Request) apiResult {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reads++
 	if s.readError != "" {
 		return apiResult{"error": s.readError}
 	}
@@ -46,6 +47,7 @@ func (s *Server) replies(r *http.Request) apiResult {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reads++
 	if s.readError != "" {
 		return apiResult{"error": s.readError}
 	}

@@ -65,6 +65,10 @@ type Server struct {
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced on every state change, for WaitFor
 	conn        *websocket.Conn
+	replicas    bool                       // keep every connection (Replicas)
+	conns       []*websocket.Conn          // with replicas: the open connections, in turn order
+	turn        int                        // with replicas: the connection the next envelope tries first
+	sentTo      map[string]*websocket.Conn // with replicas: where each envelope went last
 	connections int
 	pending     [][]byte // envelopes pushed while no bot was connected
 	envelopes   map[string]*envelope
@@ -78,6 +82,7 @@ type Server struct {
 	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
 	hold        *hold  // the next chat.postMessage whose text matches waits, see HoldPost
 	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
+	reads       int    // conversations.history and .replies calls so far
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
 }
@@ -113,6 +118,9 @@ func (s *Server) close() {
 	if s.conn != nil {
 		_ = s.conn.Close()
 		s.conn = nil
+	}
+	for _, c := range s.conns {
+		_ = c.Close()
 	}
 	s.mu.Unlock()
 	s.srv.Close()
@@ -179,6 +187,24 @@ func (s *Server) Posts(channel, threadTS string) int {
 	return s.posts[channel+"/"+threadTS]
 }
 
+// Replicas makes the fake keep every Socket Mode connection, as Slack does for an app that runs
+// several processes: each envelope goes to one of them in turn, and those a connection had not
+// acknowledged when it closed (its process was killed) go to another, as Slack retries an event
+// nobody acknowledged. Call it before a bot connects.
+func (s *Server) Replicas() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas, s.sentTo = true, map[string]*websocket.Conn{}
+}
+
+// Reads counts the conversations.history and conversations.replies calls so far: what Slack rate
+// limits hardest.
+func (s *Server) Reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
 // Ephemerals returns the ephemeral messages shown to user, oldest first.
 func (s *Server) Ephemerals(user string) []Message {
 	s.mu.Lock()
@@ -208,7 +234,7 @@ func (s *Server) Connections() int {
 func (s *Server) Connected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.conn != nil
+	return s.conn != nil || len(s.conns) > 0
 }
 
 // RateLimitNext makes the next n chat.postMessage calls answer 429 with Retry-After: 1.
