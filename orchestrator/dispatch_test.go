@@ -154,9 +154,7 @@ func TestExplicitResumeResumesOnceWithoutPrompt(t *testing.T) {
 }
 
 func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n  - id: done\n    depends_on: [ok]\n    bash: echo done\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		thread := runThread(t, h, run.ID)
@@ -186,9 +184,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 }
 
 func TestRejectInPlainWordsCancels(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		h.say(admin, runThread(t, h, run.ID), "no")
@@ -223,9 +219,7 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 }
 
 func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		text := joined(h.say(admin, "", "/workflow run helo world"))
 		if !strings.Contains(text, "hello") || !strings.Contains(text, "/workflow list") {
 			t.Fatalf("unknown workflow reply:\n%s", text)
@@ -234,9 +228,7 @@ func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
 }
 
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		ctx := context.Background()
 		conv, err := h.store.EnsureConversation(ctx, db.Conversation{ID: "console:chan", Platform: "console", ChannelID: "chan"})
 		if err != nil {

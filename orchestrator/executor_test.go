@@ -28,9 +28,7 @@ func (h *harness) startRun(name, args string) db.Run {
 }
 
 func TestIndependentBranchesRunInParallel(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("par", `
 name: par
 nodes:
@@ -106,9 +104,7 @@ func assertLines(t *testing.T, path string, want int) {
 }
 
 func TestTriggerRulesAndConditionsSkipWithReasons(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("rules", `
 name: rules
 nodes:
@@ -159,9 +155,7 @@ nodes:
 }
 
 func TestGatePausedRunSurvivesRestartAndGetsTheComment(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", `
 name: gated
 nodes:
@@ -193,9 +187,7 @@ nodes:
 }
 
 func TestEditingWorkflowFileDoesNotChangeWhatResumeExecutes(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("frozen", `
 name: frozen
 nodes:
@@ -223,10 +215,24 @@ nodes:
 	})
 }
 
+// refineCalls counts the agent's "refine" turns that resumed the session stale and those that
+// started a fresh one.
+func refineCalls(h *harness, stale string) (resumed, fresh int) {
+	for _, c := range h.script.Calls() {
+		if strings.HasPrefix(c.Prompt, "refine") {
+			switch c.ResumeSession {
+			case stale:
+				resumed++
+			case "":
+				fresh++
+			}
+		}
+	}
+	return resumed, fresh
+}
+
 func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID) // expires during the human wait
 		h.say(admin, "", "/workflow approve "+run.ID)
@@ -234,16 +240,7 @@ func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 		if run.Status != db.StatusCompleted {
 			t.Fatalf("run %s: %+v", run.Status, run.Meta.LastError)
 		}
-		var stale, fresh int
-		for _, c := range h.script.Calls() {
-			if strings.HasPrefix(c.Prompt, "refine") {
-				if c.ResumeSession == s.SessionID {
-					stale++
-				} else if c.ResumeSession == "" {
-					fresh++
-				}
-			}
-		}
+		stale, fresh := refineCalls(h, s.SessionID)
 		if stale != 1 || fresh != 1 {
 			t.Fatalf("refine calls: %d with the stale id, %d fresh; want 1 and 1", stale, fresh)
 		}
@@ -262,9 +259,7 @@ func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 }
 
 func TestResumedInteractiveLoopSurvivesAStaleGateSession(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run := interactiveLoopAtGate(h)
 		gateSession := run.Meta.Pause.SessionID
 		if gateSession == "" || run.Meta.Pause.LoopIteration != 1 {
@@ -360,9 +355,7 @@ nodes:
 // A stale shared session whose fresh replacement also fails (here: not logged in) is forgotten in
 // every scope: the resume starts fresh instead of trying the dead id again.
 func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID)
 		h.script.FailNext("not_logged_in", 1) // the fresh session's turn fails
@@ -374,17 +367,7 @@ func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 		if run.Status != db.StatusCompleted {
 			t.Fatalf("run %s: %+v", run.Status, run.Meta.LastError)
 		}
-		var stale, fresh int
-		for _, c := range h.script.Calls() {
-			if strings.HasPrefix(c.Prompt, "refine") {
-				switch c.ResumeSession {
-				case s.SessionID:
-					stale++
-				case "":
-					fresh++
-				}
-			}
-		}
+		stale, fresh := refineCalls(h, s.SessionID)
 		if stale != 1 || fresh != 2 {
 			t.Fatalf("refine calls: %d with the dead id, %d fresh; want 1 and 2 (the resume must not try the dead id)", stale, fresh)
 		}
@@ -393,9 +376,7 @@ func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 
 // The same for a loop's session: after a session_reset the resumed loop starts fresh.
 func TestStaleLoopSessionIsNotTriedAgainAfterAResume(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run := interactiveLoopAtGate(h)
 		dead := run.Meta.Pause.SessionID
 		h.script.Expire(dead)

@@ -10,27 +10,11 @@ import (
 	"threadflow/orchestratortest"
 )
 
-// release is the bundled release workflow's shape: check, a gate whose note is captured, ship.
-const release = `name: release
-nodes:
-  - id: check
-    bash: echo "checked $ARGUMENTS"
-  - id: confirm
-    depends_on: [check]
-    approval:
-      message: Ship $ARGUMENTS?
-      capture_response: true
-%s
-  - id: ship
-    depends_on: [confirm]
-    bash: echo "shipped $ARGUMENTS with note [$confirm.output]"
-`
-
 // gated writes the release workflow with extra approval settings and starts it as admin, returning
 // the paused run and its thread.
-func gated(t *testing.T, h *harness, settings string) (db.Run, string) {
+func gated(t *testing.T, h *harness, settings ...string) (db.Run, string) {
 	t.Helper()
-	h.writeWorkflow("release", strings.Replace(release, "%s", settings, 1))
+	h.writeWorkflow("release", orchestratortest.ReleaseWorkflow(settings...))
 	run := h.waitStatus(h.startRun("release", "v1.2.3").ID, db.StatusPaused)
 	h.waitMessage("is waiting at")
 	return run, runThread(t, h, run.ID)
@@ -59,10 +43,8 @@ func shipped(h *harness) string {
 }
 
 func TestObjectionRejectsWithItsReason(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		h.say(admin, thread, "nah, fix the tests first")
 		h.waitStatus(run.ID, db.StatusCancelled)
 		h.waitMessage("🛑 Rejected by console:admin: gate confirm of run " + run.ID + " with reason: fix the tests first. The run is cancelled.")
@@ -80,10 +62,8 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 }
 
 func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		h.say(admin, thread, "lgtm, ship it")
 		h.waitStatus(run.ID, db.StatusCompleted)
 		if out := shipped(h); !strings.Contains(out, "with note [ship it]") {
@@ -93,10 +73,8 @@ func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
 }
 
 func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		replies := h.say(admin, thread, "ship it but not on <!channel> friday")
 		if len(replies) != 1 || !strings.Contains(replies[0].Text, "I could not tell whether that approves or rejects confirm of run "+run.ID+": it also says “not”. Nothing was changed.") ||
 			!strings.Contains(replies[0].Text, "You said: ship it but not on <!channel> friday") {
@@ -133,10 +111,8 @@ func labels(p orchestratortest.Posted) string {
 }
 
 func TestOnlyApproversMayAnswer(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, `      approvers: ["console:alice", "@admins"]`)
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, `approvers: ["console:alice", "@admins"]`)
 		gate := h.waitMessage("is waiting at")[0]
 		if !strings.Contains(gate.Text, "Who may answer: console:alice and the admins (ADMIN_USER_IDS).") {
 			t.Fatalf("gate message does not say who may answer:\n%s", gate.Text)
@@ -171,10 +147,8 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 }
 
 func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "      allow_self_approval: false")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, "allow_self_approval: false")
 		text := joined(h.say(admin, thread, "lgtm"))
 		if !strings.Contains(text, "You started this run, and gate confirm of run "+run.ID+" does not allow self-approval") {
 			t.Fatalf("self-approval said:\n%s", text)
@@ -182,16 +156,14 @@ func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
 		h.say(ops, thread, "lgtm, go")
 		h.waitStatus(run.ID, db.StatusCompleted)
 
-		again, thread := gated(t, h, "      allow_self_approval: false")
+		again, thread := gated(t, h, "allow_self_approval: false")
 		h.say(admin, thread, "no, wrong version")
 		h.waitStatus(again.ID, db.StatusCancelled)
 	})
 }
 
 func TestTwoApprovalsFromDifferentPeople(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("two", `name: two
 nodes:
   - id: gate
@@ -225,10 +197,8 @@ nodes:
 }
 
 func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, _ := gated(t, h, "      timeout: 2s\n      remind_after: 1s")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, _ := gated(t, h, "timeout: 2s", "remind_after: 1s")
 		gate := h.waitMessage("is waiting at")[0]
 		if !strings.Contains(gate.Text, "⏳ If nobody answers by ") || !strings.Contains(gate.Text, "(2s after it was asked), it is rejected.") {
 			t.Fatalf("gate message does not say when it times out:\n%s", gate.Text)

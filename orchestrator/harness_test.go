@@ -48,6 +48,13 @@ func engines(t *testing.T, f func(t *testing.T, open opener)) {
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) { f(t, open) })
 }
 
+// eachEngine runs f, in parallel with other tests, on SQLite and on PostgreSQL, each time with a
+// fresh harness: the start of most tests here.
+func eachEngine(t *testing.T, f func(t *testing.T, h *harness)) {
+	t.Parallel()
+	engines(t, func(t *testing.T, open opener) { f(t, newHarness(t, open)) })
+}
+
 func newHarness(t *testing.T, open opener) *harness {
 	t.Helper()
 	home := t.TempDir()

@@ -12,9 +12,7 @@ import (
 // A failed node fails the run even when the clean-up after it ran and succeeded (GitHub Actions'
 // semantics), also through a node the failure skipped; the notice names the node and its error.
 func TestFailedNodeFailsTheRunAfterItsCleanUpRan(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("ci", `
 name: ci
 nodes:
@@ -52,9 +50,7 @@ nodes:
 // continue_on_error: the node's failure is shown and its dependents decide by their trigger
 // rules, but the run completes.
 func TestContinueOnErrorLetsTheRunComplete(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("lint", `
 name: lint
 nodes:
@@ -128,9 +124,7 @@ nodes:
 
 // `on: transient` narrows a shell node's retries back to timeouts.
 func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("strict", "name: strict\nnodes:\n  - id: once\n    retry: {max_attempts: 3, on: transient}\n    bash: exit 1\n")
 		run := h.waitStatus(h.startRun("strict", "").ID, db.StatusFailed)
 		if n := countEvents(h.events(run.ID), db.EventNodeStarted, "once"); n != 1 {
@@ -141,9 +135,7 @@ func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
 
 // /workflow status right after a run finished lists it.
 func TestStatusListsARunThatJustFinished(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("quick", "name: quick\nnodes:\n  - id: a\n    bash: echo done\n")
 		run := h.waitStatus(h.startRun("quick", "").ID, db.StatusCompleted)
 		got := joined(h.say(admin, "", "/workflow status"))
@@ -163,9 +155,7 @@ func TestStatusListsARunThatJustFinished(t *testing.T) {
 // continue_on_error does not cover a failure only a person can fix: with the agent CLI missing, the
 // run pauses for a resume instead of completing without its other nodes.
 func TestContinueOnErrorStillPausesForAMissingProvider(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		h.providers.bin.Store(&missing)
 		h.writeWorkflow("optional", `

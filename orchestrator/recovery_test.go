@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +16,7 @@ import (
 // reason before any progress must not burn the run. It stays resumable with a clear error, and the
 // same /workflow resume works once the tool is back.
 func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		real := *h.providers.bin.Load()
 		h.providers.bin.Store(&missing)
@@ -50,9 +47,7 @@ func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
 
 // An infrastructure failure before a run made any progress pauses it with the error and a hint.
 func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		h.providers.bin.Store(&missing)
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: q\n    prompt: hi\n")
@@ -66,9 +61,7 @@ func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
 }
 
 func TestTransientFailuresStopAfterTheRetryBudget(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("flaky", `
 name: flaky
 nodes:
@@ -89,9 +82,7 @@ nodes:
 }
 
 func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: q\n    retry: {max_attempts: 2}\n    prompt: hello\n")
 		h.script.FailNext("rate_limit", 1)
 		run := h.waitStatus(h.startRun("ask", "").ID, db.StatusCompleted)
@@ -105,9 +96,7 @@ func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
 // Graceful shutdown hands an unfinished run back to the queue without counting a recovery, and the
 // next worker continues it at the unfinished node as the next attempt.
 func TestShutdownHandsRunsBackWithoutCountingARecovery(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.Grace = 50 * time.Millisecond
 		h.restart()
 		h.writeWorkflow("long", `
@@ -144,14 +133,12 @@ nodes:
 // A worker that loses its lease (here: the run is abandoned under it) stops the node's processes at
 // once instead of finishing work nobody may record.
 func TestAbandonStopsTheRunningProcess(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("sleepy", "name: sleepy\nnodes:\n  - id: nap\n    bash: echo $$ > pid; sleep 60\n")
 		run := h.startRun("sleepy", "")
 		pidFile := filepath.Join(run.WorkingPath, "pid")
 		var pid int
-		h.waitFor("the node to write its pid", func() bool { pid = readPid(pidFile); return pid > 0 })
+		h.waitFor("the node to write its pid", func() bool { pid = agenttest.ReadPid(pidFile); return pid > 0 })
 		h.say(admin, "", "/workflow abandon "+run.ID)
 		h.waitFor("the node's process to be gone", func() bool { return !agenttest.Alive(pid) })
 		if got := h.waitStatus(run.ID, db.StatusCancelled); got.Status != db.StatusCancelled {
@@ -160,21 +147,10 @@ func TestAbandonStopsTheRunningProcess(t *testing.T) {
 	})
 }
 
-func readPid(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
-
 // A worker that dies between an interactive loop's iteration and its gate must not let the loop run
 // on unasked: the rescued run asks about the iteration that was already done.
 func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.shutdown()
 		h.writeWorkflow("loop", "name: loop\nnodes:\n  - id: plan\n    loop:\n      prompt: draft\n      until: DONE\n      max_iterations: 3\n      interactive: true\n      gate_message: more?\n")
 		h.start()
@@ -210,9 +186,7 @@ func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
 // A run whose frozen workflow no longer parses (a corrupt row, a parser change) fails with the
 // reason; it must not take the worker down.
 func TestUnparsableFrozenWorkflowFailsTheRun(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		ctx := context.Background()
 		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "console", ChannelID: "chan"})
 		if err != nil {

@@ -38,6 +38,25 @@ func takeoverHarness(t *testing.T, open opener) (h *harness, remote string) {
 // killed during the node write leaves it: claimed under a lease that has expired, its workspace
 // made in a's home, write started (attempt 1) and its file written. With saved, write also
 // completed, its save pushed first as the executor does, and read started.
+// resumeFresh resumes the run with --fresh-workspace, which must answer that it starts again.
+func resumeFresh(t *testing.T, h *harness, id string) {
+	t.Helper()
+	if text := joined(h.say(admin, "", "/workflow resume "+id+" --fresh-workspace")); !strings.Contains(text, "from its first node in a fresh workspace") {
+		t.Fatalf("--fresh-workspace of run %s answered:\n%s", id, text)
+	}
+}
+
+// waitFreshAttempt waits for the run to end, failing unless it completed with the output of the
+// second attempt of its write node alone: the one in the fresh workspace (on host b).
+func waitFreshAttempt(t *testing.T, h *harness, id string) db.Run {
+	t.Helper()
+	run := h.waitStatus(id, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
+	if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
+		t.Fatalf("run is %s with output %q, want completed with only the fresh attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
+	}
+	return run
+}
+
 func diedOnHostA(t *testing.T, h *harness, run db.Run, remote string, saved bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -89,10 +108,7 @@ func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
 		diedOnHostA(t, h, run, remote, false)
 		h.start()
 
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("run is %s with output %q, want completed with only b's attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		run = waitFreshAttempt(t, h, run.ID)
 		note := h.waitMessage("never reached WORKSPACE_REMOTE")
 		want := "↻ The workspace of run " + run.ID + " on host host-a never reached WORKSPACE_REMOTE (no node had completed in it), " +
 			"so the run starts again from its first node in a fresh workspace: write runs again."
@@ -177,14 +193,8 @@ func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
 		if err := os.Rename(away, remote); err != nil {
 			t.Fatal(err)
 		}
-		text = joined(h.say(admin, "", "/workflow resume "+run.ID+" --fresh-workspace"))
-		if !strings.Contains(text, "from its first node in a fresh workspace") {
-			t.Fatalf("--fresh-workspace of a run whose remote did not answer:\n%s", text)
-		}
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("fresh run is %s with output %q, want completed with only the fresh attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		resumeFresh(t, h, run.ID)
+		run = waitFreshAttempt(t, h, run.ID)
 		if out, err := exec.Command("git", "-C", remote, "merge-base", "--is-ancestor", aSaved, "threadflow/"+run.ID).CombinedOutput(); err != nil {
 			t.Errorf("a's save is no longer in the branch's history: %v %s\n%s", err, out, branchLog(t, remote, run.ID))
 		}
@@ -215,14 +225,8 @@ func TestDeletedBranchIsALostWorkspace(t *testing.T) {
 		if !strings.Contains(text, "cannot continue where it stopped: "+want) {
 			t.Fatalf("plain resume of a run whose branch is gone:\n%s", text)
 		}
-		text = joined(h.say(admin, "", "/workflow resume "+run.ID+" --fresh-workspace"))
-		if !strings.Contains(text, "from its first node in a fresh workspace") {
-			t.Fatalf("--fresh-workspace reply:\n%s", text)
-		}
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("fresh run is %s with output %q; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		resumeFresh(t, h, run.ID)
+		run = waitFreshAttempt(t, h, run.ID)
 	})
 }
 
@@ -230,9 +234,7 @@ func TestDeletedBranchIsALostWorkspace(t *testing.T) {
 // paused at its first node, a gate, on host a and approved while host b holds it finds nothing on
 // the remote: b starts it in a fresh workspace, and the answer stands (the gate is not asked again).
 func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		remote := newRepo(t, true)
 		h.shutdown()
 		h.cfg.Dirs = execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
@@ -264,9 +266,7 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 // run pauses blaming the remote), and nothing reached the remote. Resumed once host a is gone, the
 // run starts again in a fresh workspace on b, where the node runs again and its save is pushed.
 func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		remote := newRepo(t, true)
 		hook := filepath.Join(remote, "hooks", "pre-receive")
 		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho refused by the test >&2\nexit 1\n"), 0o755); err != nil {
@@ -292,10 +292,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 		h.start()
 
 		h.say(admin, "", "/workflow resume "+run.ID)
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("run is %s with output %q, want completed with only b's attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		run = waitFreshAttempt(t, h, run.ID)
 		h.waitMessage("never reached WORKSPACE_REMOTE (no node had completed in it), so the run starts again from its first node in a fresh workspace: write runs again.")
 	})
 }
