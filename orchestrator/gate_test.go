@@ -8,6 +8,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestratortest"
+	"threadflow/testkit/runevents"
 )
 
 // gated writes the release workflow with extra approval settings and starts it as admin, returning
@@ -55,7 +56,7 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 			t.Fatalf("an objection shipped the release:\n%s", h.out.Dump())
 		}
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventGateResolved, "confirm") != 1 || countEvents(ev, db.EventNodeStarted, "ship") != 0 {
+		if runevents.Count(ev, db.EventGateResolved, "confirm") != 1 || runevents.Count(ev, db.EventNodeStarted, "ship") != 0 {
 			t.Fatalf("events: %+v", ev)
 		}
 	})
@@ -135,7 +136,7 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 		if got, _ := h.store.GetRun(context.Background(), run.ID); got.Status != db.StatusPaused {
 			t.Fatalf("a refused answer changed the run to %s", got.Status)
 		}
-		if n := countEvents(h.events(run.ID), db.EventGateRefused, "confirm"); n != len(paths) {
+		if n := runevents.Count(h.events(run.ID), db.EventGateRefused, "confirm"); n != len(paths) {
 			t.Fatalf("%d refusals recorded, want %d", n, len(paths))
 		}
 		if got := h.out.ByID(gate.ID); len(got.Buttons) != 2 {
@@ -220,8 +221,7 @@ func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
 }
 
 func TestStrangerCannotResumeSomeoneElsesRun(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		text := joined(h.say("console:mallory", "", "/workflow resume "+prior.ID))
 		if !strings.Contains(text, "Only the run's owner (console:admin) or an admin (ADMIN_USER_IDS) may resume run "+prior.ID) {

@@ -10,6 +10,7 @@ import (
 
 	"threadflow/agent/agenttest"
 	"threadflow/db"
+	"threadflow/testkit/runevents"
 )
 
 // The scenario of ../shared/seeds/000_22486c878f073d01.txt: a resume that fails for a tooling
@@ -33,13 +34,13 @@ func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
 			}
 		}
 		ev := h.events(run.ID)
-		if n := countEvents(ev, db.EventResumeFailed, "ask"); n != 2 {
+		if n := runevents.Count(ev, db.EventResumeFailed, "ask"); n != 2 {
 			t.Fatalf("%d resume_failed events, want one per failed attempt; events %v", n, eventTypes(ev))
 		}
 		h.providers.bin.Store(&real)
 		h.say(admin, "", "/workflow resume "+run.ID)
 		h.waitStatus(run.ID, db.StatusCompleted)
-		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, "first"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeCompleted, "first"); n != 1 {
 			t.Fatalf("first node completed %d times, want once", n)
 		}
 	})
@@ -72,7 +73,7 @@ nodes:
 `)
 		run := h.waitStatus(h.startRun("flaky", "").ID, db.StatusFailed)
 		ev := h.events(run.ID)
-		if s, f := countEvents(ev, db.EventNodeStarted, "slow"), countEvents(ev, db.EventNodeFailed, "slow"); s != 3 || f != 3 {
+		if s, f := runevents.Count(ev, db.EventNodeStarted, "slow"), runevents.Count(ev, db.EventNodeFailed, "slow"); s != 3 || f != 3 {
 			t.Fatalf("%d starts and %d failures, want 3 and 3 (the budget)", s, f)
 		}
 		if !strings.Contains(run.Meta.LastError.Message, "timed out") || run.Meta.LastError.Class != db.ClassTransient {
@@ -87,7 +88,7 @@ func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
 		h.script.FailNext("rate_limit", 1)
 		run := h.waitStatus(h.startRun("ask", "").ID, db.StatusCompleted)
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventNodeFailed, "q") != 1 || countEvents(ev, db.EventNodeCompleted, "q") != 1 {
+		if runevents.Count(ev, db.EventNodeFailed, "q") != 1 || runevents.Count(ev, db.EventNodeCompleted, "q") != 1 {
 			t.Fatalf("want one transient failure then success: %v", eventTypes(ev))
 		}
 	})
@@ -109,7 +110,7 @@ nodes:
     bash: 'if [ "$ATTEMPT" = 1 ]; then sleep 60; fi; echo "attempt $ATTEMPT"'
 `)
 		run := h.startRun("long", "")
-		h.waitFor("the wait node to start", func() bool { return countEvents(h.events(run.ID), db.EventNodeStarted, "wait") == 1 })
+		h.waitFor("the wait node to start", func() bool { return runevents.Count(h.events(run.ID), db.EventNodeStarted, "wait") == 1 })
 		start := time.Now()
 		h.shutdown()
 		if d := time.Since(start); d > 10*time.Second {
@@ -119,12 +120,12 @@ nodes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != db.StatusQueued || got.Recoveries != 0 || countEvents(h.events(run.ID), db.EventRunReleased, "") != 1 {
+		if got.Status != db.StatusQueued || got.Recoveries != 0 || runevents.Count(h.events(run.ID), db.EventRunReleased, "") != 1 {
 			t.Fatalf("after shutdown run is %s with %d recoveries; want queued, released, none counted", got.Status, got.Recoveries)
 		}
 		h.start()
 		got = h.waitStatus(run.ID, db.StatusCompleted)
-		if got.Meta.Output != "attempt 2" || countEvents(h.events(run.ID), db.EventNodeCompleted, "first") != 1 {
+		if got.Meta.Output != "attempt 2" || runevents.Count(h.events(run.ID), db.EventNodeCompleted, "first") != 1 {
 			t.Fatalf("output %q; want the wait node continued as attempt 2 and first not repeated", got.Meta.Output)
 		}
 	})

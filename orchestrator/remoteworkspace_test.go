@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/testkit/runevents"
 )
 
 // appendWorkflow appends its attempt to a file in its first node and prints the file in its second:
@@ -256,7 +257,7 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 		if note := h.waitMessage("never reached WORKSPACE_REMOTE"); len(note) != 1 || note[0].Text != want {
 			t.Errorf("the thread's note:\n%+v\nwant once:\n%s", note, want)
 		}
-		if n := countEvents(h.events(run.ID), db.EventGateRequested, "ask"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventGateRequested, "ask"); n != 1 {
 			t.Errorf("the gate was asked %d times, want once", n)
 		}
 	})
@@ -281,7 +282,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 			!strings.Contains(p.ResumeHint, "make WORKSPACE_REMOTE reachable and writable") {
 			t.Fatalf("run is %s with pause %+v; want paused blaming the remote; messages:\n%s", run.Status, p, h.out.Dump())
 		}
-		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, ""); n != 0 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeCompleted, ""); n != 0 {
 			t.Fatalf("%d nodes recorded completed although nothing was pushed", n)
 		}
 		h.shutdown() // host a is gone for good
