@@ -86,7 +86,7 @@ func TestOutboxSoakWithKills(t *testing.T) {
 
 	// A person approves every gate question, and asks again when a click was lost with its replica.
 	clicked := map[string]time.Time{}
-	deadline := time.Now().Add(15 * time.Minute)
+	deadline := time.Now().Add(6 * time.Minute)
 	for {
 		finals := 0
 		for _, m := range fake.Messages(channel) {
