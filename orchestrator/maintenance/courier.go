@@ -207,6 +207,30 @@ func (c *Courier) Once(ctx context.Context) int {
 	return delivered
 }
 
+// Drain delivers what runs in reach owe until nothing is owed or ctx ends, waiting for a message
+// held back by a retry or by the claim of a courier that died (a terminal killed by the run it
+// executed): what a process owes its conversations goes out before it ends, when it can.
+func (c *Courier) Drain(ctx context.Context) {
+	for {
+		c.Once(ctx)
+		reach, ok := c.reach()
+		if !ok {
+			return
+		}
+		next, ok, err := c.Store.NextOwed(ctx, reach)
+		if err != nil || !ok {
+			return
+		}
+		t := time.NewTimer(max(next.Sub(c.now()), 0) + time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // deliver posts one claimed message and records the outcome; it reports whether it was delivered.
 func (c *Courier) deliver(ctx context.Context, e db.OutboxEntry) bool {
 	log := c.Log.With(zap.String("run_id", e.RunID), zap.String("kind", e.Kind), zap.Int64("outbox_id", e.ID), zap.Int("attempt", e.Attempts))
