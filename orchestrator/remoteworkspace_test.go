@@ -20,19 +20,22 @@ import (
 const appendWorkflow = "name: notes\nnodes:\n  - id: write\n    bash: echo \"write attempt $ATTEMPT\" >> notes.txt\n" +
 	"  - id: read\n    depends_on: [write]\n    bash: cat notes.txt\n"
 
-// takeoverHarness is a harness whose engine, on host b, shares WORKSPACE_REMOTE remote with a host a
-// that died while it ran a run: the run is left (by diedOnHostA) as a killed worker on a leaves
-// it, and the engine starts (h.start) to take it over once the dead worker's lease has expired.
-func takeoverHarness(t *testing.T, open opener) (h *harness, remote string) {
-	t.Helper()
-	h = newHarness(t, open)
-	remote = newRepo(t, true)
-	h.shutdown()
-	h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
-	h.writeWorkflow("notes", appendWorkflow)
-	h.start()
-	h.shutdown() // the run is created while no worker runs, so the dead worker claims it
-	return h, remote
+// afterHostADied runs f, in parallel with other tests, on each engine with a harness whose engine, on
+// host b, shares WORKSPACE_REMOTE remote with a host a that died while it ran run, a run of notes:
+// the run is left (by diedOnHostA, with saved) as a killed worker on a leaves it, and f starts the
+// engine (h.start) to take it over once the dead worker's lease has expired.
+func afterHostADied(t *testing.T, saved bool, f func(t *testing.T, h *harness, remote string, run db.Run)) {
+	eachEngine(t, func(t *testing.T, h *harness) {
+		remote := newRepo(t, true)
+		h.shutdown()
+		h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.writeWorkflow("notes", appendWorkflow)
+		h.start()
+		h.shutdown() // the run is created while no worker runs, so the dead worker claims it
+		run := h.startRun("notes", "")
+		diedOnHostA(t, h, run, remote, saved)
+		f(t, h, remote, run)
+	})
 }
 
 // diedOnHostA leaves run as a worker on host a (its own THREADFLOW_HOME, the same remote) that was
@@ -102,11 +105,7 @@ func branchLog(t *testing.T, remote, runID string) string {
 // and no save recorded, and starts the run again from its first node in a fresh workspace, saying
 // so in the thread. Nobody is asked; nothing of a's workspace is in b's.
 func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, false)
+	afterHostADied(t, false, func(t *testing.T, h *harness, remote string, run db.Run) {
 		h.start()
 
 		run = waitFreshAttempt(t, h, run.ID)
@@ -147,11 +146,7 @@ func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
 // accepted. Once the remote is back, the fresh workspace's branch continues the one a pushed, so
 // its saves are fast-forwards and a's history stays.
 func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, true)
+	afterHostADied(t, true, func(t *testing.T, h *harness, remote string, run db.Run) {
 		aSaved := git(t, remote, "rev-parse", "threadflow/"+run.ID)
 		away := remote + ".away"
 		if err := os.Rename(remote, away); err != nil {
@@ -206,11 +201,7 @@ func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
 // lost, and the pause names the branch rather than a host. A plain resume is refused;
 // --fresh-workspace runs the workflow again from its first node.
 func TestDeletedBranchIsALostWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, true)
+	afterHostADied(t, true, func(t *testing.T, h *harness, remote string, run db.Run) {
 		git(t, remote, "update-ref", "-d", "refs/heads/threadflow/"+run.ID)
 		h.start()
 
