@@ -95,8 +95,7 @@ func TestDiscordMentionsInArgumentsCannotPing(t *testing.T) {
 func TestDiscordLongOutputIsSplit(t *testing.T) {
 	fake := discordfake.New(t)
 	startDiscordBot(t, fake, botproc.Env(t))
-	runWorkflow(fake, "long", "")
-	r := waitDiscordRun(t, fake, "long", 1)
+	r := startDiscordRun(t, fake, "long", "")
 	waitDiscordStatus(t, fake, r, "completed")
 	waitInRunThread(t, fake, r, "the end of the output", contentHas("line 50 "))
 
@@ -129,8 +128,7 @@ func TestDiscordLongOutputIsSplit(t *testing.T) {
 func TestDiscordGateAnsweredAfterRestart(t *testing.T) {
 	fake := discordfake.New(t)
 	b := startDiscordBot(t, fake, botproc.Env(t))
-	runWorkflow(fake, "asked", "v1.2")
-	r := waitDiscordRun(t, fake, "asked", 1)
+	r := startDiscordRun(t, fake, "asked", "v1.2")
 	gate := waitDiscordGate(t, b, r)
 	restartDiscordBot(t, b)
 

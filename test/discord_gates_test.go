@@ -104,8 +104,7 @@ func TestGateTimerFiresOnceWithTwoReplicas(t *testing.T) {
 		env["DATABASE_URL"] = dbURL
 		replicas = append(replicas, startDiscordBot(t, fake, env))
 	}
-	runWorkflow(fake, "timed", "")
-	r := waitDiscordRun(t, fake, "timed", 1)
+	r := startDiscordRun(t, fake, "timed", "")
 	gate := waitInRunThread(t, fake, r, "the gate message", contentHas("(2s after it was asked), it is rejected."))
 	waitDiscordStatus(t, fake, r, "cancelled")
 	waitInRunThread(t, fake, r, "the timeout", contentHas("timed out: nobody answered within 2s"))

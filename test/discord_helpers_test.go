@@ -217,3 +217,11 @@ func responseKinds(rs []discordfake.Response) []string {
 	}
 	return out
 }
+
+// startDiscordRun runs workflowName with args by slash command and waits for its run (the
+// workflow's first in the channel).
+func startDiscordRun(t *testing.T, fake *discordfake.Server, workflowName, args string) discordRun {
+	t.Helper()
+	runWorkflow(fake, workflowName, args)
+	return waitDiscordRun(t, fake, workflowName, 1)
+}

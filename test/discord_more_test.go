@@ -16,8 +16,7 @@ import (
 func TestDiscordAutocomplete(t *testing.T) {
 	fake := discordfake.New(t)
 	startDiscordBot(t, fake, botproc.Env(t))
-	runWorkflow(fake, "picky", "A")
-	r := waitDiscordRun(t, fake, "picky", 1)
+	r := startDiscordRun(t, fake, "picky", "A")
 	waitDiscordStatus(t, fake, r, "failed")
 
 	tests := []struct {

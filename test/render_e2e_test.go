@@ -50,8 +50,7 @@ var fenceLine = regexp.MustCompile("^```[a-z]*$")
 func TestSlackWorkflowOutputIsInertText(t *testing.T) {
 	t.Parallel()
 	s := startSlackBot(t, botproc.Env(t), nil)
-	s.fake.SlashCommand(alice, channel, "run inert")
-	r := s.waitRoot(t, "inert", 1)
+	r := s.start(t, "inert", "")
 	failure := s.waitInThread(t, r, "the failure message", containsText("Next: "))
 	hidden := regexp.MustCompile(`<https?://[^>]*\|`)
 	for _, text := range visibleTexts(t, failure) {
@@ -77,8 +76,7 @@ func TestSlackWorkflowOutputIsInertText(t *testing.T) {
 func TestDiscordWorkflowOutputIsInertText(t *testing.T) {
 	fake := discordfake.New(t)
 	startDiscordBot(t, fake, botproc.Env(t))
-	runWorkflow(fake, "inert", "")
-	r := waitDiscordRun(t, fake, "inert", 1)
+	r := startDiscordRun(t, fake, "inert", "")
 	failure := waitInRunThread(t, fake, r, "the failure message", contentHas("Next: "))
 	text := failure.Content
 	for _, want := range []string{"see click (<https://evil.example>) and", "a stray \\`\\`\\` fence"} {

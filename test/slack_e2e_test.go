@@ -42,8 +42,7 @@ func TestSlackRunReportStaysInItsThread(t *testing.T) {
 	for range 3 {
 		s.fake.SlashCommand(alice, channel, "list")
 	}
-	s.fake.SlashCommand(alice, channel, "run hello busy")
-	r := s.waitRoot(t, "hello", 1)
+	r := s.start(t, "hello", "busy")
 	done := s.waitMessage(t, "the completion message", hasPrefix("✅ Run `"+r.id+"` of `hello` completed."))
 	if done.ThreadTS != r.root.TS {
 		t.Errorf("the completion message went to %q, want the run's thread %s", done.ThreadTS, r.root.TS)
@@ -82,8 +81,7 @@ func TestSlackResumedRunStatusIsLive(t *testing.T) {
 func TestSlackGateAnsweredWhilePausing(t *testing.T) {
 	t.Parallel()
 	s := startSlackBot(t, botproc.Env(t), nil)
-	s.fake.SlashCommand(alice, channel, "run gated v1.2")
-	r := s.waitRoot(t, "gated", 1)
+	r := s.start(t, "gated", "v1.2")
 	s.waitStatus(t, r, "paused")
 	s.fake.ThreadMessage(alice, channel, r.root.TS, "lgtm")
 
@@ -99,8 +97,7 @@ func TestSlackGateAnsweredWhilePausing(t *testing.T) {
 func TestSlackLongOutputIsSplit(t *testing.T) {
 	t.Parallel()
 	s := startSlackBot(t, botproc.Env(t), nil)
-	s.fake.SlashCommand(alice, channel, "run long")
-	r := s.waitRoot(t, "long", 1)
+	r := s.start(t, "long", "")
 	s.waitStatus(t, r, "completed")
 	s.waitInThread(t, r, "the end of the report", containsText("Report end"))
 
@@ -165,8 +162,7 @@ func TestSlackMentionsInUserTextAreEscaped(t *testing.T) {
 func TestSlackUserOutsideAllowListCannotApprove(t *testing.T) {
 	t.Parallel()
 	s := startSlackBot(t, botproc.Env(t), map[string]string{"ALLOWED_USER_IDS": "slack:" + alice})
-	s.fake.SlashCommand(alice, channel, "run gated v1.2")
-	r := s.waitRoot(t, "gated", 1)
+	r := s.start(t, "gated", "v1.2")
 	gate := waitSlackGate(t, s, r)
 
 	s.fake.Click(mallory, gate, "Approve")

@@ -234,3 +234,11 @@ func (s *slackBot) waitStopped(t *testing.T, r run) {
 	t.Helper()
 	s.bot.WaitLog("orchestrator.run_stopped", map[string]string{"run_id": r.id})
 }
+
+// start runs workflowName with args as alice by slash command and waits for its run's root message
+// (the workflow's first run in the channel).
+func (s *slackBot) start(t *testing.T, workflowName, args string) run {
+	t.Helper()
+	s.fake.SlashCommand(alice, channel, strings.TrimSpace("run "+workflowName+" "+args))
+	return s.waitRoot(t, workflowName, 1)
+}
