@@ -18,9 +18,8 @@ import (
 
 // Delivery policy of owed messages.
 const (
-	// courierBatch bounds the messages one claim takes; each is the next of a different run, and
-	// they are delivered at once (courierParallel at a time).
-	courierBatch    = 32
+	// courierParallel is how many claimed messages (db.MaxOwedBatch at most per claim, each the
+	// next of a different run) are delivered at a time.
 	courierParallel = 8
 	// defaultClaimTTL is how long a claimed message is this courier's (Courier.ClaimTTL): a courier
 	// that died holding it lets it go after this. A delivery is bounded by three quarters of it, so
@@ -166,7 +165,7 @@ func (c *Courier) Once(ctx context.Context) int {
 	}
 	delivered := 0
 	for ctx.Err() == nil {
-		es, err := c.Store.ClaimOwed(ctx, c.Owner, c.claimTTL(), reach, courierBatch)
+		es, err := c.Store.ClaimOwed(ctx, c.Owner, c.claimTTL(), reach, db.MaxOwedBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.Log.Warn("orchestrator.outbox_claim_failed", zap.Error(err))
