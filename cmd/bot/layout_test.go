@@ -47,6 +47,7 @@ var layers = map[string]int{
 	"threadflow/adapters/slack/slackfake":     -1,
 	"threadflow/adapters/discord/discordfake": -1,
 	"threadflow/testkit/botproc":              -1,
+	"threadflow/testkit/runevents":            -1,
 }
 
 // engines are the database engines: only cmd/ picks one, everything else sees db.Store.
