@@ -26,6 +26,10 @@ const (
 	// limit.
 	MaxInboundBatch = 500
 
+	// MaxOwedBatch bounds the owed messages one courier claim takes (Store.ClaimOwed); each is the
+	// next of a different run, and the courier delivers them at once, a few at a time.
+	MaxOwedBatch = 32
+
 	// MaxTimerBatch bounds the due gate timers one FireGateTimers call fires; the rest fire at the
 	// next call, which the gate timer loop makes at once when this one fired a full batch.
 	MaxTimerBatch = 100

@@ -18,9 +18,8 @@ import (
 
 // Delivery policy of owed messages.
 const (
-	// courierBatch bounds the messages one claim takes; each is the next of a different run, and
-	// they are delivered at once (courierParallel at a time).
-	courierBatch    = 32
+	// courierParallel is how many claimed messages (db.MaxOwedBatch at most per claim, each the
+	// next of a different run) are delivered at a time.
 	courierParallel = 8
 	// defaultClaimTTL is how long a claimed message is this courier's (Courier.ClaimTTL): a courier
 	// that died holding it lets it go after this. A delivery is bounded by three quarters of it, so
@@ -171,7 +170,7 @@ func (c *Courier) Once(ctx context.Context) int {
 		// A claim is not cancelled half way: one that committed while its caller stopped listening
 		// would hold its messages back from every courier until it expires.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-		es, err := c.Store.ClaimOwed(cctx, c.Owner, c.claimTTL(), reach, courierBatch)
+		es, err := c.Store.ClaimOwed(cctx, c.Owner, c.claimTTL(), reach, db.MaxOwedBatch)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {

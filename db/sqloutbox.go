@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The outbox's deciding SQL, written once for both engines (see queries.go): which owed message a
+// The outbox's deciding SQL, written once for both engines (as in the other sql*.go files): which owed message a
 // courier may claim, when the next one is due, and how a message is owed.
 
 // firstOwed is the condition that the outbox row o is owed and is its run's next: a run's messages
