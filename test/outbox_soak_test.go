@@ -29,6 +29,21 @@ import (
 // soakKills is how many SIGKILLs the crash soak deals.
 const soakKills = 24
 
+// soakChannels is how many channels the requests come from, one person in each: Slack paces a
+// bot to about one message a second per channel.
+const soakChannels = 16
+
+func soakChannel(i int) string { return fmt.Sprintf("C0SOAK%04d", i%soakChannels) }
+
+// soakMessages is every message of the soak's channels.
+func soakMessages(fake *slackfake.Server) []slackfake.Message {
+	var out []slackfake.Message
+	for i := range soakChannels {
+		out = append(out, fake.Messages(soakChannel(i))...)
+	}
+	return out
+}
+
 var (
 	soakGateRE  = regexp.MustCompile("^⏸ Run `([^`]+)` is waiting at `gate`.\nShip v([0-9]+)\\?")
 	soakFinalRE = regexp.MustCompile("^✅ Run `([^`]+)` of `gated` completed.")
@@ -47,7 +62,9 @@ func TestOutboxSoakWithKills(t *testing.T) {
 	base := botproc.Env(t)
 	base["DATABASE_URL"] = dbtest.PostgresDatabase(t)
 	base["SLACK_BOT_TOKEN"], base["SLACK_APP_TOKEN"], base["SLACK_API_URL"] = slackfake.BotToken, slackfake.AppToken, fake.URL()
-	base["WORKFLOWS_DIR"], base["LEASE_TTL"], base["LOG_LEVEL"] = writeWorkflows(t), "2s", "info"
+	// LEASE_TTL 10s: a courier's claim lasts twice that, time enough for posts paced to Slack's one
+	// message a second per channel.
+	base["WORKFLOWS_DIR"], base["LEASE_TTL"], base["LOG_LEVEL"] = writeWorkflows(t), "10s", "info"
 	envs := make([]map[string]string, 3)
 	bots := make([]*botproc.Process, 3)
 	for i := range envs {
@@ -81,7 +98,7 @@ func TestOutboxSoakWithKills(t *testing.T) {
 	}()
 	for i := 1; i <= runs; i++ {
 		// --force: each request is a run of its own, not a prompt about the one waiting at its gate.
-		env := fake.SlashCommand(fmt.Sprintf("UUSER%05d", i%16), channel, fmt.Sprintf("run --force gated v%d", i))
+		env := fake.SlashCommand(fmt.Sprintf("UUSER%05d", i%soakChannels), soakChannel(i), fmt.Sprintf("run --force gated v%d", i))
 		mu.Lock()
 		envelopes[i] = env
 		mu.Unlock()
@@ -93,7 +110,7 @@ func TestOutboxSoakWithKills(t *testing.T) {
 	deadline := time.Now().Add(6 * time.Minute)
 	for {
 		finals := 0
-		for _, m := range fake.Messages(channel) {
+		for _, m := range soakMessages(fake) {
 			if soakFinalRE.MatchString(m.Text) {
 				finals++
 			}
@@ -140,7 +157,7 @@ func soakCheck(t *testing.T, fake *slackfake.Server, st db.Store, runs int, enve
 	t.Helper()
 	roots, gates, finals := map[string]int{}, map[string]int{}, map[string]int{}
 	request := map[int]string{} // request number -> run
-	for _, m := range fake.Messages(channel) {
+	for _, m := range soakMessages(fake) {
 		if r := rootRE.FindStringSubmatch(m.Text); r != nil && m.ThreadTS == "" {
 			roots[r[2]]++
 		}
@@ -191,7 +208,7 @@ func sum(m map[string]int) int {
 // soakSummary is what a failed soak shows: the runs without a final message.
 func soakSummary(fake *slackfake.Server) string {
 	gates, finals := map[string]string{}, map[string]bool{}
-	for _, m := range fake.Messages(channel) {
+	for _, m := range soakMessages(fake) {
 		if g := soakGateRE.FindStringSubmatch(m.Text); g != nil {
 			gates[g[1]] = g[2]
 		}
