@@ -60,7 +60,9 @@ func TestOutboxSoakWithKills(t *testing.T) {
 	fake := slackfake.New(t)
 	fake.Replicas()
 	base := botproc.Env(t)
-	base["DATABASE_URL"] = dbtest.PostgresDatabase(t)
+	// Small pools: three replicas, and the ones killed until PostgreSQL notices, share the server's
+	// connections with whatever else runs on it.
+	base["DATABASE_URL"] = dbtest.PostgresDatabase(t) + "&pool_max_conns=4"
 	base["SLACK_BOT_TOKEN"], base["SLACK_APP_TOKEN"], base["SLACK_API_URL"] = slackfake.BotToken, slackfake.AppToken, fake.URL()
 	// LEASE_TTL 10s: a courier's claim lasts twice that, time enough for posts paced to Slack's one
 	// message a second per channel.
@@ -126,8 +128,8 @@ func TestOutboxSoakWithKills(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			close(done)
-			t.Fatalf("after %s: %d of %d runs completed, %d kills:\n%s", time.Since(start), finals, runs, k, soakSummary(fake))
+			t.Errorf("after %s: %d of %d runs completed, %d kills:\n%s", time.Since(start), finals, runs, k, soakSummary(fake))
+			break
 		}
 		time.Sleep(200 * time.Millisecond) // the person's pace of looking at the channel, not a wait for work
 	}
