@@ -112,6 +112,14 @@ func (r *recorder) texts(conv string) []string {
 	return append([]string(nil), r.seen[conv]...)
 }
 
+// wantHandled fails the test unless the handler saw n messages in conv; why says why n.
+func (r *recorder) wantHandled(t *testing.T, conv string, n int, why string) {
+	t.Helper()
+	if got := r.texts(conv); len(got) != n {
+		t.Fatalf("handled %q in %s, want %d: %s", got, conv, n, why)
+	}
+}
+
 func newTestInbox(t *testing.T, h Handler, d Deduper, workers int) *Inbox {
 	t.Helper()
 	in := NewInbox(h, d, workers, zaptest.NewLogger(t))
@@ -223,12 +231,8 @@ func TestInboxHandlesDuplicateEventsOnce(t *testing.T) {
 	submit(t, in, noID)
 	submit(t, in, noID)
 	waitIdle(t, in)
-	if got := rec.texts("test:C"); len(got) != 3 {
-		t.Fatalf("handled %q, want the event once and the id-less message twice", got)
-	}
-	if got := rec.texts("other:C"); len(got) != 1 {
-		t.Fatalf("handled %q on the other platform, want once", got)
-	}
+	rec.wantHandled(t, "test:C", 3, "the event once and the id-less message twice")
+	rec.wantHandled(t, "other:C", 1, "once on the other platform")
 }
 
 func TestInboxDeduperFailureQueuesNothing(t *testing.T) {
@@ -243,9 +247,7 @@ func TestInboxDeduperFailureQueuesNothing(t *testing.T) {
 		t.Fatalf("Submit = %v, %v; want not accepted and the deduper's error", ok, err)
 	}
 	waitIdle(t, in)
-	if got := rec.texts("test:C"); len(got) != 0 {
-		t.Fatalf("handled %q although the event could not be recorded", got)
-	}
+	rec.wantHandled(t, "test:C", 0, "the event could not be recorded")
 }
 
 func TestInboxCloseDrainsQueuedWork(t *testing.T) {
@@ -294,12 +296,8 @@ func TestInboxCloseGivesUpWhenContextEnds(t *testing.T) {
 	}
 	<-cancelled // the running handler saw its context cancelled
 	waitIdle(t, in)
-	if got := rec.texts("test:C"); len(got) != 1 {
-		t.Fatalf("handled %q after Close gave up, want only the stuck message", got)
-	}
-	if got := rec.texts("test:D"); len(got) != 0 {
-		t.Fatalf("handled %q after Close gave up", got)
-	}
+	rec.wantHandled(t, "test:C", 1, "only the stuck message, after Close gave up")
+	rec.wantHandled(t, "test:D", 0, "nothing queued after Close gave up")
 }
 
 func TestInboxSurvivesHandlerPanic(t *testing.T) {

@@ -1,6 +1,10 @@
 package conversation
 
-import "strings"
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // OutputLineKind says how a renderer must treat one line of an Output span.
 type OutputLineKind int
@@ -62,4 +66,49 @@ func closeBlock(out []OutputLine, open int) []OutputLine {
 		}
 	}
 	return out[:open]
+}
+
+// Output's prose is read by the same Markdown rules on every platform; how a heading or a link is
+// then shown is each platform's decision.
+const (
+	// MarkdownLink matches a link, [label](url), [label](<url>), either with a "title". Groups: 1
+	// the label, 2 or 3 the URL.
+	MarkdownLink = `\[([^\]\n]*)\]\(\s*(?:<([^<>\n]*)>|((?:[^()\s]|\([^()\s]*\))+))(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)`
+	// MarkdownAutolink matches an autolink, <url>, its URL the group.
+	MarkdownAutolink = `<([a-zA-Z][a-zA-Z0-9+.-]*:[^\s<>]*)>`
+)
+
+var mdHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
+
+// Heading returns the text of a Markdown heading line ("## Summary ##" gives "Summary"), without
+// the bold it often carries itself ("## **Summary**"): platforms show a heading as a bold line.
+func Heading(line string) (text string, ok bool) {
+	if !strings.Contains(line, "#") { // every heading has one; the regular expression is slow
+		return "", false
+	}
+	m := mdHeading.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return unbold(m[1]), true
+}
+
+// unbold removes one pair of ** or __ around the whole of s.
+func unbold(s string) string {
+	for _, d := range []string{"**", "__"} {
+		if inner, ok := strings.CutPrefix(s, d); ok && len(inner) > len(d) && strings.HasSuffix(inner, d) {
+			if inner = strings.TrimSuffix(inner, d); !strings.Contains(inner, d) {
+				return inner
+			}
+		}
+	}
+	return s
+}
+
+// WebURL reports whether an output link's target is one a platform may show as a link: an
+// http(s) URL with a host. Other schemes (javascript:, a platform's own) and relative paths stay
+// text.
+func WebURL(target string) bool {
+	u, err := url.Parse(target)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -42,6 +42,17 @@ func TestSplit(t *testing.T) {
 		{"unclosed fence in the input is closed", "```sh\nrm x", 40, []string{"```sh\nrm x\n```"}},
 		{"four-backtick fence keeps its marker", "````\n```\nin\n````", 14, []string{"````\n```\n````", "````\nin\n````"}},
 		{"info string dropped when it cannot fit", "```" + strings.Repeat("x", 20) + "\nabc\ndef\n```", 30, []string{"```" + strings.Repeat("x", 20) + "\nab\n```", "```\nc\ndef\n```"}},
+		// Tokens kept whole, the regression of what adapters/slack FuzzChunks found: a reply of links
+		// with no space or line break between them was cut inside a <https://...|label> token, so one
+		// message ended in "<http" and the next began with "s://...>". FuzzSplit then found that a
+		// token at the very start of a one-byte window made an empty chunk, and Split never ended
+		// (testdata/fuzz/FuzzSplit/f2bff557c965da3d).
+		{"cut moves to the token's start", "<https://a|x>0<https://b|y>", 20, []string{"<https://a|x>0", "<https://b|y>"}},
+		{"a token longer than half the window is cut", "ab<https://example.com/long>", 12,
+			[]string{"ab<https://e", "xample.com/l", "ong>"}},
+		{"a lone < is not a token", "a < b and more words here", 10, []string{"a < b and ", "more words", " here"}},
+		{"a > on the next line does not close it", "aaaaaa<bb\n>", 8, []string{"aaaaaa<b", "b\n>"}},
+		{"a token at the start is cut, not left for a next chunk forever", "<ab>", 1, []string{"<", "a", "b", ">"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // expressions each engine spells its own way. It holds no decision. The conditions that decide
 // something (which runs a process may claim, whether a lease is held, which statuses a query keeps,
 // a compare-and-set's guard and what it writes) are rendered by this package from one Go definition
-// each (queries.go), with the engine's Dialect; the engine only runs the text it gets.
+// each (the sql*.go files), with the engine's Dialect; the engine only runs the text it gets.
 type Dialect struct {
 	// Param writes the nth parameter, from 1: "?" on SQLite, "$n" on PostgreSQL.
 	Param func(n int) string
@@ -24,6 +24,9 @@ type Dialect struct {
 	Platform string
 	// Meta is the expression of runs.meta after e, adding its parameters to q.
 	Meta func(q *SQL, e MetaEdit) string
+	// MessageSeq is the expression of a transcript message's next seq, unique and larger than every
+	// committed one: a sequence, or MAX + 1 under the single writer's lock.
+	MessageSeq string
 	// SkipLocked ends a SELECT whose rows the transaction takes, passing over rows another
 	// transaction holds (" FOR UPDATE SKIP LOCKED"); empty where the single writer holds them all.
 	SkipLocked string
@@ -48,47 +51,48 @@ func (e MetaEdit) Empty() bool {
 
 // SQL is a statement being rendered for one Dialect: its parameters, numbered as they are added.
 type SQL struct {
-	D    Dialect
+	d    Dialect
 	Args []any
 }
 
 // Query starts a statement in d.
-func (d Dialect) Query() *SQL { return &SQL{D: d} }
+func (d Dialect) Query() *SQL { return &SQL{d: d} }
 
-// Arg adds v as the next parameter and returns its placeholder.
+// Arg adds v as the next parameter and returns its placeholder, to be written once: a "?"
+// parameter takes its value by position, so a value used twice is added twice.
 func (q *SQL) Arg(v any) string {
 	q.Args = append(q.Args, v)
-	return q.D.Param(len(q.Args))
+	return q.d.Param(len(q.Args))
 }
 
 // Time adds t, stored as the engine stores times, and returns its placeholder.
-func (q *SQL) Time(t time.Time) string { return q.Arg(q.D.Time(t)) + q.D.TimeCast }
+func (q *SQL) Time(t time.Time) string { return q.Arg(q.d.Time(t)) + q.d.TimeCast }
 
 // NullTime is Time with the zero time as NULL.
-func (q *SQL) NullTime(t time.Time) string { return q.Arg(q.D.NullTime(t)) + q.D.TimeCast }
+func (q *SQL) NullTime(t time.Time) string { return q.Arg(q.d.NullTime(t)) + q.d.TimeCast }
 
 // In is the condition "expr is one of vals" in q's dialect.
-func (q *SQL) In(expr string, vals []string) string { return q.D.In(q, expr, vals) }
+func (q *SQL) In(expr string, vals []string) string { return q.d.In(q, expr, vals) }
 
-// Lit is a status, pause kind or event type written into the SQL text as a literal. Queries that
+// lit is a status, pause kind or event type written into the SQL text as a literal. Queries that
 // match a fixed value say it literally, so the engine's planner can use a partial index on it and
 // the statement text stays one; the value comes from its Go constant, never from a caller.
-func Lit[T ~string](v T) string { return "'" + strings.ReplaceAll(string(v), "'", "''") + "'" }
+func lit[T ~string](v T) string { return "'" + strings.ReplaceAll(string(v), "'", "''") + "'" }
 
-// Lits is Lit of each of vs, comma-separated.
-func Lits[T ~string](vs ...T) string {
+// lits is lit of each of vs, comma-separated.
+func lits[T ~string](vs ...T) string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = Lit(v)
+		out[i] = lit(v)
 	}
 	return strings.Join(out, ", ")
 }
 
-// And joins the non-empty conditions with AND.
-func And(conds ...string) string { return join(conds, " AND ") }
+// allOf joins the non-empty conditions with AND.
+func allOf(conds ...string) string { return join(conds, " AND ") }
 
-// Or joins the non-empty conditions with OR, in parentheses; empty when all are.
-func Or(conds ...string) string {
+// anyOf joins the non-empty conditions with OR, in parentheses; empty when all are.
+func anyOf(conds ...string) string {
 	if s := join(conds, " OR "); s != "" {
 		return "(" + s + ")"
 	}
@@ -105,16 +109,16 @@ func join(conds []string, sep string) string {
 	return strings.Join(kept, sep)
 }
 
-// Where is " WHERE " and the conditions, or nothing when there is none.
-func Where(conds ...string) string {
-	if c := And(conds...); c != "" {
+// whereAll is " WHERE " and the conditions, or nothing when there is none.
+func whereAll(conds ...string) string {
+	if c := allOf(conds...); c != "" {
 		return " WHERE " + c
 	}
 	return ""
 }
 
-// Strings is ss as a []string, for In.
-func Strings[T ~string](ss []T) []string {
+// strs is ss as a []string, for In.
+func strs[T ~string](ss []T) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = string(s)

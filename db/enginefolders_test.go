@@ -2,7 +2,10 @@ package db_test
 
 import (
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +50,40 @@ func TestEngineFoldersMirrorEachOther(t *testing.T) {
 	for path := range engineOnly {
 		if _, err := os.Stat(path); err != nil {
 			t.Errorf("engineOnly lists %s, which does not exist: remove it from the list", path)
+		}
+	}
+}
+
+// statusLiteral matches a status, pause kind or event type written as an SQL literal.
+var statusLiteral = regexp.MustCompile(`'(queued|running|paused|completed|failed|cancelled|approval|loop|recovery|(run|node|gate|loop|session|workspace|resume)_[a-z_]+)'`)
+
+// tableNames are quoted names statusLiteral matches that name a table, not a status or event type
+// (PostgreSQL's pg_get_serial_sequence takes the table's name as a string).
+var tableNames = map[string]bool{"'run_outbox'": true}
+
+// TestEnginesSpellNoStatus: the engines' SQL names no status, pause kind or event type of its own;
+// the conditions that keep them are rendered by package db from Transitions and the Go constants
+// (sqlupdate.go, sqlclaims.go), so an engine cannot disagree with the state machine.
+func TestEnginesSpellNoStatus(t *testing.T) {
+	for _, e := range []string{"sqlite", "postgres"} {
+		files, err := filepath.Glob(filepath.Join(e, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range statusLiteral.FindAllString(string(b), -1) {
+				if tableNames[m] {
+					continue
+				}
+				t.Errorf("db/%s writes %s: render the condition in package db (from the Go constant)", f, m)
+			}
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (d Dialect) DueOwed(r Reach, now time.Time, n int) (string, []any) {
 	if d.SkipLocked != "" {
 		lock = strings.Replace(d.SkipLocked, "FOR UPDATE", "FOR UPDATE OF o", 1) // the run's row stays free
 	}
-	return "SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id" + Where(firstOwed, due, q.Reachable(r, now)) +
+	return "SELECT o.id FROM run_outbox o JOIN runs ON runs.id = o.run_id" + whereAll(firstOwed, due, q.Reachable(r, now)) +
 		" ORDER BY o.id LIMIT " + q.Arg(n) + lock, q.Args
 }
 
@@ -32,7 +32,7 @@ func (d Dialect) DueOwed(r Reach, now time.Time, n int) (string, []any) {
 func (d Dialect) NextOwed(r Reach, now time.Time) (string, []any) {
 	q := d.Query()
 	return `SELECT MIN(CASE WHEN o.claim_until IS NOT NULL AND o.claim_until > o.next_attempt_at THEN o.claim_until
-		ELSE o.next_attempt_at END) FROM run_outbox o JOIN runs ON runs.id = o.run_id` + Where(firstOwed, q.Reachable(r, now)), q.Args
+		ELSE o.next_attempt_at END) FROM run_outbox o JOIN runs ON runs.id = o.run_id` + whereAll(firstOwed, q.Reachable(r, now)), q.Args
 }
 
 // Owe inserts one owed message at now, after the run's others. A key owed already is the same
@@ -52,4 +52,49 @@ func (d Dialect) Owe(runID string, o Owed, now time.Time) (string, []any) {
 		attempts = CASE WHEN run_outbox.state = 'owed' THEN run_outbox.attempts ELSE 0 END,
 		state = 'owed', next_attempt_at = excluded.next_attempt_at, last_error = ''
 		WHERE run_outbox.reply <> excluded.reply`, q.Args
+}
+
+// OwedEnd is how a courier's claim on an owed message ends (OwedEnding): released untouched, sent
+// with the platform's message id, retried later, or failed for good.
+type OwedEnd struct {
+	State     OutboxState // OutboxSent or OutboxFailed; "" keeps the state (a retry, or a mere release)
+	MessageID string      // with OutboxSent
+	RetryAt   time.Time   // with "" state: when to try again; zero releases the claim only
+	Error     string      // the platform's words for a retry or a failure
+}
+
+// EndOwed releases the claim on owed message id and records how the attempt ended (DeliveredOwed,
+// RetryOwed).
+func (d Dialect) EndOwed(id int64, e OwedEnd, now time.Time) (string, []any) {
+	q := d.Query()
+	set := []string{"claim_owner = ''", "claim_until = NULL"}
+	switch {
+	case e.State == OutboxSent:
+		set = append(set, "state = "+lit(OutboxSent), "sent_at = "+q.Time(now), "message_id = "+q.Arg(e.MessageID), "last_error = ''")
+	case e.State == OutboxFailed:
+		set = append(set, "state = "+lit(OutboxFailed), "last_error = "+q.Arg(e.Error))
+	case !e.RetryAt.IsZero():
+		set = append(set, "next_attempt_at = "+q.Time(e.RetryAt), "last_error = "+q.Arg(e.Error))
+	}
+	return "UPDATE run_outbox SET " + strings.Join(set, ", ") + " WHERE id = " + q.Arg(id), q.Args
+}
+
+// Undelivered selects the run's messages that are owed or failed, in the order they were owed
+// (Outbox.Undelivered); columns as the engine's outboxColumns.
+func (d Dialect) Undelivered(columns, runID string) (string, []any) {
+	q := d.Query()
+	return "SELECT " + columns + " FROM run_outbox o WHERE o.run_id = " + q.Arg(runID) + " AND o.state <> " + lit(OutboxSent) + " ORDER BY o.id", q.Args
+}
+
+// RetryEnd is how an attempt that did not deliver ends: failed for good when r says so, else tried
+// again at r.At; a courier that no longer holds the claim (!held) only lets go of it.
+func RetryEnd(r Retry, held bool) OwedEnd {
+	switch {
+	case !held:
+		return OwedEnd{}
+	case r.Fail:
+		return OwedEnd{State: OutboxFailed, Error: r.Error}
+	default:
+		return OwedEnd{RetryAt: r.At, Error: r.Error}
+	}
 }

@@ -1,13 +1,17 @@
 // Package db owns Threadflow's durable state: the domain types of runs, run events, conversations,
 // AI sessions and inbound events, the run state machine, the Store contract that every database engine
 // implements, and the domain errors that driver errors are translated into. Engines live in
-// db/sqlite and db/postgres; db/storetest is the conformance suite both must pass.
+// db/sqlite and db/postgres; db/storetest is the conformance suite both must pass, db/drivertest
+// the one their drivers pass.
 //
-// This package imports no database driver, so the orchestrator can depend on it freely.
+// This package imports no database driver, so the orchestrator can depend on it freely. It
+// decides; the SQL its decisions need is rendered here (the sql*.go files) in each engine's
+// Dialect, and the engines only run it.
 package db
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -268,6 +272,15 @@ type Session struct {
 	Provider       string
 	SessionID      string
 	UpdatedAt      time.Time
+}
+
+// Check refuses a session no engine stores: one without its provider, whose session id would mean
+// nothing to the next turn.
+func (s Session) Check() error {
+	if s.Provider == "" {
+		return errors.New("set session: the provider is required")
+	}
+	return nil
 }
 
 // Checked validates a conversation before it is stored and fills in its key when the caller left

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bufio"
 	"context"
 	"html"
 	"io"
@@ -20,9 +21,14 @@ type webChat struct {
 	home string
 }
 
-func openWebChat(t *testing.T, env map[string]string) chat {
-	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
-	return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
+// openWebChat starts a bot for each conversation: the one a scenario reads is alice's, and every
+// scenario has an alice.
+func openWebChat(t *testing.T, env map[string]string) func(t *testing.T) chat {
+	return func(t *testing.T) chat {
+		env := sameEngine(t, env)
+		env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
+		return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
+	}
 }
 
 func (w webChat) client(t *testing.T, user string) chatClient {
@@ -75,9 +81,12 @@ func (w webChat) Thread(t *testing.T, r chatRun) []chatMsg {
 
 // Private is what user's chat page and the run threads it lists show user alone.
 func (w webChat) Private(t *testing.T, user string) []chatMsg {
-	page := w.client(t, user).page()
+	pages := []string{"/chat"}
+	for _, link := range threadLink.FindAllStringSubmatch(w.client(t, user).page(), -1) {
+		pages = append(pages, link[1])
+	}
 	var out []chatMsg
-	for _, th := range append([]string{"/chat"}, threadLinks.FindAllString(page, -1)...) {
+	for _, th := range pages {
 		for _, m := range webMessages(w.get(t, user, th)) {
 			if m.native.(webMsg).private {
 				out = append(out, m)
@@ -86,9 +95,6 @@ func (w webChat) Private(t *testing.T, user string) []chatMsg {
 	}
 	return out
 }
-
-// threadLinks finds the run threads a chat page links to.
-var threadLinks = regexp.MustCompile(`/chat/threads/[0-9a-f]{16}`)
 
 func (w webChat) get(t *testing.T, user, path string) string {
 	t.Helper()
@@ -122,11 +128,107 @@ func (w webChat) Words() chatWords {
 		Ping: "<script>alert(1)</script>", Pings: regexp.MustCompile(`<script`)}
 }
 
-func (w webChat) Stopped(t *testing.T, r chatRun) {
-	w.bot.WaitLog("orchestrator.run_stopped", map[string]string{"run_id": r.ID})
-}
+func (w webChat) Stopped(t *testing.T, r chatRun) { stopped(t, w.bot, r.ID) }
 
 func (w webChat) Home() string { return w.home }
+
+// chatClient talks to one bot's web chat page as a named user (the threadflow_user cookie).
+type chatClient struct {
+	t    *testing.T
+	base string
+	user string
+}
+
+func (c chatClient) request(ctx context.Context, method, path string, form url.Values) *http.Response {
+	c.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: c.user})
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Requested-With", "threadflow")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// say types text on the chat page.
+func (c chatClient) say(text string) {
+	c.t.Helper()
+	resp := c.request(context.Background(), "POST", "/chat", url.Values{"text": {text}})
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b, _ := io.ReadAll(resp.Body)
+		c.t.Fatalf("chat send %q = %d: %s", text, resp.StatusCode, b)
+	}
+}
+
+// page returns the chat page's HTML.
+func (c chatClient) page() string {
+	c.t.Helper()
+	resp := c.request(context.Background(), "GET", "/chat", nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// threadLink finds the link to a run's thread on the chat page.
+var threadLink = regexp.MustCompile(`href="(/chat/threads/[0-9a-f]{16})"`)
+
+// thread returns the address of the newest run thread the chat page links to, and its HTML; ""
+// when the page links to none yet.
+func (c chatClient) thread() (path, page string) {
+	c.t.Helper()
+	m := threadLink.FindStringSubmatch(c.page())
+	if m == nil {
+		return "", ""
+	}
+	resp := c.request(context.Background(), "GET", m[1], nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return m[1], string(b)
+}
+
+// live opens the chat page's live view and returns the HTML of each update it sends.
+func (c chatClient) live() <-chan string { return c.liveAt("/live/chat") }
+
+// liveAt opens a live view and returns the HTML of each update it sends.
+func (c chatClient) liveAt(path string) <-chan string {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	resp := c.request(ctx, "GET", path, nil)
+	if resp.StatusCode != http.StatusOK {
+		c.t.Fatalf("GET %s = %d", path, resp.StatusCode)
+	}
+	out := make(chan string, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		var data []string
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			case line == "" && data != nil:
+				out <- strings.Join(data, "\n")
+				data = nil
+			}
+		}
+	}()
+	return out
+}
 
 // webMsg is what a chat page shows of a message besides its text.
 type webMsg struct {

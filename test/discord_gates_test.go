@@ -70,22 +70,6 @@ func TestDiscordGateRules(t *testing.T) {
 	})
 }
 
-// TestDiscordGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
-func TestDiscordGateTimesOutAndRemindsOnce(t *testing.T) {
-	t.Parallel()
-	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
-		fake := discordfake.New(t)
-		startDiscordBot(t, fake, env)
-		runWorkflow(fake, "timed", "")
-		r := waitDiscordRun(t, fake, "timed", 1)
-		gate := waitInRunThread(t, fake, r, "the gate message", contentHas("(2s after it was asked), it is rejected."))
-		waitInRunThread(t, fake, r, "the reminder", contentPrefix("⏰ Reminder: run `"+r.id+"`"))
-		waitDiscordStatus(t, fake, r, "cancelled")
-		waitInRunThread(t, fake, r, "the timeout", contentHas("timed out: nobody answered within 2s"))
-		checkOneReminderAndTimeout(t, fake, r, gate)
-	})
-}
-
 // checkOneReminderAndTimeout checks r's thread holds exactly one reminder and one timeout notice,
 // and that the gate message now says it timed out, without buttons.
 func checkOneReminderAndTimeout(t *testing.T, fake *discordfake.Server, r discordRun, gate discordfake.Message) {

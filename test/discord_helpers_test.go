@@ -61,7 +61,7 @@ type discordBot struct {
 	bot  *botproc.Process
 }
 
-// startDiscordBot starts the bot with env (from botEnv or forEachEngine) connected to fake, and
+// startDiscordBot starts the bot with env (from botproc.Env or ForEachEngine) connected to fake, and
 // waits until its gateway session is identified and /workflow is registered in the guild. Several
 // bots may share one fake: like replicas with one token, each then receives every event.
 func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]string) *discordBot {

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"threadflow/db"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
+	"threadflow/testkit/runevents"
 )
 
 // waitEphemeral waits until user was shown n private messages and returns the last one.
@@ -22,17 +22,7 @@ func (s *slackBot) waitEphemeral(t *testing.T, user string, n int) slackfake.Mes
 // countRunEvents counts a run's events of one type in the bot's database.
 func countRunEvents(t *testing.T, env map[string]string, id string, typ db.EventType) int {
 	t.Helper()
-	events, err := openStore(t, env).Events(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Type == typ {
-			n++
-		}
-	}
-	return n
+	return runevents.InRun(t, openStore(t, env), id, typ)
 }
 
 // TestSlackGateRules: a gate that only three people may answer, never its requester, needing two of
@@ -86,35 +76,6 @@ func TestSlackGateRules(t *testing.T) {
 		s.waitInThread(t, r, "the completion message", containsText("shipped v1 with notes [changelog checked"))
 		if now := s.message(t, gate.TS); len(now.Buttons) != 0 || !strings.HasPrefix(now.Text, "✅ Approved by slack:"+bob+" and slack:"+carol) {
 			t.Errorf("answered gate message = %q with %v", now.Text, buttonLabels(now))
-		}
-	})
-}
-
-// TestSlackGateTimesOutAndRemindsOnce: nobody answers; one reminder, then the gate is rejected.
-func TestSlackGateTimesOutAndRemindsOnce(t *testing.T) {
-	t.Parallel()
-	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
-		s := startSlackBot(t, env, nil)
-		s.fake.SlashCommand(alice, channel, "run timed")
-		r := s.waitRoot(t, "timed", 1)
-		gate := s.waitInThread(t, r, "the gate message", containsText("(2s after it was asked), it is rejected."))
-		s.waitInThread(t, r, "the reminder", hasPrefix("⏰ Reminder: run `"+r.id+"` of `timed` is still waiting at `confirm`"))
-		s.waitStatus(t, r, "cancelled")
-		s.waitInThread(t, r, "the timeout", containsText("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled."))
-		reminders := 0
-		for _, m := range s.thread(r.root.TS) {
-			if strings.HasPrefix(m.Text, "⏰ Reminder") {
-				reminders++
-			}
-			if strings.Contains(m.Text, "answered in time") {
-				t.Errorf("the node after a timed-out gate ran: %q", m.Text)
-			}
-		}
-		if reminders != 1 {
-			t.Errorf("%d reminders, want 1", reminders)
-		}
-		if now := s.message(t, gate.TS); len(now.Buttons) != 0 {
-			t.Errorf("the timed-out gate kept its buttons: %v", buttonLabels(now))
 		}
 	})
 }

@@ -69,7 +69,7 @@ type slackBot struct {
 	home string // the bot's HOME, where picky looks for its files
 }
 
-// startSlackBot starts a fake and the bot connected to it, with env (from botEnv or forEachEngine)
+// startSlackBot starts a fake and the bot connected to it, with env (from botproc.Env or ForEachEngine)
 // plus extra settings, and waits for the Socket Mode connection.
 func startSlackBot(t *testing.T, env map[string]string, extra map[string]string) *slackBot {
 	t.Helper()

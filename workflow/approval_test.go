@@ -23,10 +23,7 @@ nodes:
       on_timeout: abandon
       remind_after: 4h
 `
-	w, err := Parse("wf.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "wf.yaml", []byte(src))
 	want := Approval{Message: "Ship it?", Policy: db.GatePolicy{Approvers: []string{"slack:U123", "discord:4567", "console:alice"}, Admins: true,
 		AllowSelfApproval: false, Required: 2}, Timeout: 24 * time.Hour, OnTimeout: TimeoutAbandon, RemindAfter: 4 * time.Hour}
 	if got := *w.Node("confirm").Approval; !reflect.DeepEqual(got, want) {
@@ -37,10 +34,7 @@ nodes:
 func TestApprovalTimeoutOnTheNode(t *testing.T) {
 	t.Parallel()
 	src := "name: x\nnodes:\n  - id: g\n    timeout: 30s\n    on_timeout: reject\n    approval:\n      message: ok?\n      remind_after: 10s\n"
-	w, err := Parse("wf.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "wf.yaml", []byte(src))
 	g := w.Node("g")
 	if a := g.Approval; a.Timeout != 30*time.Second || a.OnTimeout != TimeoutReject || a.RemindAfter != 10*time.Second || g.Timeout != 0 {
 		t.Errorf("approval %+v, node timeout %s; want the node's timeout to be the gate's", *a, g.Timeout)

@@ -9,25 +9,31 @@ import (
 // The validation example in docs/workflows.md must show exactly what Parse reports.
 func TestDocsValidationExampleIsCurrent(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/workflows.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "## Validation")
-	if !ok {
-		t.Fatal("docs/workflows.md has no Validation section")
-	}
-	blocks := fencedBlocks(section, 2)
+	blocks := docBlocks(t, "## Validation", 2)
 	if len(blocks) < 2 {
 		t.Fatal("Validation section needs a yaml block and an output block")
 	}
-	_, err = Parse("deploy.yaml", []byte(blocks[0]))
+	_, err := Parse("deploy.yaml", []byte(blocks[0]))
 	if err == nil {
 		t.Fatal("the example is valid")
 	}
 	if got, want := err.Error(), strings.TrimSpace(blocks[1]); got != want {
 		t.Errorf("docs show:\n%s\nParse reports:\n%s", want, got)
 	}
+}
+
+// docBlocks returns the contents of the first n ``` blocks of docs/workflows.md after heading.
+func docBlocks(t *testing.T, heading string, n int) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/workflows.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), heading)
+	if !ok {
+		t.Fatalf("docs/workflows.md has no %q section", heading)
+	}
+	return fencedBlocks(section, n)
 }
 
 // fencedBlocks returns the contents of the first n ``` blocks of md.
@@ -52,15 +58,7 @@ func fencedBlocks(md string, n int) []string {
 // The approval gate example in docs/workflows.md must be a valid node with every field it lists.
 func TestDocsApprovalExampleParses(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../docs/workflows.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "## Approval gates")
-	if !ok {
-		t.Fatal("docs/workflows.md has no Approval gates section")
-	}
-	blocks := fencedBlocks(section, 1)
+	blocks := docBlocks(t, "## Approval gates", 1)
 	if len(blocks) != 1 {
 		t.Fatal("the Approval gates section has no example")
 	}

@@ -75,25 +75,22 @@ func (p *exprParser) next() token {
 
 // or := and ('||' and)*
 func (p *exprParser) or(depth int) (boolNode, *exprError) {
-	l, err := p.and(depth)
-	for err == nil && p.peek().kind == tokOr {
-		p.next()
-		var r boolNode
-		if r, err = p.and(depth); err == nil {
-			l = orNode{l, r}
-		}
-	}
-	return l, err
+	return p.chain(depth, tokOr, p.and, func(l, r boolNode) boolNode { return orNode{l, r} })
 }
 
 // and := cmp ('&&' cmp)*
 func (p *exprParser) and(depth int) (boolNode, *exprError) {
-	l, err := p.cmp(depth)
-	for err == nil && p.peek().kind == tokAnd {
+	return p.chain(depth, tokAnd, p.cmp, func(l, r boolNode) boolNode { return andNode{l, r} })
+}
+
+// chain := operand (op operand)*, joined from the left: a || b || c is (a || b) || c.
+func (p *exprParser) chain(depth int, op tokKind, operand func(int) (boolNode, *exprError), join func(l, r boolNode) boolNode) (boolNode, *exprError) {
+	l, err := operand(depth)
+	for err == nil && p.peek().kind == op {
 		p.next()
 		var r boolNode
-		if r, err = p.cmp(depth); err == nil {
-			l = andNode{l, r}
+		if r, err = operand(depth); err == nil {
+			l = join(l, r)
 		}
 	}
 	return l, err

@@ -7,7 +7,7 @@ import (
 
 func TestGraph(t *testing.T) {
 	t.Parallel()
-	w, err := Parse("diamond.yaml", []byte(`name: diamond
+	w := mustParse(t, "diamond.yaml", []byte(`name: diamond
 nodes:
   - id: a
     bash: "true"
@@ -21,9 +21,6 @@ nodes:
     bash: "true"
     depends_on: [b, c]
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := w.Graph()
 	ids := func(nodes []*Node) []string {
 		var out []string
@@ -55,7 +52,7 @@ nodes:
 // not upstream even when the script names it.
 func TestInputs(t *testing.T) {
 	t.Parallel()
-	w, err := Parse("chain.yaml", []byte(`name: chain
+	w := mustParse(t, "chain.yaml", []byte(`name: chain
 nodes:
   - id: build-app
     bash: "true"
@@ -85,9 +82,6 @@ nodes:
     bash: echo "$TF_OUTPUT_BY_REF and $TF_OUTPUT_NOPE"
     depends_on: [pack]
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := w.Graph()
 	for node, want := range map[string][]string{
 		"test":         {"build-app", "lint"},

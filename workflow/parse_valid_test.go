@@ -53,10 +53,7 @@ nodes:
 
 func TestParseDecodesEveryField(t *testing.T) {
 	t.Parallel()
-	w, err := Parse("full.yaml", []byte(fullWorkflow))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "full.yaml", []byte(fullWorkflow))
 	if w.Name != "full" || w.Description != "every field" || w.Path != "full.yaml" || string(w.Source) != fullWorkflow {
 		t.Errorf("header = %q %q %q", w.Name, w.Description, w.Path)
 	}
@@ -91,16 +88,20 @@ func TestParseDecodesEveryField(t *testing.T) {
 }
 
 // A run freezes Source; parsing the frozen copy must give back the same workflow.
+// mustParse parses a workflow the test expects to be valid.
+func mustParse(t *testing.T, name string, src []byte) *Workflow {
+	t.Helper()
+	w, err := Parse(name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func TestParseSourceRoundTrip(t *testing.T) {
 	t.Parallel()
-	w, err := Parse("full.yaml", []byte(fullWorkflow))
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse(w.Path, w.Source)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "full.yaml", []byte(fullWorkflow))
+	again := mustParse(t, w.Path, w.Source)
 	if !reflect.DeepEqual(w, again) {
 		t.Errorf("round trip differs:\n%+v\n%+v", w, again)
 	}
@@ -109,10 +110,7 @@ func TestParseSourceRoundTrip(t *testing.T) {
 func TestParseCopiesSource(t *testing.T) {
 	t.Parallel()
 	src := []byte(fullWorkflow)
-	w, err := Parse("full.yaml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "full.yaml", src)
 	src[0] = 'X'
 	if w.Source[0] != 'n' {
 		t.Error("Workflow.Source aliases the caller's buffer; a frozen run could change under it")
@@ -137,10 +135,7 @@ func TestParseFile(t *testing.T) {
 func TestParseAcceptsBareApprovalAndBracedRefs(t *testing.T) {
 	t.Parallel()
 	src := "name: x\nnodes:\n  - id: a\n    bash: echo\n  - id: b\n    depends_on: [a]\n    approval:\n    when: ${a.output}\n"
-	w, err := Parse("wf.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustParse(t, "wf.yaml", []byte(src))
 	if b := w.Node("b"); b.Approval == nil || !reflect.DeepEqual(*b.Approval, Approval{Policy: db.GatePolicy{AllowSelfApproval: true}, OnTimeout: TimeoutReject}) {
 		t.Errorf("approval = %+v", b.Approval)
 	}

@@ -57,6 +57,14 @@ func TestCopyToTerminal(t *testing.T) {
 	}
 }
 
+// checkPrinted fails the test unless the terminal shows exactly want.
+func checkPrinted(t *testing.T, out *bytes.Buffer, want string) {
+	t.Helper()
+	if out.String() != want {
+		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 func TestPostPrintsReplyAndButtons(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
@@ -83,9 +91,7 @@ func TestPostPrintsReplyAndButtons(t *testing.T) {
 		"[thread 1] Run `7k2m9x4q1c` waits for approval\n" +
 		"  [Approve] /workflow approve 7k2m9x4q1c\n" +
 		"  [Reject] /workflow reject 7k2m9x4q1c\n"
-	if out.String() != want {
-		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
-	}
+	checkPrinted(t, &out, want)
 	if ref1.MessageID != "1" || ref2.MessageID != "2" || ref2.Address != thread {
 		t.Fatalf("refs = %+v, %+v; want sequential ids 1, 2 at the addresses posted to", ref1, ref2)
 	}
@@ -111,9 +117,7 @@ func TestStartThreadStaysInTheConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Run 7k2m9x started\nnode build: running\nnode build: done\n"
-	if out.String() != want {
-		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
-	}
+	checkPrinted(t, &out, want)
 }
 
 func TestOutboxRejectsBadAddresses(t *testing.T) {
@@ -210,9 +214,7 @@ func TestEditPrintsNoDuplicatesAndNoInternalIDs(t *testing.T) {
 		t.Fatalf("edit of a message an earlier process printed = %v, want nil", err)
 	}
 	want := "Ship it?\n  [Approve] /workflow approve 7k2m9x4q1c\n"
-	if out.String() != want {
-		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
-	}
+	checkPrinted(t, &out, want)
 }
 
 // TestKeyedReplyPrintsOnce: a keyed reply posted again by the same process prints nothing and

@@ -164,6 +164,16 @@ func start(t *testing.T, fake *discordfake.Server, cl *memClaimer, guilds ...str
 	return e
 }
 
+// startThread starts a thread in channel 500 whose root says text, as a run's announcement does.
+func (e *env) startThread(t *testing.T, text string) conversation.Address {
+	t.Helper()
+	thread, _, err := e.adapter.Outbox().StartThread(t.Context(), channel500, conversation.Reply{Text: conversation.T(conversation.P(text))})
+	if err != nil {
+		t.Fatalf("StartThread: %v", err)
+	}
+	return thread
+}
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	return start(t, discordfake.New(t), newClaimer())

@@ -58,11 +58,7 @@ func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
 func TestSlashCommandInThreadIsAddressedToTheThread(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	thread, _, err := e.adapter.Outbox().StartThread(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"},
-		conversation.Reply{Text: conversation.T(conversation.P("run hello"))})
-	if err != nil {
-		t.Fatalf("StartThread: %v", err)
-	}
+	thread := e.startThread(t, "run hello")
 	id := e.fake.SlashCommand("301", thread.ThreadID, "status", nil)
 	if got := e.rec.waitEvent(t, id).msg.Address; got != thread {
 		t.Errorf("address = %+v, want the thread %+v", got, thread)
@@ -131,11 +127,7 @@ func TestMentionIsStripped(t *testing.T) {
 func TestThreadMessageWithoutMentionIsRouted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	thread, _, err := e.adapter.Outbox().StartThread(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"},
-		conversation.Reply{Text: conversation.T(conversation.P("Run 7k2m9x4q1c\nwaiting"))})
-	if err != nil {
-		t.Fatalf("StartThread: %v", err)
-	}
+	thread := e.startThread(t, "Run 7k2m9x4q1c\nwaiting")
 	id := e.fake.ThreadMessage("301", thread.ThreadID, "yes, ship it")
 	got := e.rec.waitEvent(t, id).msg
 	want := conversation.Address{Platform: Platform, ChannelID: "500", ThreadID: thread.ThreadID}

@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -9,13 +8,11 @@ import (
 )
 
 var (
-	mdHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
 	// mdInline finds what output's prose may keep, leftmost first. Groups: 1 a link's label, 2 or 3
-	// its URL ([label](<url>), [label](url), either with a "title"); 4 an autolink's URL (<url>);
-	// 5 a bare http(s) URL, without the punctuation that usually follows one in a sentence; 6 and 7
-	// bold (**x**, __x__); 8 strikethrough (~~x~~).
-	mdInline = regexp.MustCompile(`\[([^\]\n]*)\]\(\s*(?:<([^<>\n]*)>|((?:[^()\s]|\([^()\s]*\))+))(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)` +
-		`|<([a-zA-Z][a-zA-Z0-9+.-]*:[^\s<>]*)>` +
+	// its URL (conversation.MarkdownLink); 4 an autolink's URL (<url>); 5 a bare http(s) URL,
+	// without the punctuation that usually follows one in a sentence; 6 and 7 bold (**x**, __x__);
+	// 8 strikethrough (~~x~~).
+	mdInline = regexp.MustCompile(conversation.MarkdownLink + `|` + conversation.MarkdownAutolink +
 		`|(https?://[^\s<>]*[^\s<>.,:;"')\]])` +
 		`|\*\*([^*\n]+?)\*\*|__([^_\n]+?)__` +
 		`|~~([^~\n]+?)~~`)
@@ -64,8 +61,8 @@ func renderOutput(s string) string {
 
 // proseLine renders one line outside code blocks.
 func proseLine(line string) string {
-	if m := heading(line); m != nil {
-		if text := inline(unbold(m[1])); text != "" {
+	if h, ok := conversation.Heading(line); ok {
+		if text := inline(h); text != "" {
 			return "**" + text + "**"
 		}
 		return ""
@@ -75,27 +72,6 @@ func proseLine(line string) string {
 		return line[:len(line)-len(rest)] + `\>` + inline(rest[1:])
 	}
 	return inline(line)
-}
-
-// heading matches mdHeading, looking first for the # every heading has.
-func heading(line string) []string {
-	if !strings.Contains(line, "#") {
-		return nil
-	}
-	return mdHeading.FindStringSubmatch(line)
-}
-
-// unbold removes the bold a heading's text often carries itself ("## **Summary**"): the heading is
-// made bold already.
-func unbold(s string) string {
-	for _, d := range []string{"**", "__"} {
-		if inner, ok := strings.CutPrefix(s, d); ok && len(inner) > len(d) && strings.HasSuffix(inner, d) {
-			if inner = strings.TrimSuffix(inner, d); !strings.Contains(inner, d) {
-				return inner
-			}
-		}
-	}
-	return s
 }
 
 // inline renders the text of a line. A backtick alone pairs with the next backtick when that one
@@ -223,13 +199,9 @@ func shownLink(label, target string) (string, bool) {
 	return prose(label) + " (<" + u + ">)", true
 }
 
-// webURL accepts an http(s) URL with a host that an autolink can hold whole.
+// webURL accepts a URL that output may show (conversation.WebURL) and an autolink can hold whole.
 func webURL(target string) (string, bool) {
-	if strings.ContainsAny(target, "<> \t\n") {
-		return "", false
-	}
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if strings.ContainsAny(target, "<> \t\n") || !conversation.WebURL(target) {
 		return "", false
 	}
 	return target, true

@@ -15,73 +15,20 @@ var markdownEscaper = strings.NewReplacer(
 	`-`, `\-`, `[`, `\[`, `]`, `\]`, `(`, `\(`, `)`, `\)`, `:`, `\:`,
 )
 
-// Render turns a Text into Discord message content. Bot-authored spans keep their markup; user
-// text is fully escaped, workflow output keeps what renderOutput allows, and in both every mention
-// is neutralised. Messages are also sent with no allowed mentions, so this is the second of two
-// locks.
-func Render(t conversation.Text) string {
-	var w contentWriter
-	for _, sp := range t {
-		switch sp.Kind {
-		case conversation.Plain:
-			w.write(sp.S)
-		case conversation.Strong:
-			if sp.S != "" {
-				w.write("**" + sp.S + "**")
-			}
-		case conversation.Code:
-			w.write(codeSpan(sp.S))
-		case conversation.CodeBlock:
-			w.block(breakFences(strings.TrimSuffix(sp.S, "\n")))
-		case conversation.UserText:
-			w.write(neutralise(markdownEscaper.Replace(sp.S)))
-		case conversation.Output:
-			w.output(renderOutput(sp.S))
-		}
-	}
-	return w.String()
+// markup is what Discord shows of each span. Bot-authored spans keep their markup; user text is
+// fully escaped, workflow output keeps what renderOutput allows, and in both every mention is
+// neutralised.
+var markup = conversation.Markup{
+	Strong:   func(s string) string { return "**" + s + "**" },
+	Code:     codeSpan,
+	Block:    breakFences,
+	UserText: func(s string) string { return neutralise(markdownEscaper.Replace(s)) },
+	Output:   renderOutput,
 }
 
-// contentWriter puts code fences on lines of their own, which conversation.Split expects, whatever
-// text comes before or after them.
-type contentWriter struct {
-	strings.Builder
-	afterBlock bool
-}
-
-func (w *contentWriter) write(s string) {
-	if s == "" {
-		return
-	}
-	if w.afterBlock && !strings.HasPrefix(s, "\n") {
-		w.WriteByte('\n')
-	}
-	w.afterBlock = false
-	w.WriteString(s)
-}
-
-// block writes a fenced block starting on its own line.
-func (w *contentWriter) block(content string) {
-	w.lineStart()
-	w.WriteString("```\n" + content + "\n```")
-	w.afterBlock = true
-}
-
-// output writes rendered output, whose first or last line may be a fence.
-func (w *contentWriter) output(s string) {
-	if strings.HasPrefix(s, "```") {
-		w.lineStart()
-	}
-	w.write(s)
-	w.afterBlock = strings.HasSuffix(s, "```")
-}
-
-func (w *contentWriter) lineStart() {
-	if w.Len() > 0 && !strings.HasSuffix(w.String(), "\n") {
-		w.WriteByte('\n')
-	}
-	w.afterBlock = false
-}
+// Render turns a Text into Discord message content with markup. Messages are also sent with no
+// allowed mentions, so neutralising mentions here is the second of two locks.
+func Render(t conversation.Text) string { return markup.Render(t) }
 
 // codeSpan renders inline code. A span cannot hold a newline, and backticks end it: with one
 // inside, double backticks delimit; with a double one inside, backticks become look-alikes. Code

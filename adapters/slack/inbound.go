@@ -83,14 +83,7 @@ func (in inbound) mention(ev *slackevents.AppMentionEvent) (conversation.Message
 	if in.fromBot(ev.User, ev.BotID) || ev.Edited != nil {
 		return conversation.Message{}, false
 	}
-	return conversation.Message{
-		Address:   conversation.Address{Platform: Platform, ChannelID: ev.Channel, ThreadID: ev.ThreadTimeStamp},
-		UserID:    userID(ev.User),
-		Text:      in.clean(ev.Text),
-		EventID:   messageEventID(ev.Channel, ev.TimeStamp),
-		Mentioned: true,
-		Direct:    isDirect(ev.Channel),
-	}, true
+	return in.posted(ev.Channel, ev.ThreadTimeStamp, ev.TimeStamp, ev.User, ev.Text, true, isDirect(ev.Channel)), true
 }
 
 // message handles plain messages: replies in threads (the orchestrator decides whether the thread
@@ -110,14 +103,20 @@ func (in inbound) message(ev *slackevents.MessageEvent) (conversation.Message, b
 	if !direct && (ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp || mentioned) {
 		return conversation.Message{}, false
 	}
+	return in.posted(ev.Channel, ev.ThreadTimeStamp, ev.TimeStamp, ev.User, ev.Text, mentioned, direct), true
+}
+
+// posted is the Message of a message a person posted, as a mention or a plain message event
+// carries it: its conversation is the thread it is in, or the channel.
+func (in inbound) posted(channel, threadTS, ts, user, text string, mentioned, direct bool) conversation.Message {
 	return conversation.Message{
-		Address:   conversation.Address{Platform: Platform, ChannelID: ev.Channel, ThreadID: ev.ThreadTimeStamp},
-		UserID:    userID(ev.User),
-		Text:      in.clean(ev.Text),
-		EventID:   messageEventID(ev.Channel, ev.TimeStamp),
+		Address:   conversation.Address{Platform: Platform, ChannelID: channel, ThreadID: threadTS},
+		UserID:    userID(user),
+		Text:      in.clean(text),
+		EventID:   messageEventID(channel, ts),
 		Mentioned: mentioned,
 		Direct:    direct,
-	}, true
+	}
 }
 
 // click turns a button of ours into its text command, run as the clicking user.

@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -9,10 +8,9 @@ import (
 )
 
 var (
-	mdHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
-	// mdLink is a Markdown link, [label](url), [label](<url>) or with a "title", or an autolink
-	// <url>. Groups: 1 the label, 2 or 3 the link's URL, 4 the autolink's.
-	mdLink   = regexp.MustCompile(`\[([^\]\n]*)\]\(\s*(?:<([^<>\n]*)>|((?:[^()\s]|\([^()\s]*\))+))(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\s*\)|<([a-zA-Z][a-zA-Z0-9+.-]*:[^\s<>]*)>`)
+	// mdLink is a Markdown link or an autolink <url>. Groups: 1 the label, 2 or 3 the link's URL,
+	// 4 the autolink's.
+	mdLink   = regexp.MustCompile(conversation.MarkdownLink + `|` + conversation.MarkdownAutolink)
 	mdBold   = regexp.MustCompile(`\*\*([^*\n]+?)\*\*|__([^_\n]+?)__`)
 	mdStrike = regexp.MustCompile(`~~([^~\n]+?)~~`)
 )
@@ -48,11 +46,11 @@ func convertMarkdown(s string) string {
 }
 
 func convertLine(line string) string {
-	if m := mdHeading.FindStringSubmatch(line); m != nil {
-		if m[1] == "" {
+	if h, ok := conversation.Heading(line); ok {
+		if h == "" {
 			return ""
 		}
-		return "*" + convertInline(unbold(m[1])) + "*"
+		return "*" + convertInline(h) + "*"
 	}
 	if strings.HasPrefix(strings.TrimLeft(line, " \t"), ">>>") {
 		// ">>>" quotes everything after it, the bot's own text included; a zero-width space before it
@@ -60,19 +58,6 @@ func convertLine(line string) string {
 		return zeroWidthSpace + convertInline(line)
 	}
 	return convertInline(line)
-}
-
-// unbold removes the bold a heading's text often carries itself ("## **Summary**"): the heading is
-// made bold already.
-func unbold(s string) string {
-	for _, d := range []string{"**", "__"} {
-		if inner, ok := strings.CutPrefix(s, d); ok && len(inner) > len(d) && strings.HasSuffix(inner, d) {
-			if inner = strings.TrimSuffix(inner, d); !strings.Contains(inner, d) {
-				return inner
-			}
-		}
-	}
-	return s
 }
 
 // convertInline converts one line outside fences. Inline code spans are escaped but otherwise left
@@ -143,13 +128,10 @@ func shownLink(s string, m []int) (string, bool) {
 
 // slackURL returns <url> for an http(s) URL with a host that Slack can show as a link.
 func slackURL(target string) (string, bool) {
-	if strings.ContainsAny(target, "<>|\" \t") {
+	if strings.ContainsAny(target, "<>|\" \t") || !conversation.WebURL(target) {
 		return "", false
 	}
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
-	}
-	// url.Parse lowers the scheme but the target keeps "HTTP://": write it as Slack expects a link.
-	return "<" + escape(u.Scheme+target[len(u.Scheme):]) + ">", true
+	// The target may spell its scheme "HTTP://": write it in lower case, as Slack expects a link.
+	scheme, rest, _ := strings.Cut(target, ":")
+	return "<" + escape(strings.ToLower(scheme)+":"+rest) + ">", true
 }

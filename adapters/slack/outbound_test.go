@@ -58,14 +58,21 @@ func TestButtonsClickAndEdit(t *testing.T) {
 	}
 }
 
-func TestEditKeepsButtonsWhenReplyHasThem(t *testing.T) {
-	t.Parallel()
+// postToEdit posts "v1" in C1 through a new adapter, for a test to edit it.
+func postToEdit(t *testing.T) (*slackfake.Server, conversation.Outbox, conversation.Ref) {
+	t.Helper()
 	fake := slackfake.New(t)
 	out := newAdapter(t, fake, &recorder{}).Outbox()
 	ref, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{Text: conversation.T(conversation.P("v1"))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fake, out, ref
+}
+
+func TestEditKeepsButtonsWhenReplyHasThem(t *testing.T) {
+	t.Parallel()
+	fake, out, ref := postToEdit(t)
 	reply := conversation.Reply{Text: conversation.T(conversation.P("v2")), Buttons: approveButtons[:1]}
 	if err := out.Edit(t.Context(), ref, reply); err != nil {
 		t.Fatal(err)
@@ -220,12 +227,7 @@ func assertButtons(t *testing.T, got []slackfake.Button, want []slackfake.Button
 
 func TestEditOfLongTextIsCutToOneMessage(t *testing.T) {
 	t.Parallel()
-	fake := slackfake.New(t)
-	out := newAdapter(t, fake, &recorder{}).Outbox()
-	ref, err := out.Post(t.Context(), addr("C1", ""), conversation.Reply{Text: conversation.T(conversation.P("v1"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, out, ref := postToEdit(t)
 	long := conversation.Reply{Text: conversation.T(conversation.O("```\n" + strings.Repeat("x\n", 4000) + "```")), Buttons: approveButtons}
 	if err := out.Edit(t.Context(), ref, long); err != nil {
 		t.Fatalf("Edit with long text and buttons: %v", err)

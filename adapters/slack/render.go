@@ -9,72 +9,26 @@ import (
 // zeroWidthSpace splits runs of backticks so text can never open or close a code fence.
 const zeroWidthSpace = "\u200b"
 
-// Render turns t into Slack mrkdwn. Bot-authored spans (Plain, Strong, Code, CodeBlock) keep their
-// meaning; UserText and Output have &, < and > escaped, the only characters Slack needs to turn
-// text into a mention (<@U1>), a channel ping (<!channel>) or a link, so neither can ever ping.
-func Render(t conversation.Text) string {
-	var w mrkdwnWriter
-	for _, sp := range t {
-		switch sp.Kind {
-		case conversation.Plain:
-			w.write(sp.S)
-		case conversation.Strong:
-			if sp.S != "" {
-				w.write("*" + sp.S + "*")
-			}
-		case conversation.Code:
-			if sp.S != "" {
-				w.write("`" + strings.ReplaceAll(escape(sp.S), "`", "ˋ") + "`")
-			}
-		case conversation.CodeBlock:
-			w.block(breakBackticks(escape(strings.TrimSuffix(sp.S, "\n"))))
-		case conversation.Output:
-			w.output(convertMarkdown(sp.S))
-		default: // UserText, and any kind added later, is untrusted
-			w.write(breakFences(escape(sp.S)))
-		}
-	}
-	return w.String()
+// markup is what Slack shows of each span. Bot-authored spans (Plain, Strong, Code, CodeBlock) keep
+// their meaning; UserText and Output have &, < and > escaped, the only characters Slack needs to
+// turn text into a mention (<@U1>), a channel ping (<!channel>) or a link, so neither can ever ping.
+var markup = conversation.Markup{
+	Strong:   func(s string) string { return "*" + s + "*" },
+	Code:     codeSpan,
+	Block:    func(s string) string { return breakBackticks(escape(s)) },
+	UserText: func(s string) string { return breakFences(escape(s)) },
+	Output:   convertMarkdown,
 }
 
-// mrkdwnWriter puts code fences on lines of their own, which Slack and conversation.Split both
-// expect, whatever text comes before or after them.
-type mrkdwnWriter struct {
-	strings.Builder
-	afterBlock bool
-}
+// Render turns t into Slack mrkdwn with markup.
+func Render(t conversation.Text) string { return markup.Render(t) }
 
-func (w *mrkdwnWriter) write(s string) {
+// codeSpan renders inline code: escaped, with look-alikes for backticks, which would end the span.
+func codeSpan(s string) string {
 	if s == "" {
-		return
+		return ""
 	}
-	if w.afterBlock && !strings.HasPrefix(s, "\n") {
-		w.WriteByte('\n')
-	}
-	w.afterBlock = false
-	w.WriteString(s)
-}
-
-func (w *mrkdwnWriter) block(content string) {
-	w.lineStart()
-	w.WriteString("```\n" + content + "\n```")
-	w.afterBlock = true
-}
-
-// output writes converted Markdown, whose first or last line may be a fence.
-func (w *mrkdwnWriter) output(s string) {
-	if strings.HasPrefix(s, "```") {
-		w.lineStart()
-	}
-	w.write(s)
-	w.afterBlock = strings.HasSuffix(s, "```")
-}
-
-func (w *mrkdwnWriter) lineStart() {
-	if w.Len() > 0 && !strings.HasSuffix(w.String(), "\n") {
-		w.WriteByte('\n')
-	}
-	w.afterBlock = false
+	return "`" + strings.ReplaceAll(escape(s), "`", "ˋ") + "`"
 }
 
 // escape applies Slack's three mandatory entity escapes. Slack shows the characters unchanged,

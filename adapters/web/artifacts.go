@@ -17,14 +17,13 @@ import (
 // os.Root on that directory, so neither "..", an absolute name nor a symbolic link a node left
 // there can reach anything outside it.
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
-	id, name := r.PathValue("id"), r.PathValue("path")
-	if !runIDPattern.MatchString(id) || name == "" || !fs.ValidPath(name) || strings.Contains(name, "\\") {
+	name := r.PathValue("path")
+	if name == "" || !fs.ValidPath(name) || strings.Contains(name, "\\") {
 		http.NotFound(w, r)
 		return
 	}
-	run, err := s.cfg.Store.GetRun(r.Context(), id)
-	if err != nil {
-		s.fail(w, err)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
 	root, err := os.OpenRoot(execution.ArtifactsDir(run))
@@ -40,7 +39,7 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	f, err := root.Open(name)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.cfg.Log.Warn("web.artifact_read_failed", zap.String("run_id", id), zap.Error(err))
+			s.cfg.Log.Warn("web.artifact_read_failed", zap.String("run_id", run.ID), zap.Error(err))
 		}
 		http.Error(w, "No such artifact. The run page lists the run's artifacts.", http.StatusNotFound)
 		return

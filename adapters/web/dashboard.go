@@ -289,16 +289,11 @@ func webThread(run db.Run) string {
 // all of it, with ranges (a browser or curl can fetch part of a large one), once the attempt ended;
 // under a first line saying it is partial, and why, while it runs or after the run stopped it.
 func (s *Server) nodeOutput(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if !runIDPattern.MatchString(id) {
-		http.NotFound(w, r)
+	run, ok := s.pathRun(w, r)
+	if !ok {
 		return
 	}
-	run, err := s.cfg.Store.GetRun(r.Context(), id)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
+	id := run.ID
 	events, err := s.cfg.Store.Events(r.Context(), id)
 	if err != nil {
 		s.fail(w, err)

@@ -153,6 +153,22 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	}
 }
 
+// pathRun reads the run the request's path names ({id}). When it cannot, it answers the request
+// itself (404 for an id that is no run's, as fail says for a failed read) and returns false.
+func (s *Server) pathRun(w http.ResponseWriter, r *http.Request) (db.Run, bool) {
+	id := r.PathValue("id")
+	if !runIDPattern.MatchString(id) {
+		http.NotFound(w, r)
+		return db.Run{}, false
+	}
+	run, err := s.cfg.Store.GetRun(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return db.Run{}, false
+	}
+	return run, true
+}
+
 // fail answers an error as a short page; store details go to the log only.
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	if errors.Is(err, db.ErrNotFound) {

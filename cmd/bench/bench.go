@@ -29,26 +29,20 @@ func (b *bench) scenario(ctx context.Context, name, engine string) (rows []row, 
 			err = fmt.Errorf("drop the bench database: %w", dropErr)
 		}
 	}()
-	switch name {
-	case "dispatch":
-		return b.dispatch(ctx, d)
-	case "overhead":
-		return b.overhead(ctx, d)
-	case "throughput":
-		return b.throughput(ctx, d)
-	case "recovery":
-		return b.recovery(ctx, d)
-	case "output":
-		return b.output(ctx, d)
-	case "cli":
-		return b.cli(ctx, d)
-	case "peer":
-		return b.peer(ctx, d)
-	case "transcript":
-		return b.transcript(ctx, d)
-	default:
-		return b.memory(ctx, d)
-	}
+	return scenarios[name](b, ctx, d)
+}
+
+// scenarios are the scenarios by name; allScenarios and optionalScenarios say which run when.
+var scenarios = map[string]func(*bench, context.Context, *database) ([]row, error){
+	"cli":        (*bench).cli,
+	"dispatch":   (*bench).dispatch,
+	"memory":     (*bench).memory,
+	"output":     (*bench).output,
+	"overhead":   (*bench).overhead,
+	"peer":       (*bench).peer,
+	"recovery":   (*bench).recovery,
+	"throughput": (*bench).throughput,
+	"transcript": (*bench).transcript,
 }
 
 // n scales a count by -scale, keeping at least one.

@@ -2,19 +2,22 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestPercentile(t *testing.T) {
-	ms := func(ns ...int) []time.Duration {
-		out := make([]time.Duration, len(ns))
-		for i, n := range ns {
-			out[i] = time.Duration(n) * time.Millisecond
-		}
-		return out
+// millis returns durations of the given milliseconds.
+func millis(ns ...int) []time.Duration {
+	out := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		out[i] = time.Duration(n) * time.Millisecond
 	}
+	return out
+}
+
+func TestPercentile(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []time.Duration
@@ -22,11 +25,11 @@ func TestPercentile(t *testing.T) {
 		want time.Duration
 	}{
 		{"empty", nil, 99, 0},
-		{"one", ms(7), 50, 7 * time.Millisecond},
-		{"median of unsorted", ms(5, 1, 3), 50, 3 * time.Millisecond},
-		{"p99 of 100 is the 99th", ms(seq(100)...), 99, 99 * time.Millisecond},
-		{"p99 of 10 is the largest", ms(seq(10)...), 99, 10 * time.Millisecond},
-		{"p100", ms(2, 9, 4), 100, 9 * time.Millisecond},
+		{"one", millis(7), 50, 7 * time.Millisecond},
+		{"median of unsorted", millis(5, 1, 3), 50, 3 * time.Millisecond},
+		{"p99 of 100 is the 99th", millis(seq(100)...), 99, 99 * time.Millisecond},
+		{"p99 of 10 is the largest", millis(seq(10)...), 99, 10 * time.Millisecond},
+		{"p100", millis(2, 9, 4), 100, 9 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,16 +133,9 @@ func TestCLIScenarioRunsTheBinary(t *testing.T) {
 }
 
 func TestPeerRowsCompareMedians(t *testing.T) {
-	msd := func(ns ...int) []time.Duration {
-		out := make([]time.Duration, len(ns))
-		for i, n := range ns {
-			out[i] = time.Duration(n) * time.Millisecond
-		}
-		return out
-	}
 	// Archon: 400 ms start-up and 3 ms per node; Threadflow: 20 ms and 1 ms.
-	theirs := map[int][]time.Duration{1: msd(400, 390, 900), 100: msd(697, 697, 697), 300: msd(1297, 1297, 1297)}
-	ours := map[int][]time.Duration{1: msd(20, 20, 21), 100: msd(119, 119, 119), 300: msd(319, 319, 319)}
+	theirs := map[int][]time.Duration{1: millis(400, 390, 900), 100: millis(697, 697, 697), 300: millis(1297, 1297, 1297)}
+	ours := map[int][]time.Duration{1: millis(20, 20, 21), 100: millis(119, 119, 119), 300: millis(319, 319, 319)}
 	rows := peerRows("sqlite", theirs, ours)
 	want := []string{"20.00 ms (Archon 400.00 ms: 20.0× lower)", "1.00 ms (Archon 3.00 ms: 3.0× lower)", "1.00 ms (Archon 3.00 ms: 3.0× lower)"}
 	if len(rows) != len(want) {
@@ -165,15 +161,21 @@ func TestPeerNeedsArchon(t *testing.T) {
 	}
 }
 
+// Every scenario -scenario accepts has something to run, and every one that runs is named there.
+func TestEveryScenarioRuns(t *testing.T) {
+	named := append(slices.Clone(allScenarios), optionalScenarios...)
+	for _, s := range named {
+		if scenarios[s] == nil {
+			t.Errorf("scenario %q runs nothing", s)
+		}
+	}
+	if len(scenarios) != len(named) {
+		t.Errorf("%d scenarios run, %d are named", len(scenarios), len(named))
+	}
+}
+
 // The dispatch targets are ratios to the floor of the same run: p99 at 50 conversations, p50 at 500.
 func TestDispatchRowJudgesAgainstThreeTimesTheFloor(t *testing.T) {
-	d := func(ms ...int) []time.Duration {
-		out := make([]time.Duration, len(ms))
-		for i, m := range ms {
-			out[i] = time.Duration(m) * time.Millisecond
-		}
-		return out
-	}
 	tests := []struct {
 		name          string
 		conversations int
@@ -181,12 +183,12 @@ func TestDispatchRowJudgesAgainstThreeTimesTheFloor(t *testing.T) {
 		want          verdict
 		figure        string
 	}{
-		{"one conversation has no target", 1, d(9, 9), d(1, 1), noTarget, "9.00 ms / 9.00 ms (9.00× / 9.00× floor)"},
-		{"50: p99 under 3x floor", 50, d(1, 5), d(1, 2), met, "1.00 ms / 5.00 ms (1.00× / 2.50× floor)"},
-		{"50: p99 at 3x floor misses", 50, d(1, 6), d(1, 2), missed, "1.00 ms / 6.00 ms (1.00× / 3.00× floor)"},
-		{"500: p50 judged, not p99", 500, d(20, 20, 900), d(10, 10, 10), met, "20.00 ms / 900.00 ms (2.00× / 90.00× floor)"},
-		{"500: p50 over 3x floor misses", 500, d(40, 40, 40), d(10, 10, 10), missed, "40.00 ms / 40.00 ms (4.00× / 4.00× floor)"},
-		{"no floor measured never meets", 50, d(1, 1), nil, missed, "1.00 ms / 1.00 ms (+Inf× / +Inf× floor)"},
+		{"one conversation has no target", 1, millis(9, 9), millis(1, 1), noTarget, "9.00 ms / 9.00 ms (9.00× / 9.00× floor)"},
+		{"50: p99 under 3x floor", 50, millis(1, 5), millis(1, 2), met, "1.00 ms / 5.00 ms (1.00× / 2.50× floor)"},
+		{"50: p99 at 3x floor misses", 50, millis(1, 6), millis(1, 2), missed, "1.00 ms / 6.00 ms (1.00× / 3.00× floor)"},
+		{"500: p50 judged, not p99", 500, millis(20, 20, 900), millis(10, 10, 10), met, "20.00 ms / 900.00 ms (2.00× / 90.00× floor)"},
+		{"500: p50 over 3x floor misses", 500, millis(40, 40, 40), millis(10, 10, 10), missed, "40.00 ms / 40.00 ms (4.00× / 4.00× floor)"},
+		{"no floor measured never meets", 50, millis(1, 1), nil, missed, "1.00 ms / 1.00 ms (+Inf× / +Inf× floor)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

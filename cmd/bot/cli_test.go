@@ -23,6 +23,30 @@ func cliEnv(t testing.TB) map[string]string {
 
 var runIDPattern = regexp.MustCompile("run `([0-9a-z]{10})`")
 
+// runWorkflow runs `bot workflow run args...` to completion and returns what it printed and the
+// run's id, failing the test unless it exits with want.
+func runWorkflow(t *testing.T, env map[string]string, want int, args ...string) (out, id string) {
+	t.Helper()
+	out, code := cli(t, env, append([]string{"workflow", "run"}, args...)...)
+	m := runIDPattern.FindStringSubmatch(out)
+	if code != want || m == nil {
+		t.Fatalf("workflow run %v = exit %d, want %d with a run id:\n%s", args, code, want, out)
+	}
+	return out, m[1]
+}
+
+// addWorkflow writes name.yaml into the WORKFLOWS_DIR of env, a new directory unless set, and
+// returns the file's path.
+func addWorkflow(t *testing.T, env map[string]string, name, src string) string {
+	t.Helper()
+	if env["WORKFLOWS_DIR"] == "" {
+		env["WORKFLOWS_DIR"] = t.TempDir()
+	}
+	file := filepath.Join(env["WORKFLOWS_DIR"], name+".yaml")
+	writeFile(t, file, src)
+	return file
+}
+
 func TestWorkflowValidateReportsPositions(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
@@ -108,23 +132,17 @@ func TestChatContinuesAConversationAcrossCalls(t *testing.T) {
 // bot workflow logs prints a node's full output, not only the part kept inline.
 func TestWorkflowLogsPrintsTheFullOutput(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "loud.yaml"), "name: loud\nnodes:\n  - id: print\n    bash: seq 1 20000\n  - id: after\n    depends_on: [print]\n    bash: echo done\n")
-	env["WORKFLOWS_DIR"] = dir
-	out, code := cli(t, env, "workflow", "run", "loud")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("workflow run loud = exit %d:\n%s", code, out)
-	}
-	out, code = cli(t, env, "workflow", "logs", m[1], "print")
+	addWorkflow(t, env, "loud", "name: loud\nnodes:\n  - id: print\n    bash: seq 1 20000\n  - id: after\n    depends_on: [print]\n    bash: echo done\n")
+	_, id := runWorkflow(t, env, 0, "loud")
+	out, code := cli(t, env, "workflow", "logs", id, "print")
 	if code != 0 || !strings.HasPrefix(out, "1\n2\n") || !strings.HasSuffix(out, "\n19999\n20000\n") {
 		t.Fatalf("workflow logs RUN print = exit %d, %d bytes; want all of seq 1 20000", code, len(out))
 	}
-	out, code = cli(t, env, "workflow", "logs", m[1])
+	out, code = cli(t, env, "workflow", "logs", id)
 	if code != 0 || !strings.Contains(out, "==> print (attempt 1, completed, 108894 bytes) <==\n1\n") || !strings.HasSuffix(out, "==> after (attempt 1, completed, 5 bytes) <==\ndone\n") {
 		t.Fatalf("workflow logs RUN = exit %d:\n%.300s", code, out)
 	}
-	if out, code = cli(t, env, "workflow", "logs", m[1], "nosuch"); code != 2 {
+	if out, code = cli(t, env, "workflow", "logs", id, "nosuch"); code != 2 {
 		t.Fatalf("logs of an unknown node = exit %d, want 2:\n%s", code, out)
 	}
 }
@@ -133,8 +151,7 @@ func TestWorkflowLogsPrintsTheFullOutput(t *testing.T) {
 // says which node failed and why.
 func TestWorkflowRunFailsWhenANodeFailedBeforeItsCleanUp(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ci.yaml"), `name: ci
+	addWorkflow(t, env, "ci", `name: ci
 nodes:
   - id: build
     bash: echo "linker exploded" >&2; exit 3
@@ -143,7 +160,6 @@ nodes:
     trigger_rule: all_done
     bash: echo cleaned up
 `)
-	env["WORKFLOWS_DIR"] = dir
 	out, code := cli(t, env, "workflow", "run", "ci")
 	if code != exitFailed || !strings.Contains(out, "failed at node `build`") || !strings.Contains(out, "linker exploded") || !strings.Contains(out, "✓ cleanup") {
 		t.Fatalf("workflow run ci = exit %d, want %d naming build and its error after cleanup ran:\n%s", code, exitFailed, out)
@@ -172,8 +188,7 @@ func TestTerminalRefusesToRunOnALowDisk(t *testing.T) {
 // may act as them here.
 func TestPausedHintOffersOnlyWhatTheUserMayDo(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "guarded.yaml"), `name: guarded
+	addWorkflow(t, env, "guarded", `name: guarded
 nodes:
   - id: confirm
     approval:
@@ -181,7 +196,6 @@ nodes:
       approvers: ["console:alice", "console:bob"]
       allow_self_approval: false
 `)
-	env["WORKFLOWS_DIR"] = dir
 	hint := func(args ...string) (stdout, said string) {
 		t.Helper()
 		b := runBot(t, env, args...)

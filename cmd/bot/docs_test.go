@@ -51,13 +51,21 @@ func TestCIRunsTheReadmeTestCommand(t *testing.T) {
 	}
 }
 
-// TestSlackManifestOpensTheMessagesTab: docs/slack.md promises direct messages to the bot, which
-// Slack blocks unless App Home's Messages tab is on and writable.
-func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
+// readSlackManifest decodes deploy/slack-app-manifest.yaml into m.
+func readSlackManifest(t *testing.T, m any) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "slack-app-manifest.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := yaml.Unmarshal(b, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSlackManifestOpensTheMessagesTab: docs/slack.md promises direct messages to the bot, which
+// Slack blocks unless App Home's Messages tab is on and writable.
+func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
 	var m struct {
 		Features struct {
 			AppHome struct {
@@ -66,9 +74,7 @@ func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
 			} `yaml:"app_home"`
 		} `yaml:"features"`
 	}
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	readSlackManifest(t, &m)
 	h := m.Features.AppHome
 	if h.MessagesTab == nil || !*h.MessagesTab || h.MessagesTabReadOnly == nil || *h.MessagesTabReadOnly {
 		t.Errorf("manifest features.app_home = %+v; want messages_tab_enabled: true and messages_tab_read_only_enabled: false", h)
@@ -79,10 +85,6 @@ func TestSlackManifestOpensTheMessagesTab(t *testing.T) {
 // conversation for it (conversations.history and conversations.replies), which needs the history
 // scope of every kind of conversation it posts in (docs/slack.md).
 func TestSlackManifestReadsWhereTheBotPosts(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "slack-app-manifest.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m struct {
 		OAuth struct {
 			Scopes struct {
@@ -90,9 +92,7 @@ func TestSlackManifestReadsWhereTheBotPosts(t *testing.T) {
 			} `yaml:"scopes"`
 		} `yaml:"oauth_config"`
 	}
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	readSlackManifest(t, &m)
 	for _, scope := range []string{"chat:write", "channels:history", "groups:history", "im:history"} {
 		if !slices.Contains(m.OAuth.Scopes.Bot, scope) {
 			t.Errorf("the manifest's bot scopes %v lack %s", m.OAuth.Scopes.Bot, scope)

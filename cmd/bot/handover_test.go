@@ -2,13 +2,11 @@ package main
 
 import (
 	"maps"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
-	"threadflow/testkit"
-	"threadflow/testkit/botproc"
 	"time"
+
+	"threadflow/testkit/botproc"
 )
 
 // A run started from the terminal stays the terminal's while it is attached; once the terminal is
@@ -29,7 +27,7 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 		}
 		id := m[1] // the terminal has exited: nothing but the server is running now
 
-		approveOnDashboard(t, base, id, "bob", "ship it")
+		botproc.ApproveOnDashboard(t, base, id, "bob", "ship it")
 		deadline := time.Now().Add(5 * time.Second)
 		var page string
 		for {
@@ -53,39 +51,15 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 	})
 }
 
-// approveOnDashboard presses Approve on the run page as the web user name.
-func approveOnDashboard(t *testing.T, base, id, name, note string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {note}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: name})
-	c := http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("approve on the dashboard answered %d", resp.StatusCode)
-	}
-}
-
 // A script running a workflow executes and prints its own run only: a run of another invocation
 // that becomes queued meanwhile (approved from another terminal) is not its business.
 func TestWorkflowRunDoesNotExecuteAnotherInvocationsRun(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, dir+"/gated.yaml", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"go?\"}\n  - id: after\n    depends_on: [ok]\n    bash: echo run one shipped\n")
-	writeFile(t, dir+"/slow.yaml", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 2; echo slow done\n")
-	env["WORKFLOWS_DIR"] = dir
-	out, code := cli(t, env, "workflow", "run", "gated")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != exitPaused || m == nil {
-		t.Fatalf("workflow run gated = exit %d:\n%s", code, out)
-	}
+	addWorkflow(t, env, "gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"go?\"}\n  - id: after\n    depends_on: [ok]\n    bash: echo run one shipped\n")
+	addWorkflow(t, env, "slow", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 2; echo slow done\n")
+	_, id := runWorkflow(t, env, exitPaused, "gated")
 	slow := runBot(t, env, "workflow", "run", "slow")
-	if out, _ := cli(t, env, "chat", "--conversation", "elsewhere", "/workflow approve "+m[1]); !strings.Contains(out, "Approved") {
+	if out, _ := cli(t, env, "chat", "--conversation", "elsewhere", "/workflow approve "+id); !strings.Contains(out, "Approved") {
 		t.Fatalf("approve from another terminal:\n%s", out)
 	}
 	if err := slow.result(t); err != nil || !strings.Contains(slow.stdout.String(), "slow done") || strings.Contains(slow.stdout.String(), "run one shipped") {

@@ -28,14 +28,9 @@ func keysOf(m map[string]any) []string {
 
 func TestWorkflowJSONMatchesTheDocumentedSchema(t *testing.T) {
 	env := cliEnv(t)
-	out, code := cli(t, env, "workflow", "run", "release", "v1")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != exitPaused || m == nil {
-		t.Fatalf("workflow run release = exit %d:\n%s", code, out)
-	}
-	id := m[1]
+	_, id := runWorkflow(t, env, exitPaused, "release", "v1")
 
-	out, code = cli(t, env, "workflow", "list", "--json")
+	out, code := cli(t, env, "workflow", "list", "--json")
 	var wfs []map[string]any
 	if err := json.Unmarshal([]byte(out), &wfs); code != 0 || err != nil || len(wfs) == 0 {
 		t.Fatalf("list --json = exit %d, %v:\n%s", code, err, out)

@@ -18,11 +18,8 @@ import (
 const brokenFlow = "name: typo\nnodes:\n  - id: a\n    bsh: echo hi\n"
 
 func TestRunningABrokenWorkflowShowsItsProblems(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "typo.yaml")
-	writeFile(t, file, brokenFlow)
 	env := cliEnv(t)
-	env["WORKFLOWS_DIR"] = dir
+	file := addWorkflow(t, env, "typo", brokenFlow)
 	c := runBot(t, env, "chat", "/workflow run typo")
 	code, out := exitCode(c.result(t)), c.stdout.String()
 	if code != 0 || !strings.Contains(out, file+":4:5: unknown field `bsh` in a node; did you mean `bash`?") ||

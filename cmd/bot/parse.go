@@ -127,17 +127,28 @@ func parseSize(v string) (uint64, error) {
 // parseDirs splits a colon-separated directory list; every entry must be an existing directory,
 // so a typo is caught at start-up rather than as "workflow not found" in chat.
 func parseDirs(v string) ([]string, error) {
-	var dirs []string
-	for _, d := range strings.Split(v, ":") {
-		if d = strings.TrimSpace(d); d == "" {
+	return splitList(v, ":", func(d string) error {
+		if err := checkDir(d); err != nil {
+			return fmt.Errorf("%q: %w", d, err)
+		}
+		return nil
+	})
+}
+
+// splitList splits v at sep into its trimmed, non-empty entries, or returns the error check gives
+// the first entry it refuses.
+func splitList(v, sep string, check func(entry string) error) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(v, sep) {
+		if e = strings.TrimSpace(e); e == "" {
 			continue
 		}
-		if err := checkDir(d); err != nil {
-			return nil, fmt.Errorf("%q: %w", d, err)
+		if err := check(e); err != nil {
+			return nil, err
 		}
-		dirs = append(dirs, d)
+		out = append(out, e)
 	}
-	return dirs, nil
+	return out, nil
 }
 
 // checkRepo accepts an existing git repository: REPO_PATH's worktrees are made with git, and a
@@ -187,17 +198,12 @@ func checkDir(v string) error {
 var userIDPattern = regexp.MustCompile(`^(` + strings.Join(platform.Names(), "|") + `):[A-Za-z0-9._@-]+$`)
 
 func parseUserIDs(v string) ([]string, error) {
-	var ids []string
-	for _, id := range strings.Split(v, ",") {
-		if id = strings.TrimSpace(id); id == "" {
-			continue
-		}
+	return splitList(v, ",", func(id string) error {
 		if !userIDPattern.MatchString(id) {
-			return nil, fmt.Errorf("%q is not a platform-qualified user id; use comma-separated ids such as slack:U123,discord:4567,console:alice", id)
+			return fmt.Errorf("%q is not a platform-qualified user id; use comma-separated ids such as slack:U123,discord:4567,console:alice", id)
 		}
-		ids = append(ids, id)
-	}
-	return ids, nil
+		return nil
+	})
 }
 
 func hasPrefix(v, prefix, what string) error {
@@ -228,17 +234,12 @@ func checkSnowflake(v string) error {
 }
 
 func parseSnowflakes(v string) ([]string, error) {
-	var ids []string
-	for _, id := range strings.Split(v, ",") {
-		if id = strings.TrimSpace(id); id == "" {
-			continue
-		}
+	return splitList(v, ",", func(id string) error {
 		if err := checkSnowflake(id); err != nil {
-			return nil, fmt.Errorf("%q: use comma-separated numeric Discord ids", id)
+			return fmt.Errorf("%q: use comma-separated numeric Discord ids", id)
 		}
-		ids = append(ids, id)
-	}
-	return ids, nil
+		return nil
+	})
 }
 
 // checkToken accepts a short name without whitespace or control characters.

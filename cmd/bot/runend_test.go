@@ -77,12 +77,8 @@ func newEndRig(t *testing.T) *endRig {
 // start runs a workflow from the terminal until it pauses, and returns the run's id.
 func (r *endRig) start(args ...string) string {
 	r.t.Helper()
-	out, code := cli(r.t, r.env, append([]string{"workflow", "run"}, args...)...)
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != exitPaused || m == nil {
-		r.t.Fatalf("workflow run %v = exit %d, want %d (paused):\n%s", args, code, exitPaused, out)
-	}
-	return m[1]
+	_, id := runWorkflow(r.t, r.env, exitPaused, args...)
+	return id
 }
 
 // endStatus is what the tests read of `bot workflow status --json`.
@@ -259,12 +255,7 @@ func TestRunAbandonedAtAGateCancelsTheGate(t *testing.T) {
 // included, and abandoning it changes none of that.
 func TestFailedNodeBehindACleanUpShowsWhatRan(t *testing.T) {
 	r := newEndRig(t)
-	out, code := cli(t, r.env, "workflow", "run", "ci")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != exitFailed || m == nil {
-		t.Fatalf("workflow run ci = exit %d, want %d:\n%s", code, exitFailed, out)
-	}
-	id := m[1]
+	_, id := runWorkflow(t, r.env, exitFailed, "ci")
 	nodes := []nodeEnd{
 		{id: "build", state: "failed", reason: regexp.MustCompile(`^exit status 3$`)},
 		{id: "test", state: "skipped", reason: regexp.MustCompile(`^dependency build failed$`)},

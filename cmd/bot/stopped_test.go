@@ -82,20 +82,14 @@ func TestTerminalSaysWhoCancelledItsRun(t *testing.T) {
 // glue the next header onto its last line.
 func TestWorkflowLogsSeparatesOutputsWithoutANewline(t *testing.T) {
 	env := cliEnv(t)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "terse.yaml"), "name: terse\nnodes:\n  - id: a\n    bash: printf 'no newline'\n  - id: b\n    depends_on: [a]\n    bash: printf 'done'\n")
-	env["WORKFLOWS_DIR"] = dir
-	out, code := cli(t, env, "workflow", "run", "terse")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("workflow run terse = exit %d:\n%s", code, out)
-	}
-	out, code = cli(t, env, "workflow", "logs", m[1])
+	addWorkflow(t, env, "terse", "name: terse\nnodes:\n  - id: a\n    bash: printf 'no newline'\n  - id: b\n    depends_on: [a]\n    bash: printf 'done'\n")
+	_, id := runWorkflow(t, env, 0, "terse")
+	out, code := cli(t, env, "workflow", "logs", id)
 	want := "==> a (attempt 1, completed, 10 bytes) <==\nno newline\n==> b (attempt 1, completed, 4 bytes) <==\ndone\n"
 	if code != 0 || out != want {
 		t.Errorf("workflow logs RUN = exit %d:\n%q\nwant\n%q", code, out, want)
 	}
-	if out, _ = cli(t, env, "workflow", "logs", m[1], "a"); out != "no newline" {
+	if out, _ = cli(t, env, "workflow", "logs", id, "a"); out != "no newline" {
 		t.Errorf("logs of one node = %q, want its output exactly", out)
 	}
 }
@@ -104,13 +98,9 @@ func TestWorkflowLogsSeparatesOutputsWithoutANewline(t *testing.T) {
 // "did you mean".
 func TestWorkflowLogsOfAnUnknownNodeListsTheNodes(t *testing.T) {
 	env := cliEnv(t)
-	out, code := cli(t, env, "workflow", "run", "hello", "world")
-	m := runIDPattern.FindStringSubmatch(out)
-	if code != 0 || m == nil {
-		t.Fatalf("workflow run hello = exit %d:\n%s", code, out)
-	}
-	b := runBot(t, env, "workflow", "logs", m[1], "gret")
-	want := `threadflow: run ` + m[1] + ` has no node "gret"; its nodes are greet, echo-back (did you mean "greet"?)`
+	_, id := runWorkflow(t, env, 0, "hello", "world")
+	b := runBot(t, env, "workflow", "logs", id, "gret")
+	want := `threadflow: run ` + id + ` has no node "gret"; its nodes are greet, echo-back (did you mean "greet"?)`
 	if err := b.result(t); exitCode(err) != 2 || !strings.Contains(b.stderr.String(), want) {
 		t.Errorf("logs of an unknown node = exit %d, stderr %q; want 2 and %q", exitCode(err), b.stderr, want)
 	}

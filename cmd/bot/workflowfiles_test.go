@@ -97,11 +97,8 @@ func TestValidateAcceptsATabAfterAKey(t *testing.T) {
 // changed since a terminal command last printed it, and otherwise one line says how many files are
 // left out; `bot workflow validate` prints everything every time (issue 26).
 func TestTerminalCommandsReportInvalidWorkflowFilesOncePerChange(t *testing.T) {
-	dir := t.TempDir()
-	typo := filepath.Join(dir, "typo.yaml")
-	writeFile(t, typo, brokenFlow)
 	env := cliEnv(t)
-	env["WORKFLOWS_DIR"] = dir
+	typo := addWorkflow(t, env, "typo", brokenFlow)
 	const full = "Workflow files with problems are left out until fixed"
 	problem := typo + ":4:5: unknown field `bsh` in a node; did you mean `bash`?"
 	stderr := func(args ...string) string {
@@ -129,8 +126,7 @@ func TestTerminalCommandsReportInvalidWorkflowFilesOncePerChange(t *testing.T) {
 	}
 
 	// A second broken file changes the problems: the full list again, once.
-	other := filepath.Join(dir, "other.yaml")
-	writeFile(t, other, "name: other\nnodes:\n  - id: a\n    bash: echo\n   timeout: 5s\n")
+	other := addWorkflow(t, env, "other", "name: other\nnodes:\n  - id: a\n    bash: echo\n   timeout: 5s\n")
 	if s := stderr("workflow", "runs"); !strings.Contains(s, full) || !strings.Contains(s, problem) || !strings.Contains(s, other+":5:4: this line is indented") {
 		t.Errorf("after a second file broke, stderr:\n%s\nwant both files' problems", s)
 	}

@@ -170,21 +170,24 @@ var coreOps = []coreOp{
 	}},
 	{"a gate times out", func(t *testing.T, s *shapes) {
 		s.c = s.create(t).ID
-		noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.claim(t, s.c)[0], s.timedGate(time.Minute, time.Hour)))
-		s.clock.Advance(2 * time.Minute)
-		fired := noErr[[]db.GateTimer](t, "FireGateTimers")(s.m.FireGateTimers(s.ctx, db.Reach{}, nil))
-		if len(fired) != 1 || fired[0].Kind != db.TimerTimeout || fired[0].Run.Status != db.StatusCancelled {
-			t.Fatalf("FireGateTimers = %+v, want c's gate rejected", fired)
-		}
+		s.fireGate(t, s.c, time.Minute, time.Hour, db.TimerTimeout, db.StatusCancelled)
 	}},
 	{"a gate reminds, then the run is cancelled", func(t *testing.T, s *shapes) {
 		s.d = s.create(t).ID
-		noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.claim(t, s.d)[0], s.timedGate(time.Hour, time.Minute)))
-		s.clock.Advance(2 * time.Minute)
-		fired := noErr[[]db.GateTimer](t, "FireGateTimers")(s.m.FireGateTimers(s.ctx, db.Reach{}, nil))
-		if len(fired) != 1 || fired[0].Kind != db.TimerReminder || fired[0].Run.Status != db.StatusPaused {
-			t.Fatalf("FireGateTimers = %+v, want d reminded", fired)
-		}
+		s.fireGate(t, s.d, time.Hour, time.Minute, db.TimerReminder, db.StatusPaused)
 		noErr[db.Run](t, "CancelRun")(s.m.CancelRun(s.ctx, s.d, "slack:U2", "not needed"))
 	}},
+}
+
+// fireGate claims the queued run id, pauses it at a gate timing out after due and reminding after
+// remind, lets two minutes pass and fires the timers: the one that fired is kind, and the run is
+// left in status.
+func (s *shapes) fireGate(t *testing.T, id string, due, remind time.Duration, kind db.GateTimerKind, status db.Status) {
+	t.Helper()
+	noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.claim(t, id)[0], s.timedGate(due, remind)))
+	s.clock.Advance(2 * time.Minute)
+	fired := noErr[[]db.GateTimer](t, "FireGateTimers")(s.m.FireGateTimers(s.ctx, db.Reach{}, nil))
+	if len(fired) != 1 || fired[0].Kind != kind || fired[0].Run.ID != id || fired[0].Run.Status != status {
+		t.Fatalf("FireGateTimers = %+v, want the %s of run %s, leaving it %s", fired, kind, id, status)
+	}
 }

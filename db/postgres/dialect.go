@@ -22,6 +22,7 @@ var dialect = db.Dialect{
 	},
 	Platform:   "split_part(runs.conversation_id, ':', 1)",
 	Meta:       metaSQL,
+	MessageSeq: "nextval('transcript_seq')",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 }
 

@@ -90,21 +90,21 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 	runs := make([]db.Run, len(cs))
 	for i, c := range cs {
 		for _, v := range c.Conversations {
-			b.Queue(insertConversationSQL, v.ID, v.Platform, v.ChannelID, v.ThreadID, v.ParentID, c.At)
+			q, args := dialect.InsertConversation(v, c.At)
+			b.Queue(q, args...)
 		}
-		n := c.Run
-		b.Queue(insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName,
-			n.UserMessage, n.WorkingPath, n.WorkflowSource, c.Digest, c.At).QueryRow(func(row pgx.Row) (err error) {
+		q, args := dialect.InsertRun(c)
+		b.Queue(q, args...).QueryRow(func(row pgx.Row) (err error) {
 			runs[i], err = scanRun(row)
 			return err
 		})
 		b.Queue(insertFirstEventSQL, eventArgs(c.Created)...)
 		for _, ref := range c.Messages {
-			q, args := messageRefSQL(ref)
+			q, args := dialect.SetMessageRef(ref)
 			b.Queue(q, args...)
 		}
 		for _, o := range c.Owe {
-			q, args := dialect.Owe(n.ID, o, c.At)
+			q, args := dialect.Owe(c.Run.ID, o, c.At)
 			b.Queue(q, args...)
 		}
 	}
@@ -161,7 +161,8 @@ func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool,
 }
 
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(d.tx.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1 FOR UPDATE`, runID))
+	q, args := dialect.GetRun(runID)
+	r, err := scanRun(d.tx.QueryRow(ctx, q+" FOR UPDATE", args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, db.ErrNotFound
 	}
@@ -219,13 +220,10 @@ func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now tim
 // now, and lets rescuers on several replicas share the work.
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 	q, args := dialect.Expired(now)
-	rows, err := d.tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Expired, error) {
+	return queryAll(ctx, d.tx, q, args, func(row pgx.Row) (db.Expired, error) {
 		var x db.Expired
-		return x, row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		err := row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		return x, err
 	})
 }
 
@@ -241,15 +239,12 @@ func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, er
 
 func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
 	q, args := dialect.GateEvents(runID, node, after)
-	rows, err := d.tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
+	return queryAll(ctx, d.tx, q, args, scanEvent)
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	e, err := scanEvent(d.tx.QueryRow(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 AND seq = $2`, runID, seq))
+	q, args := dialect.EventAt(runID, seq)
+	e, err := scanEvent(d.tx.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Event{}, db.ErrNotFound
 	}
@@ -257,7 +252,8 @@ func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, er
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	_, err := d.tx.Exec(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = $1`, runID)
+	q, args := dialect.ClearReminder(runID)
+	_, err := d.tx.Exec(ctx, q, args...)
 	return err
 }
 
@@ -286,7 +282,8 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
-	_, err := d.tx.Exec(ctx, `UPDATE runs SET recoveries = 0 WHERE id = $1`, runID)
+	q, args := dialect.ResetRecoveries(runID)
+	_, err := d.tx.Exec(ctx, q, args...)
 	return err
 }
 

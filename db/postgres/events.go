@@ -52,10 +52,6 @@ var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 ORDER BY seq`, runID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
-	return evs, translate(err)
+	q, args := dialect.Events(runID)
+	return queryAll(ctx, s.pool, q, args, scanEvent)
 }

@@ -134,12 +134,12 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 				return err
 			}
 		}
+		var end db.OwedEnd
 		if same {
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'sent', sent_at = $2, message_id = $3, last_error = '',
-				claim_owner = '', claim_until = NULL WHERE id = $1`, id, now, d.Message.MessageID)
-		} else {
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, id)
+			end = db.OwedEnd{State: db.OutboxSent, MessageID: d.Message.MessageID}
 		}
+		q, args := dialect.EndOwed(id, end, now)
+		_, err = tx.Exec(ctx, q, args...)
 		return err
 	})
 	if err != nil {
@@ -155,14 +155,8 @@ func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case same && r.Fail:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET state = 'failed', last_error = $2, claim_owner = '', claim_until = NULL WHERE id = $1`, id, r.Error)
-		case same:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET next_attempt_at = $2, last_error = $3, claim_owner = '', claim_until = NULL WHERE id = $1`, id, r.At, r.Error)
-		default:
-			_, err = tx.Exec(ctx, `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = $1`, id)
-		}
+		q, args := dialect.EndOwed(id, db.RetryEnd(r, same), s.now())
+		_, err = tx.Exec(ctx, q, args...)
 		return err
 	})
 	if err != nil {
@@ -188,7 +182,8 @@ func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, 
 
 // Undelivered lists the run's entries that are owed or failed.
 func (s *Store) Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+outboxColumns+` FROM run_outbox o WHERE o.run_id = $1 AND o.state <> 'sent' ORDER BY o.id`, runID)
+	q, args := dialect.Undelivered(outboxColumns, runID)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("undelivered messages of run %s: %w", runID, translate(err))
 	}

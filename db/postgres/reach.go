@@ -12,12 +12,13 @@ import (
 // and forgets attachments that expired (their terminals were killed).
 func (s *Store) AttachTerminal(ctx context.Context, conversationID, owner string, ttl time.Duration) error {
 	now := s.now()
+	forget, forgetArgs := dialect.ForgetExpiredAttachments(now)
+	attach, attachArgs := dialect.AttachTerminal(conversationID, owner, now.Add(ttl))
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM terminal_attachments WHERE expires_at < $1`, now); err != nil {
+		if _, err := tx.Exec(ctx, forget, forgetArgs...); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO terminal_attachments (conversation_id, owner, expires_at) VALUES ($1, $2, $3)
-			ON CONFLICT (conversation_id, owner) DO UPDATE SET expires_at = excluded.expires_at`, conversationID, owner, now.Add(ttl))
+		_, err := tx.Exec(ctx, attach, attachArgs...)
 		return err
 	})
 	if err != nil {
@@ -28,7 +29,8 @@ func (s *Store) AttachTerminal(ctx context.Context, conversationID, owner string
 
 // DetachTerminal ends every attachment of a terminal process.
 func (s *Store) DetachTerminal(ctx context.Context, owner string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM terminal_attachments WHERE owner = $1`, owner); err != nil {
+	q, args := dialect.DetachTerminal(owner)
+	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("detach terminal %s: %w", owner, translate(err))
 	}
 	return nil

@@ -11,20 +11,14 @@ import (
 	"threadflow/db"
 )
 
-// insertRunSQL inserts a queued run whose first event (seq 1, insertFirstEventSQL) is written with
-// it, so the event takes no UPDATE of the row just inserted.
-var insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
-	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-VALUES ($1, $2, $3, $4, $5, $6, $7, ` + db.Lit(db.Transitions[db.OpCreate].To) + `, $8, $9, $10, $11, $11, 1)
-RETURNING ` + db.RunColumns
-
-// insertFirstEventSQL is a new run's first event, at the seq insertRunSQL took for it.
+// insertFirstEventSQL is a new run's first event, at the seq db.Dialect.InsertRun took for it.
 const insertFirstEventSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
 VALUES ($1, 1, $2, $3, $4, $5, $6)`
 
 // GetRun returns one run or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, runID string) (db.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = $1`, runID))
+	q, args := dialect.GetRun(runID)
+	r, err := scanRun(s.pool.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Run{}, fmt.Errorf("run %s: %w", runID, db.ErrNotFound)
 	}
@@ -79,7 +73,8 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run,
 
 // SetRunConversation moves a run to another, existing conversation.
 func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, runID, conversationID)
+	q, args := dialect.SetRunConversation(runID, conversationID)
+	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))
 	}

@@ -143,9 +143,8 @@ func (s *Store) Ready(ctx context.Context) error {
 
 // ProbeWrite rewrites the replica's row in write_probes.
 func (s *Store) ProbeWrite(ctx context.Context, replica string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO write_probes (replica, probed_at) VALUES ($1, $2)
-		ON CONFLICT (replica) DO UPDATE SET probed_at = EXCLUDED.probed_at`, replica, s.now())
-	if err != nil {
+	q, args := dialect.ProbeWrite(replica, s.now())
+	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("postgres: write probe: %w", translate(err))
 	}
 	return nil

@@ -15,16 +15,11 @@ import (
 // id (short: conversation keys are bounded by db.TranscriptIDBytes, far below NOTIFY's 8000 bytes).
 const transcriptChannel = "threadflow_transcript"
 
-// transcriptColumns are read by scanMessage, in its order.
-const transcriptColumns = `seq, conversation_id, platform, channel_id, thread_id, message_id, run_id, from_user, to_user,
-	text, body, posted_at, edited_at`
-
 // AppendMessage adds m to its conversation's transcript, or edits the row of a message recorded
 // already, deletes the conversation's messages beyond db.TranscriptKeep, and notifies every
 // replica's listener when the transaction commits.
 func (s *Store) AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, error) {
-	out, _, err := s.appendMessage(ctx, m, `DO UPDATE SET seq = nextval('transcript_seq'), text = EXCLUDED.text,
-			body = EXCLUDED.body, edited_at = EXCLUDED.posted_at`)
+	out, _, err := s.appendMessage(ctx, m, false)
 	return out, err
 }
 
@@ -32,43 +27,21 @@ func (s *Store) AppendMessage(ctx context.Context, m db.TranscriptMessage) (db.T
 // it is and false. Of two replicas inserting the same message at once, the second waits for the
 // first to commit, inserts nothing and reads the first one's row.
 func (s *Store) AppendMessageOnce(ctx context.Context, m db.TranscriptMessage) (db.TranscriptMessage, bool, error) {
-	return s.appendMessage(ctx, m, `DO NOTHING`)
+	return s.appendMessage(ctx, m, true)
 }
 
-// appendMessage inserts m with onConflict deciding what a message recorded already becomes, and
-// reports whether the statement wrote a row (a DO NOTHING conflict returns none: the recorded row
-// is read instead, nothing is trimmed and nobody is notified).
-func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, onConflict string) (db.TranscriptMessage, bool, error) {
-	m, err := m.Bounded()
-	if err != nil {
-		return db.TranscriptMessage{}, false, err
-	}
-	if m.PostedAt.IsZero() {
-		m.PostedAt = s.now()
-	}
+// appendMessage inserts m, or edits the message recorded already unless once is set, and reports
+// whether it wrote a row (a message recorded already and once: the recorded row is read instead,
+// nothing is trimmed and nobody is notified).
+func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once bool) (db.TranscriptMessage, bool, error) {
 	var (
 		out     db.TranscriptMessage
 		written bool
 	)
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		out, err = scanMessage(tx.QueryRow(ctx, `INSERT INTO transcript_messages (conversation_id, platform, channel_id, thread_id,
-			message_id, run_id, from_user, to_user, text, body, posted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (platform, channel_id, message_id) `+onConflict+`
-			RETURNING `+transcriptColumns,
-			m.ConversationID, m.Platform, m.ChannelID, m.ThreadID, m.MessageID, m.RunID, m.From, m.ToUser, m.Text,
-			string(m.Body), m.PostedAt))
-		if errors.Is(err, db.ErrNotFound) { // DO NOTHING: the message is recorded already
-			out, err = findMessage(ctx, tx, m.Platform, m.ChannelID, m.MessageID)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if out, written, err = dialect.RecordMessage(messageTx(ctx, tx), m, once, s.now()); err != nil || !written {
 			return err
-		}
-		if err != nil {
-			return fmt.Errorf("record message %s: %w", m.MessageID, err)
-		}
-		written = true
-		if _, err := tx.Exec(ctx, `DELETE FROM transcript_messages WHERE conversation_id = $1 AND id < (
-			SELECT id FROM transcript_messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)`,
-			m.ConversationID, db.TranscriptKeep-1); err != nil {
-			return fmt.Errorf("trim transcript %s: %w", m.ConversationID, err)
 		}
 		return notifyTranscript(ctx, tx, out.ConversationID)
 	})
@@ -76,6 +49,19 @@ func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, onCon
 		return db.TranscriptMessage{}, false, translate(err)
 	}
 	return out, written, nil
+}
+
+// messageTx runs db.RecordMessage's statements in tx.
+func messageTx(ctx context.Context, tx pgx.Tx) db.MessageTx {
+	return db.MessageTx{
+		Row: func(q string, args []any) (db.TranscriptMessage, error) {
+			return scanMessage(tx.QueryRow(ctx, q, args...))
+		},
+		Exec: func(q string, args []any) error {
+			_, err := tx.Exec(ctx, q, args...)
+			return err
+		},
+	}
 }
 
 // FindMessage returns the recorded message (platform, channel, message id), or db.ErrNotFound.
@@ -89,8 +75,8 @@ type rowQuerier interface {
 }
 
 func findMessage(ctx context.Context, q rowQuerier, platform, channelID, messageID string) (db.TranscriptMessage, error) {
-	out, err := scanMessage(q.QueryRow(ctx, `SELECT `+transcriptColumns+` FROM transcript_messages
-		WHERE platform = $1 AND channel_id = $2 AND message_id = $3`, platform, channelID, messageID))
+	query, args := dialect.FindMessage(platform, channelID, messageID)
+	out, err := scanMessage(q.QueryRow(ctx, query, args...))
 	if err != nil {
 		return db.TranscriptMessage{}, fmt.Errorf("find message %s of %s %s: %w", messageID, platform, channelID, err)
 	}
@@ -105,11 +91,8 @@ func (s *Store) EditMessage(ctx context.Context, m db.TranscriptMessage) (db.Tra
 	}
 	var out db.TranscriptMessage
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		out, err = scanMessage(tx.QueryRow(ctx, `UPDATE transcript_messages SET seq = nextval('transcript_seq'), text = $1,
-			body = $2, edited_at = $3, run_id = CASE WHEN $4 <> '' THEN $4 ELSE run_id END,
-			to_user = CASE WHEN $5 <> '' THEN $5 ELSE to_user END
-			WHERE platform = $6 AND channel_id = $7 AND message_id = $8 RETURNING `+transcriptColumns,
-			m.Text, string(m.Body), s.now(), m.RunID, m.ToUser, m.Platform, m.ChannelID, m.MessageID))
+		q, args := dialect.EditMessage(m, s.now())
+		out, err = scanMessage(tx.QueryRow(ctx, q, args...))
 		if errors.Is(err, db.ErrNotFound) {
 			return fmt.Errorf("edit message %s of %s %s: %w", m.MessageID, m.Platform, m.ChannelID, err)
 		}
@@ -126,21 +109,12 @@ func (s *Store) EditMessage(ctx context.Context, m db.TranscriptMessage) (db.Tra
 
 // Transcript returns the newest limit messages of a conversation, oldest first.
 func (s *Store) Transcript(ctx context.Context, conversationID string, limit int) ([]db.TranscriptMessage, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+transcriptColumns+` FROM (SELECT * FROM transcript_messages
-		WHERE conversation_id = $1 ORDER BY id DESC LIMIT $2) newest ORDER BY id`, conversationID, limit)
+	q, args := dialect.Transcript(conversationID, limit)
+	out, err := queryAll(ctx, s.pool, q, args, scanMessage)
 	if err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", conversationID, translate(err))
+		return nil, fmt.Errorf("read transcript %s: %w", conversationID, err)
 	}
-	defer rows.Close()
-	var out []db.TranscriptMessage
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, translate(rows.Err())
+	return out, nil
 }
 
 // TranscriptChanged returns a channel closed at the conversation's next change by any replica. The

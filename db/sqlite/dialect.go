@@ -13,14 +13,16 @@ import (
 // parameters, times as unix microseconds, JSON through json_set and json_remove. The writer holds
 // the whole database, so a claim or a rescue needs no row locks.
 var dialect = db.Dialect{
+	Param:    func(int) string { return "?" },
+	Time:     func(t time.Time) any { return micros(t) },
+	NullTime: nullMicros,
+	In:       in,
+	Platform: "substr(runs.conversation_id, 1, instr(runs.conversation_id, ':') - 1)",
+	Meta:     metaSQL,
+	// The single writer holds the write lock, so MAX + 1 is unique and larger than every committed seq.
+	MessageSeq: "(SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_messages)",
 	// The single writer makes MAX + 1 a fresh id; AUTOINCREMENT then continues past it.
 	NextOutboxID: "(SELECT MAX(id) + 1 FROM run_outbox)",
-	Param:        func(int) string { return "?" },
-	Time:         func(t time.Time) any { return micros(t) },
-	NullTime:     nullMicros,
-	In:           in,
-	Platform:     "substr(runs.conversation_id, 1, instr(runs.conversation_id, ':') - 1)",
-	Meta:         metaSQL,
 }
 
 // in is expr IN (?, ...), one parameter per value.

@@ -67,14 +67,8 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 			return db.Run{}, err
 		}
 	}
-	n := c.Run
-	// The run is inserted at seq 1, its first event's: the event takes no UPDATE of a row that
-	// holds the whole workflow source.
-	r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, `+db.Lit(db.Transitions[db.OpCreate].To)+`, ?, ?, ?, ?, ?, 1) RETURNING `+db.RunColumns,
-		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
-		n.WorkingPath, n.WorkflowSource, c.Digest, micros(c.At), micros(c.At)))
+	q, args := dialect.InsertRun(c) // at seq 1, its first event's
+	r, err := scanRun(tx.QueryRowContext(ctx, q, args...))
 	if err != nil {
 		return db.Run{}, err
 	}
@@ -87,7 +81,7 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 			return db.Run{}, err
 		}
 	}
-	if err := owe(ctx, tx, n.ID, c.Owe, c.At); err != nil {
+	if err := owe(ctx, tx, c.Run.ID, c.Owe, c.At); err != nil {
 		return db.Run{}, err
 	}
 	return r, nil
@@ -139,20 +133,11 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 	q, args := dialect.Expired(now)
-	rows, err := d.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []db.Expired
-	for rows.Next() {
+	return queryAll(ctx, d.tx, q, args, func(row scanner) (db.Expired, error) {
 		var x db.Expired
-		if err := rows.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, x)
-	}
-	return out, translate(rows.Err())
+		err := row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		return x, translate(err)
+	})
 }
 
 func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {
@@ -170,11 +155,13 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	return scanEvent(d.tx.QueryRowContext(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = ? AND seq = ?`, runID, seq))
+	q, args := dialect.EventAt(runID, seq)
+	return scanEvent(d.tx.QueryRowContext(ctx, q, args...))
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET gate_remind_at = NULL WHERE id = ?`, runID)
+	q, args := dialect.ClearReminder(runID)
+	_, err := d.tx.ExecContext(ctx, q, args...)
 	return translate(err)
 }
 
@@ -183,6 +170,7 @@ func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.Even
 }
 
 func (d dtx) ResetRecoveries(ctx context.Context, runID string) error {
-	_, err := d.tx.ExecContext(ctx, `UPDATE runs SET recoveries = 0 WHERE id = ?`, runID)
+	q, args := dialect.ResetRecoveries(runID)
+	_, err := d.tx.ExecContext(ctx, q, args...)
 	return translate(err)
 }

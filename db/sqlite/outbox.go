@@ -154,12 +154,11 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 				return err
 			}
 		}
-		q := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`
-		args := []any{id}
+		var end db.OwedEnd
 		if same {
-			q = `UPDATE run_outbox SET state = 'sent', sent_at = ?, message_id = ?, last_error = '', claim_owner = '', claim_until = NULL WHERE id = ?`
-			args = []any{micros(now), d.Message.MessageID, id}
+			end = db.OwedEnd{State: db.OutboxSent, MessageID: d.Message.MessageID}
 		}
+		q, args := dialect.EndOwed(id, end, now)
 		_, err = tx.ExecContext(ctx, q, args...)
 		return translate(err)
 	})
@@ -176,13 +175,7 @@ func (s *Store) RetryOwed(ctx context.Context, r db.Retry) error {
 		if err != nil {
 			return err
 		}
-		q, args := `UPDATE run_outbox SET claim_owner = '', claim_until = NULL WHERE id = ?`, []any{id}
-		switch {
-		case same && r.Fail:
-			q, args = `UPDATE run_outbox SET state = 'failed', last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{r.Error, id}
-		case same:
-			q, args = `UPDATE run_outbox SET next_attempt_at = ?, last_error = ?, claim_owner = '', claim_until = NULL WHERE id = ?`, []any{micros(r.At), r.Error, id}
-		}
+		q, args := dialect.EndOwed(id, db.RetryEnd(r, same), s.clock())
 		_, err = tx.ExecContext(ctx, q, args...)
 		return translate(err)
 	})
@@ -205,7 +198,8 @@ func (s *Store) NextOwed(ctx context.Context, reach db.Reach) (time.Time, bool, 
 
 // Undelivered lists the run's entries that are owed or failed.
 func (s *Store) Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+outboxColumns+` FROM run_outbox o WHERE o.run_id = ? AND o.state <> 'sent' ORDER BY o.id`, runID)
+	q, args := dialect.Undelivered(outboxColumns, runID)
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("undelivered messages of run %s: %w", runID, translate(err))
 	}

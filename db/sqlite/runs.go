@@ -64,7 +64,8 @@ func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) 
 // SetRunConversation moves a run to another existing conversation.
 func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
 	return s.write(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, conversationID, runID)
+		q, args := dialect.SetRunConversation(runID, conversationID)
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("move run %s to conversation %s: %w", runID, conversationID, translate(err))
 		}

@@ -118,9 +118,8 @@ func (s *Store) Ready(ctx context.Context) error {
 // ProbeWrite rewrites the replica's row in write_probes.
 func (s *Store) ProbeWrite(ctx context.Context, replica string) error {
 	return s.write(ctx, func(tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO write_probes (replica, probed_at) VALUES (?, ?)
-			ON CONFLICT (replica) DO UPDATE SET probed_at = excluded.probed_at`, replica, micros(s.clock()))
-		if err != nil {
+		q, args := dialect.ProbeWrite(replica, s.clock())
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("sqlite write probe: %w", translate(err))
 		}
 		return nil

@@ -95,5 +95,6 @@ type queryer interface {
 }
 
 func getRun(ctx context.Context, q queryer, runID string) (db.Run, error) {
-	return scanRun(q.QueryRowContext(ctx, `SELECT `+db.RunColumns+` FROM runs WHERE id = ?`, runID))
+	query, args := dialect.GetRun(runID)
+	return scanRun(q.QueryRowContext(ctx, query, args...))
 }

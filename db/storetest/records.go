@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,12 @@ func testSessions(t *testing.T, e *env) {
 	}
 	e.wantSession(t, conv)
 	e.wantSession(t, node)
+	anon := conv
+	anon.Provider, anon.SessionID = "", "s-anon" // a session id means nothing without its provider
+	if err := e.s.SetSession(e.ctx, anon); err == nil || !strings.Contains(err.Error(), "provider is required") {
+		t.Fatalf("SetSession without a provider: %v, want it refused", err)
+	}
+	e.wantSession(t, conv)
 }
 
 // wantSession checks the stored session under want's key equals want, updated now.

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// call sends one authorised REST request to the fake and returns the status code.
-func call(t *testing.T, s *Server, method, path, body string) int {
+// send sends one authorised REST request to the fake; the caller closes the answer's body.
+func send(t *testing.T, s *Server, method, path, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, s.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -20,6 +20,13 @@ func call(t *testing.T, s *Server, method, path, body string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// call sends one request and returns the status code.
+func call(t *testing.T, s *Server, method, path, body string) int {
+	t.Helper()
+	resp := send(t, s, method, path, body)
 	resp.Body.Close()
 	return resp.StatusCode
 }
@@ -102,15 +109,7 @@ func TestLateCallbackIsRefusedAsExpired(t *testing.T) {
 // callJSON is call that also returns the decoded answer.
 func callJSON(t *testing.T, s *Server, method, path, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.URL()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bot test")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := send(t, s, method, path, body)
 	defer resp.Body.Close()
 	var out map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {

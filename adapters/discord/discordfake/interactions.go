@@ -1,8 +1,6 @@
 package discordfake
 
 import (
-	"encoding/json"
-	"net/http"
 	"time"
 )
 
@@ -26,11 +24,7 @@ type callbackBody struct {
 	} `json:"data"`
 }
 
-func (s *Server) postCallback(_ *http.Request, args []string, body []byte) (int, any) {
-	var b callbackBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("callback: " + err.Error())
-	}
+func (s *Server) postCallback(args []string, b callbackBody) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.interactions[args[0]]
@@ -87,43 +81,39 @@ func (s *Server) byTokenLocked(token string) (interaction, bool) {
 	return interaction{}, false
 }
 
-func (s *Server) postFollowup(_ *http.Request, args []string, body []byte) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("followup: " + err.Error())
-	}
+// webhookLocked answers a call on an interaction's webhook (/webhooks/{app}/{token}/...): an
+// unknown app or token is a 404; otherwise answer is called with s.mu held.
+func (s *Server) webhookLocked(args []string, answer func(interaction) (int, any)) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.byTokenLocked(args[1])
 	if !ok || args[0] != AppID {
 		return 404, apiError("10015: Unknown Webhook")
 	}
-	r := Response{Kind: KindFollowup, Ephemeral: b.Flags&flagEphemeral != 0, At: time.Now()}
-	m := &Message{ID: s.id(), ChannelID: in.ChannelID, Author: BotUserID}
-	b.apply(m)
-	r.Content = m.Content
-	s.responses[in.ID] = append(s.responses[in.ID], r)
-	if !r.Ephemeral {
-		s.messages[in.ChannelID] = append(s.messages[in.ChannelID], m)
-	}
-	return 200, messageJSON(m)
+	return answer(in)
 }
 
-func (s *Server) patchOriginal(_ *http.Request, args []string, body []byte) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("edit original: " + err.Error())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.byTokenLocked(args[1])
-	if !ok || args[0] != AppID {
-		return 404, apiError("10015: Unknown Webhook")
-	}
-	r := Response{Kind: KindEditOriginal, At: time.Now()}
-	if b.Content != nil {
-		r.Content = *b.Content
-	}
-	s.responses[in.ID] = append(s.responses[in.ID], r)
-	return 200, map[string]any{"id": s.id(), "channel_id": in.ChannelID, "content": r.Content}
+func (s *Server) postFollowup(args []string, b messageBody) (int, any) {
+	return s.webhookLocked(args, func(in interaction) (int, any) {
+		r := Response{Kind: KindFollowup, Ephemeral: b.Flags&flagEphemeral != 0, At: time.Now()}
+		m := &Message{ID: s.id(), ChannelID: in.ChannelID, Author: BotUserID}
+		b.apply(m)
+		r.Content = m.Content
+		s.responses[in.ID] = append(s.responses[in.ID], r)
+		if !r.Ephemeral {
+			s.messages[in.ChannelID] = append(s.messages[in.ChannelID], m)
+		}
+		return 200, messageJSON(m)
+	})
+}
+
+func (s *Server) patchOriginal(args []string, b messageBody) (int, any) {
+	return s.webhookLocked(args, func(in interaction) (int, any) {
+		r := Response{Kind: KindEditOriginal, At: time.Now()}
+		if b.Content != nil {
+			r.Content = *b.Content
+		}
+		s.responses[in.ID] = append(s.responses[in.ID], r)
+		return 200, map[string]any{"id": s.id(), "channel_id": in.ChannelID, "content": r.Content}
+	})
 }

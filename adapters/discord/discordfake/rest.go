@@ -32,12 +32,24 @@ var routes = []route{
 	{"GET", "channels/*", (*Server).getChannel},
 	{"PUT", "applications/*/commands", (*Server).putCommands},
 	{"PUT", "applications/*/guilds/*/commands", (*Server).putCommands},
-	{"POST", "interactions/*/*/callback", (*Server).postCallback},
-	{"POST", "webhooks/*/*", (*Server).postFollowup},
-	{"PATCH", "webhooks/*/*/messages/@original", (*Server).patchOriginal},
-	{"POST", "channels/*/messages", (*Server).postMessage},
-	{"PATCH", "channels/*/messages/*", (*Server).patchMessage},
+	{"POST", "interactions/*/*/callback", withJSON("callback", (*Server).postCallback)},
+	{"POST", "webhooks/*/*", withJSON("followup", (*Server).postFollowup)},
+	{"PATCH", "webhooks/*/*/messages/@original", withJSON("edit original", (*Server).patchOriginal)},
+	{"POST", "channels/*/messages", withJSON("message", (*Server).postMessage)},
+	{"PATCH", "channels/*/messages/*", withJSON("message", (*Server).patchMessage)},
 	{"POST", "channels/*/messages/*/threads", (*Server).postThread},
+}
+
+// withJSON is the handle of a route whose body is a T: a body that is not one is answered 400,
+// naming what.
+func withJSON[T any](what string, handle func(s *Server, args []string, body T) (int, any)) func(*Server, *http.Request, []string, []byte) (int, any) {
+	return func(s *Server, _ *http.Request, args []string, raw []byte) (int, any) {
+		var body T
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return 400, apiError(what + ": " + err.Error())
+		}
+		return handle(s, args, body)
+	}
 }
 
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
@@ -213,11 +225,7 @@ func invalidForm(field, code, msg string) map[string]any {
 		"errors": map[string]any{field: map[string]any{"_errors": []map[string]any{{"code": code, "message": msg}}}}}
 }
 
-func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("message: " + err.Error())
-	}
+func (s *Server) postMessage(args []string, b messageBody) (int, any) {
 	nonce, invalid := b.nonce()
 	if invalid != nil {
 		return 400, invalid
@@ -256,11 +264,7 @@ func (s *Server) postMessage(_ *http.Request, args []string, body []byte) (int, 
 	return 200, messageJSON(m)
 }
 
-func (s *Server) patchMessage(_ *http.Request, args []string, body []byte) (int, any) {
-	var b messageBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return 400, apiError("message: " + err.Error())
-	}
+func (s *Server) patchMessage(args []string, b messageBody) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.findLocked(args[0], args[1])

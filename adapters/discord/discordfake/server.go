@@ -147,19 +147,11 @@ func (s *Server) profileLocked(user string) Profile {
 }
 
 // FailNextSends makes the next n channel message creations answer 500, to exercise retries.
-func (s *Server) FailNextSends(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failSends = n
-}
+func (s *Server) FailNextSends(n int) { setLocked(&s.mu, &s.failSends, n) }
 
 // LoseNextAnswers makes the next n channel message creations create their message and then answer
 // 502, as when the connection breaks after Discord accepted it.
-func (s *Server) LoseNextAnswers(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loseAnswers = n
-}
+func (s *Server) LoseNextAnswers(n int) { setLocked(&s.mu, &s.loseAnswers, n) }
 
 // ForgetNonces ends the enforce_nonce window of every message sent so far, as if minutes passed:
 // the same nonce then creates a new message, as on Discord.
@@ -284,4 +276,11 @@ func (s *Server) Dump() string {
 		fmt.Fprintf(&b, "unhandled request: %s\n", u)
 	}
 	return b.String()
+}
+
+// setLocked stores v in *field while holding mu: what the setters of the fake's behaviour do.
+func setLocked[T any](mu *sync.Mutex, field *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*field = v
 }

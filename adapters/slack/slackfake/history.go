@@ -18,6 +18,40 @@ const (
 // history answers conversations.history: the channel's top-level messages (thread roots included),
 // newest first, between oldest and latest, a page at a time.
 func (s *Server) history(r *http.Request) apiResult {
+	return s.readLocked(r, func(channel string) apiResult {
+		msgs := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.ThreadTS == "" })
+		sort.Slice(msgs, func(i, j int) bool { return tsLess(msgs[j].TS, msgs[i].TS) })
+		res, errCode := s.pageLocked(r, msgs, historyDefaultLimit, historyMaxLimit)
+		if errCode != "" {
+			return apiResult{"error": errCode}
+		}
+		res["pin_count"] = 0
+		return res
+	})
+}
+
+// replies answers conversations.replies: the thread's root, then its replies, oldest first,
+// between oldest and latest, a page at a time. ts must name a message of the channel.
+func (s *Server) replies(r *http.Request) apiResult {
+	ts := r.Form.Get("ts")
+	return s.readLocked(r, func(channel string) apiResult {
+		root := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.TS == ts })
+		if len(root) == 0 {
+			return apiResult{"error": "thread_not_found"}
+		}
+		msgs := append(root, s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.ThreadTS == ts && m.TS != ts })...)
+		sort.SliceStable(msgs[1:], func(i, j int) bool { return tsLess(msgs[1+i].TS, msgs[1+j].TS) })
+		res, errCode := s.pageLocked(r, msgs, repliesDefaultLimit, repliesMaxLimit)
+		if errCode != "" {
+			return apiResult{"error": errCode}
+		}
+		return res
+	})
+}
+
+// readLocked answers a read method of the request's channel: first the errors every read method
+// answers (no channel, FailReads), then answer, called with s.mu held. Every read is counted (Reads).
+func (s *Server) readLocked(r *http.Request, answer func(channel string) apiResult) apiResult {
 	channel := r.Form.Get("channel")
 	if channel == "" {
 		return apiResult{"error": "channel_not_found"}
@@ -28,40 +62,7 @@ func (s *Server) history(r *http.Request) apiResult {
 	if s.readError != "" {
 		return apiResult{"error": s.readError}
 	}
-	msgs := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.ThreadTS == "" })
-	sort.Slice(msgs, func(i, j int) bool { return tsLess(msgs[j].TS, msgs[i].TS) })
-	res, errCode := s.pageLocked(r, msgs, historyDefaultLimit, historyMaxLimit)
-	if errCode != "" {
-		return apiResult{"error": errCode}
-	}
-	res["pin_count"] = 0
-	return res
-}
-
-// replies answers conversations.replies: the thread's root, then its replies, oldest first,
-// between oldest and latest, a page at a time. ts must name a message of the channel.
-func (s *Server) replies(r *http.Request) apiResult {
-	channel, ts := r.Form.Get("channel"), r.Form.Get("ts")
-	if channel == "" {
-		return apiResult{"error": "channel_not_found"}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reads++
-	if s.readError != "" {
-		return apiResult{"error": s.readError}
-	}
-	root := s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.TS == ts })
-	if len(root) == 0 {
-		return apiResult{"error": "thread_not_found"}
-	}
-	msgs := append(root, s.readableLocked(func(m *Message) bool { return m.Channel == channel && m.ThreadTS == ts && m.TS != ts })...)
-	sort.SliceStable(msgs[1:], func(i, j int) bool { return tsLess(msgs[1+i].TS, msgs[1+j].TS) })
-	res, errCode := s.pageLocked(r, msgs, repliesDefaultLimit, repliesMaxLimit)
-	if errCode != "" {
-		return apiResult{"error": errCode}
-	}
-	return res
+	return answer(channel)
 }
 
 // readableLocked returns the messages a read method can see (the bot's and people's) that keep

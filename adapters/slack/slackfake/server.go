@@ -238,28 +238,16 @@ func (s *Server) Connected() bool {
 }
 
 // RateLimitNext makes the next n chat.postMessage calls answer 429 with Retry-After: 1.
-func (s *Server) RateLimitNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rateLimited = n
-}
+func (s *Server) RateLimitNext(n int) { setLocked(&s.mu, &s.rateLimited, n) }
 
 // RefusePostsAfter makes chat.postMessage accept n more messages and then answer internal_error
 // (as Slack does in an outage) until it is called with n < 0: a bot that stops in the middle of a
 // long reply.
-func (s *Server) RefusePostsAfter(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refuseAfter = n
-}
+func (s *Server) RefusePostsAfter(n int) { setLocked(&s.mu, &s.refuseAfter, n) }
 
 // LoseNextAnswers makes the next n chat.postMessage calls post their message and then answer 500,
 // as when the connection breaks after Slack accepted a message: the bot cannot tell it was posted.
-func (s *Server) LoseNextAnswers(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loseAnswers = n
-}
+func (s *Server) LoseNextAnswers(n int) { setLocked(&s.mu, &s.loseAnswers, n) }
 
 // hold is a chat.postMessage HoldPost waits for.
 type hold struct {
@@ -300,11 +288,7 @@ func (s *Server) takeHold(text string) *hold {
 
 // FailReads makes conversations.history and conversations.replies answer the Slack error code
 // (such as missing_scope, for an app installed without a history scope) until it is called with "".
-func (s *Server) FailReads(code string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.readError = code
-}
+func (s *Server) FailReads(code string) { setLocked(&s.mu, &s.readError, code) }
 
 // WaitFor polls cond until it holds, re-checking on every change of the fake and at a short interval
 // (cond may also look at state outside the fake). It fails the test with a dump of every message
@@ -373,4 +357,11 @@ func (m *Message) describe() string {
 		s += fmt.Sprintf(" [button %q -> %q]", b.Label, b.Value)
 	}
 	return s
+}
+
+// setLocked stores v in *field while holding mu: what the setters of the fake's behaviour do.
+func setLocked[T any](mu *sync.Mutex, field *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*field = v
 }

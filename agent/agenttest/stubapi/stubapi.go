@@ -64,19 +64,11 @@ func Start(t testing.TB) *API {
 func (a *API) URL() string { return a.srv.URL }
 
 // SetMode changes how the following requests are answered.
-func (a *API) SetMode(m Mode) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.mode = m
-}
+func (a *API) SetMode(m Mode) { setLocked(&a.mu, &a.mode, m) }
 
 // SetToolFile makes a normal answer start with a tool call that writes name (relative to the
 // CLI's working directory) with ToolFileText; "" turns it off.
-func (a *API) SetToolFile(name string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.toolFile = name
-}
+func (a *API) SetToolFile(name string) { setLocked(&a.mu, &a.toolFile, name) }
 
 // Requests returns how many model requests the stub has seen.
 func (a *API) Requests() int {
@@ -363,4 +355,11 @@ func (a *API) openAIReply(w http.ResponseWriter, body []byte, toolFile string) {
 	s.event("response.completed", obj{"type": "response.completed", "response": obj{"id": "resp_stub",
 		"usage": obj{"input_tokens": 10, "input_tokens_details": nil, "output_tokens": 5,
 			"output_tokens_details": nil, "total_tokens": 15}}})
+}
+
+// setLocked stores v in *field while holding mu: what the setters of the fake's behaviour do.
+func setLocked[T any](mu *sync.Mutex, field *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*field = v
 }
