@@ -154,44 +154,48 @@ func TestOutboxSoakWithKills(t *testing.T) {
 }
 
 // soakCheck asserts every request Slack saw acknowledged is a run whose thread has its
-// announcement, gate question and final message once, and returns the figures.
+// announcement, gate question and final message once, and returns the figures. Messages are
+// told apart by the key each carries in its metadata (a gate question is edited once answered).
 func soakCheck(t *testing.T, fake *slackfake.Server, st db.Store, runs int, envelopes map[int]string) string {
 	t.Helper()
 	roots, gates, finals := map[string]int{}, map[string]int{}, map[string]int{}
-	request := map[int]string{} // request number -> run
 	for _, m := range soakMessages(fake) {
-		if r := rootRE.FindStringSubmatch(m.Text); r != nil && m.ThreadTS == "" {
-			roots[r[2]]++
+		key, _ := m.Metadata.Payload["key"].(string)
+		parts := strings.Split(key, ".") // tf.RUN.what...
+		if len(parts) < 3 || parts[0] != "tf" {
+			continue
 		}
-		if g := soakGateRE.FindStringSubmatch(m.Text); g != nil {
-			gates[g[1]]++
-			n, _ := strconv.Atoi(g[2])
-			if prev, ok := request[n]; ok && prev != g[1] {
-				t.Errorf("request v%d became two runs: %s and %s", n, prev, g[1])
-			}
-			request[n] = g[1]
-		}
-		if f := soakFinalRE.FindStringSubmatch(m.Text); f != nil {
-			finals[f[1]]++
-		}
-	}
-	acked := 0
-	for i := 1; i <= runs; i++ {
-		if fake.Acked(envelopes[i]) {
-			acked++
-			if request[i] == "" {
-				t.Errorf("request v%d was acknowledged but is no run", i)
-			}
+		switch id, what := parts[1], strings.Join(parts[2:], "."); {
+		case what == "announce":
+			roots[id]++
+		case strings.HasPrefix(what, "gate.gate.") && len(parts) == 5:
+			gates[id]++
+		case what == "completed":
+			finals[id]++
 		}
 	}
 	all, err := st.ListRuns(context.Background(), db.RunFilter{Limit: runs * 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	request := map[string]string{} // arguments ("v17") -> run
 	for _, r := range all {
+		if prev, ok := request[r.UserMessage]; ok {
+			t.Errorf("request %s became two runs: %s and %s", r.UserMessage, prev, r.ID)
+		}
+		request[r.UserMessage] = r.ID
 		for what, seen := range map[string]map[string]int{"announcement": roots, "gate question": gates, "final message": finals} {
 			if seen[r.ID] != 1 {
 				t.Errorf("run %s (%s) has its %s %d times, want once", r.ID, r.Status, what, seen[r.ID])
+			}
+		}
+	}
+	acked := 0
+	for i := 1; i <= runs; i++ {
+		if fake.Acked(envelopes[i]) {
+			acked++
+			if request["v"+strconv.Itoa(i)] == "" {
+				t.Errorf("request v%d was acknowledged but is no run", i)
 			}
 		}
 	}
