@@ -105,6 +105,13 @@ type Outbox interface {
 	StartThread(ctx context.Context, in Address, r Reply) (Address, Ref, error)
 }
 
+// Accepter is a Handler that says when it could not take a message (its Inbox could not record
+// it: the database is down): an adapter whose platform redelivers what it does not acknowledge
+// (Slack) then leaves the message unacknowledged, so it comes again instead of being lost.
+type Accepter interface {
+	Accept(ctx context.Context, m Message) error
+}
+
 // Handler handles one inbound message; the orchestrator implements it and posts through Outboxes.
 type Handler interface {
 	Handle(ctx context.Context, m Message)

@@ -139,7 +139,14 @@ func (a *Adapter) dispatch(ctx context.Context, sm *socketmode.Client, in inboun
 			return
 		}
 		if m, ok := in.translate(ev); ok {
-			a.h.Handle(ctx, m)
+			if acc, ok := a.h.(conversation.Accepter); ok {
+				if err := acc.Accept(ctx, m); err != nil {
+					a.log.Warn("slack.event_unacknowledged", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))
+					return // not recorded: Slack sends it again
+				}
+			} else {
+				a.h.Handle(ctx, m)
+			}
 		}
 		if err := sm.AckCtx(ctx, ev.Request.EnvelopeID, nil); err != nil {
 			a.log.Warn("slack.ack_failed", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))

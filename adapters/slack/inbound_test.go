@@ -1,8 +1,10 @@
 package slack
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"threadflow/adapters/slack/slackfake"
@@ -200,4 +202,48 @@ func with(ev map[string]any, kv ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// refusing is an Inbox that cannot record messages while down: its database is unavailable.
+type refusing struct {
+	recorder
+	down    atomic.Bool
+	refused atomic.Int32
+}
+
+func (r *refusing) Accept(ctx context.Context, m conversation.Message) error {
+	if r.down.Load() {
+		r.refused.Add(1)
+		return errors.New("database unavailable")
+	}
+	r.Handle(ctx, m)
+	return nil
+}
+
+// An event the Inbox could not record is not acknowledged, so Slack sends it again instead of it
+// being lost; once recorded, it is.
+func TestEventNotRecordedIsNotAcknowledged(t *testing.T) {
+	t.Parallel()
+	fake := slackfake.New(t)
+	h := &refusing{}
+	h.down.Store(true)
+	a := newAdapter(t, fake, h)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	env := fake.SlashCommand("U1", "C1", "run hello")
+	fake.WaitFor(t, testkit.Deadline, func(*slackfake.Server) bool { return h.refused.Load() == 1 })
+	h.down.Store(false)
+	// Events are handled in order: once a later one is acknowledged, the first was handled.
+	later := fake.SlashCommand("U1", "C1", "status")
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Acked(later) })
+	if fake.Acked(env) {
+		t.Fatal("an event the Inbox could not record was acknowledged")
+	}
+	fake.Redeliver(env)
+	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Acked(env) })
+	if got := h.messages(); len(got) != 2 || got[1].Text != "/workflow run hello" {
+		t.Fatalf("handled %+v, want the status command, then the redelivered run", got)
+	}
 }

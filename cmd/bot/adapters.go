@@ -141,13 +141,20 @@ type duplicateCounter interface {
 }
 
 func (h inboxHandler) Handle(ctx context.Context, m conversation.Message) {
+	_ = h.Accept(ctx, m) // logged there
+}
+
+// Accept is Handle that returns the Inbox's error: the message was not recorded (conversation.Accepter).
+func (h inboxHandler) Accept(ctx context.Context, m conversation.Message) error {
 	accepted, err := h.in.Submit(ctx, m)
 	switch {
 	case err != nil:
 		h.log.Warn("conversation.submit_failed", zap.String("platform", m.Platform), zap.Error(err))
+		return err
 	case !accepted && h.dups != nil: // issue 8: a redelivered event, counted on /metrics
 		h.dups.DuplicateDropped(m.Platform)
 	}
+	return nil
 }
 
 // claimer lets the Discord adapter claim gateway events through the store's inbound table.

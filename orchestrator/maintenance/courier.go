@@ -31,10 +31,12 @@ const (
 	// claimTimeout bounds one claim's statement.
 	claimTimeout = 10 * time.Second
 	// A platform failure is retried after retryFirst, doubling up to retryMax, until
-	// MaxDeliveryAttempts attempts failed: about 10 minutes of trying, then the message is failed.
+	// MaxDeliveryAttempts attempts failed (about 2 minutes of trying), then the message is failed;
+	// attempts that only ran out of time keep trying until the message is maxOwedAge old.
 	retryFirst          = time.Second
 	retryMax            = 5 * time.Minute
 	MaxDeliveryAttempts = 8
+	maxOwedAge          = time.Hour
 )
 
 // Courier delivers what runs owe (the outbox): it claims owed messages of runs in reach, posts them
@@ -234,9 +236,12 @@ func (c *Courier) Drain(ctx context.Context) {
 func (c *Courier) deliver(ctx context.Context, e db.OutboxEntry) bool {
 	log := c.Log.With(zap.String("run_id", e.RunID), zap.String("kind", e.Kind), zap.Int64("outbox_id", e.ID), zap.Int("attempt", e.Attempts))
 	d, err := c.send(ctx, e)
+	// The outcome is recorded even when the attempt used up its time.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	if err == nil {
 		d.RunID, d.Key, d.Version, d.Owner = e.RunID, e.Key, e.Version, c.Owner
-		if err := c.Store.DeliveredOwed(ctx, d); err != nil {
+		if err := c.Store.DeliveredOwed(rctx, d); err != nil {
 			// Posted, but not recorded: the next attempt finds it (in doubt) instead of posting again.
 			log.Warn("orchestrator.outbox_unrecorded", zap.Error(err))
 			return false
@@ -250,12 +255,16 @@ func (c *Courier) deliver(ctx context.Context, e db.OutboxEntry) bool {
 	case errors.As(err, &nc):
 		// Another process may be connected to it (a terminal attaching again): not a failure.
 		r.At, r.Error = c.now().Add(time.Minute), e.LastError
-	case errors.Is(err, conversation.ErrRefused) || e.Attempts >= MaxDeliveryAttempts:
+	case errors.Is(err, conversation.ErrRefused):
+		r.Fail = true
+	case e.Attempts >= MaxDeliveryAttempts && (ctx.Err() == nil || c.now().Sub(e.CreatedAt) > maxOwedAge):
+		// An attempt that ran out of its own time (the adapter pacing a busy channel, a platform
+		// slow to answer) is not the platform refusing: it is tried for up to maxOwedAge.
 		r.Fail = true
 	default:
 		r.At = c.now().Add(RetryWait(e.Attempts))
 	}
-	if rerr := c.Store.RetryOwed(ctx, r); rerr != nil {
+	if rerr := c.Store.RetryOwed(rctx, r); rerr != nil {
 		log.Warn("orchestrator.outbox_unrecorded", zap.Error(rerr))
 		return false
 	}

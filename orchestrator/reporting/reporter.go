@@ -45,6 +45,7 @@ func (r *Reporter) Wake() {
 
 // progressReport is a run's progress waiting for its debounced status edit.
 type progressReport struct {
+	owing   sync.Mutex // held while its progress is owed, so Settle waits for an owe in flight
 	timer   *time.Timer
 	pending *execution.Notice // the latest progress not yet owed
 	settled bool              // the run stopped here: later progress must not overwrite how
@@ -208,14 +209,16 @@ func (r *Reporter) debounced(n execution.Notice) {
 		return
 	}
 	p.timer = time.AfterFunc(r.debounce(), func() {
+		p.owing.Lock()
+		defer p.owing.Unlock()
 		r.mu.Lock()
 		pending := p.pending
 		p.pending, p.timer = nil, nil
-		if p.settled || pending == nil {
-			r.mu.Unlock()
+		settled := p.settled
+		r.mu.Unlock()
+		if settled || pending == nil {
 			return
 		}
-		r.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		r.owe(ctx, pending.Run, noticeOwed(*pending, r.capsOf(pending.Run)))
@@ -224,13 +227,25 @@ func (r *Reporter) debounced(n execution.Notice) {
 
 // Settle drops the run's pending progress: it stopped, and says how. A run resumed later starts
 // over (Resumed).
+//
+// It waits for progress being owed at that moment: the stop's status, owed after it, must not be
+// overwritten by older progress.
 func (r *Reporter) Settle(runID string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p := r.progress[runID]; p != nil && p.timer != nil {
+	p := r.progress[runID]
+	delete(r.progress, runID)
+	if p != nil && p.timer != nil {
 		p.timer.Stop()
 	}
-	delete(r.progress, runID)
+	r.mu.Unlock()
+	if p == nil {
+		return
+	}
+	p.owing.Lock()
+	r.mu.Lock()
+	p.settled = true
+	r.mu.Unlock()
+	p.owing.Unlock()
 }
 
 func (r *Reporter) debounce() time.Duration {
