@@ -2,6 +2,7 @@ package slack
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestSlashCommandAckedBeforeHandlerFinishes(t *testing.T) {
 		t.Errorf("EventID = %q, want the trigger id", got.EventID)
 	}
 	got.EventID = ""
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("message =\n%+v\nwant\n%+v", got, want)
 	}
 }
@@ -128,7 +129,7 @@ func TestInboundEvents(t *testing.T) {
 					t.Errorf("EventID = %q, want message:<channel>:<ts>", g.EventID)
 				}
 				g.EventID = ""
-				if g != w {
+				if !reflect.DeepEqual(g, w) {
 					t.Errorf("message %d =\n%+v\nwant\n%+v", i, g, w)
 				}
 			}

@@ -102,8 +102,12 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // may give it and whether it opens the gate; what happened is said where it was asked and in the
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
+	groups, ok := b.approverGroups(ctx, m, run)
+	if !ok {
+		return
+	}
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), MemberOf: groups, Text: a.text, ReplySeq: a.reply})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
 		return
@@ -132,6 +136,25 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		return
 	}
 	b.Workers.Wake()
+}
+
+// approverGroups are the groups of the gate's approvers the sender is in, checked now. When a group
+// cannot be read and the sender is not let in otherwise, the answer is refused and they are told
+// why; ok is false then and nothing was written.
+func (b *Dispatcher) approverGroups(ctx context.Context, m conversation.Message, run db.Run) ([]string, bool) {
+	p := run.Meta.Pause
+	if p == nil || p.Gate == nil {
+		return nil, true
+	}
+	groups, err := b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+	var lookup *GroupLookupError
+	if !errors.As(err, &lookup) || (p.Gate.Admins && b.Auth.IsAdmin(m.UserID)) || p.Gate.Approvers.Includes(m.UserID, groups) {
+		return groups, true
+	}
+	b.Log.Warn("orchestrator.group_lookup_failed", zap.String("run_id", run.ID), zap.String("group", lookup.Group), zap.Error(lookup.Err))
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P("You may not answer gate "), conversation.C(p.Node), conversation.P(" of run "), conversation.C(run.ID),
+		conversation.P(" right now: its approvers list "), conversation.C(lookup.Group), conversation.P(", and whether you are in it could not be checked, so you are refused. Nothing was changed; try again in a moment.")))
+	return nil, false
 }
 
 // gateRefused tells the person why their answer changed nothing: they may not give it, they quoted
