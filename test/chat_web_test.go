@@ -22,7 +22,7 @@ type webChat struct {
 }
 
 func openWebChat(t *testing.T, env map[string]string) chat {
-	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
+	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol", "web"))
 	return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
 }
 

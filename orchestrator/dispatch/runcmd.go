@@ -68,7 +68,8 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), m.Sender().Span(), conversation.P(".")))
 }
 
-// accessRefused tells the person why the workflow's access refused them, and logs it.
+// accessRefused tells the person, and only them where the platform can, why the workflow's access
+// refused them, and logs it.
 func (b *Dispatcher) accessRefused(ctx context.Context, m conversation.Message, wf *workflow.Workflow, err error) {
 	var denied *AccessError
 	if !errors.As(err, &denied) {
@@ -77,7 +78,8 @@ func (b *Dispatcher) accessRefused(ctx context.Context, m conversation.Message, 
 	}
 	b.Log.Info("orchestrator.run_refused", zap.String("workflow", wf.Name), zap.String("user", MaskUser(m.UserID)),
 		zap.String("conversation", m.ConversationID()), zap.String("reason", denied.Msg))
-	b.reply(ctx, m, conversation.T(conversation.P(denied.Msg)))
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P(denied.Msg))) // only they need to know
+
 }
 
 // StartRun creates a fresh run of wf, requested by by, in a fresh working directory with the
