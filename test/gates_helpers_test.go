@@ -135,3 +135,19 @@ nodes:
 `,
 	}
 }
+
+// groupedWorkflow is a gate only the people of group (a Slack user group or a Discord role) may
+// answer.
+func groupedWorkflow(group string) string {
+	return fmt.Sprintf(`name: grouped
+description: Waits for someone of a group.
+nodes:
+  - id: confirm
+    approval:
+      message: Ship $ARGUMENTS?
+      approvers: [%q]
+  - id: ship
+    depends_on: [confirm]
+    bash: echo "shipped $ARGUMENTS"
+`, group)
+}
