@@ -80,7 +80,7 @@ func (b *Dispatcher) askBack(ctx context.Context, m conversation.Message, run db
 		return
 	}
 	b.Log.Info("orchestrator.gate_reply_unclear", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
-	t, buttons := reporting.AskBackMessage(run, text, why, ev.Seq, b.Auth.GateOffer(run, m.UserID))
+	t, buttons := reporting.AskBackMessage(run, text, why, ev.Seq, b.gateOffer(ctx, m, run))
 	b.Reporter.AskBack(ctx, run, m.Address, ev.Seq, conversation.Reply{Text: t, Buttons: buttons})
 }
 
@@ -138,6 +138,17 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 	b.Workers.Wake()
 }
 
+// gateOffer is what the sender may answer at run's gate, with the groups of its approvers they are
+// in; a group that cannot be read counts as one they are not in, so nothing is offered on an
+// unknown answer.
+func (b *Dispatcher) gateOffer(ctx context.Context, m conversation.Message, run db.Run) reporting.GateOffer {
+	var groups []string
+	if p := run.Meta.Pause; p != nil && p.Gate != nil {
+		groups, _ = b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+	}
+	return b.Auth.GateOffer(run, m.UserID, groups...)
+}
+
 // approverGroups are the groups of the gate's approvers the sender is in, checked now. When a group
 // cannot be read and the sender is not let in otherwise, the answer is refused and they are told
 // why; ok is false then and nothing was written.
@@ -165,7 +176,7 @@ func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, ru
 	case errors.As(err, &re):
 		b.Log.Info("orchestrator.gate_answer_refused", zap.String("run_id", run.ID), zap.String("reason", string(re.Reason)),
 			zap.String("user", MaskUser(m.UserID)))
-		b.replyEphemeral(ctx, m, reporting.GateRefusalText(re, b.Auth.GateOffer(run, m.UserID)))
+		b.replyEphemeral(ctx, m, reporting.GateRefusalText(re, b.gateOffer(ctx, m, run)))
 	case errors.Is(err, db.ErrStaleReply):
 		b.replyEphemeral(ctx, m, conversation.T(conversation.P("That reply was made before the gate asked its current question, so it cannot answer it; nothing was changed. Answer the question in the latest message of run "),
 			conversation.C(run.ID), conversation.P(".")))

@@ -185,7 +185,7 @@ func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c 
 	var buttons []conversation.Button
 	if gate := prior.Meta.Pause; prior.Status == db.StatusPaused && gate != nil && gate.Kind.IsGate() {
 		var first []conversation.Span
-		first, buttons = answerChoice(b.Auth.GateOffer(prior, m.UserID))
+		first, buttons = answerChoice(b.gateOffer(ctx, m, prior))
 		t = t.Append(first...)
 	} else {
 		buttons = []conversation.Button{{Label: "Resume", Command: resume, Style: conversation.StylePrimary}}
