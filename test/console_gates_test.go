@@ -23,7 +23,7 @@ type terminal struct {
 
 func newTerminal(t *testing.T, env map[string]string) *terminal {
 	t.Helper()
-	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("console:alice", "console:bob", "console:carol", "console"))
+	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("console:alice", "console:bob", "console:carol"))
 	return &terminal{t: t, env: env}
 }
 

@@ -90,7 +90,7 @@ func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]stri
 // writeDiscordWorkflows writes the workflows of every Discord bot to a fresh directory.
 func writeDiscordWorkflows(t *testing.T) string {
 	t.Helper()
-	return workflowDir(t, discordWorkflows, chatWorkflows, gateWorkflows("discord:"+discordAlice, "discord:"+discordBob, "discord:"+discordCarol, "discord:"+discordChannel))
+	return workflowDir(t, discordWorkflows, chatWorkflows, gateWorkflows("discord:"+discordAlice, "discord:"+discordBob, "discord:"+discordCarol))
 }
 
 // runWorkflow types "/workflow run name arguments" in the test channel and returns the

@@ -80,21 +80,19 @@ func workflowDir(t *testing.T, sets ...map[string]string) string {
 }
 
 // gateWorkflows are the workflows of the gate tests, for a platform whose three approvers have
-// the given platform-qualified ids and whose suite conversation is the access.channels entry here.
-// guarded needs two of them, never its requester; timed waits two seconds and reminds once after
-// one. restricted may be started by alice and bob, here only; elsewhere only in a Slack channel
-// no test talks in.
-func gateWorkflows(alice, bob, carol, here string) map[string]string {
+// the given platform-qualified ids. guarded needs two of them, never its requester; timed waits two
+// seconds and reminds once after one. restricted may be started by alice and bob only; elsewhere
+// only in a Slack channel no test talks in.
+func gateWorkflows(alice, bob, carol string) map[string]string {
 	return map[string]string{
 		"restricted.yaml": fmt.Sprintf(`name: restricted
-description: Only alice and bob may start it, and only here.
+description: Only alice and bob may start it.
 access:
   run: [%q, %q]
-  channels: [%q]
 nodes:
   - id: work
     bash: echo "restricted work on $ARGUMENTS"
-`, alice, bob, here),
+`, alice, bob),
 		"elsewhere.yaml": `name: elsewhere
 description: May be started only in another channel.
 access:

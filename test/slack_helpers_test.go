@@ -62,7 +62,7 @@ nodes:
 // writeWorkflows writes the workflows of every Slack bot to a fresh directory.
 func writeWorkflows(t *testing.T) string {
 	t.Helper()
-	return workflowDir(t, testWorkflows, chatWorkflows, gateWorkflows("slack:"+alice, "slack:"+bob, "slack:"+carol, "slack:"+channel))
+	return workflowDir(t, testWorkflows, chatWorkflows, gateWorkflows("slack:"+alice, "slack:"+bob, "slack:"+carol))
 }
 
 // slackBot is the real bot connected to a Slack fake.
