@@ -55,6 +55,7 @@ type Store interface {
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
+	Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error)
 	Transcripts
 }
 
