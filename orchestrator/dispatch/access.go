@@ -32,8 +32,9 @@ func (e *GroupLookupError) Error() string {
 
 func (e *GroupLookupError) Unwrap() error { return e.Err }
 
-// AccessError is a refusal by a workflow's `access`; nothing was written. Msg names the rule.
-type AccessError struct{ Msg string }
+// AccessError is a refusal by a workflow's `access`; nothing was written. Msg says it to the
+// person and names the rule; Rule is the rule alone, for logs ("access.run", "access.channels").
+type AccessError struct{ Rule, Msg string }
 
 func (e *AccessError) Error() string { return e.Msg }
 
@@ -88,7 +89,7 @@ func (b *Dispatcher) CheckAccess(ctx context.Context, wf *workflow.Workflow, at 
 		return nil
 	}
 	if !a.AllowsChannel(at.Platform, at.ChannelID) {
-		return &AccessError{Msg: fmt.Sprintf("Workflow %s cannot be started here: its access.channels allows only %s. Nothing was started.",
+		return &AccessError{Rule: "access.channels", Msg: fmt.Sprintf("Workflow %s cannot be started here: its access.channels allows only %s. Nothing was started.",
 			wf.Name, strings.Join(a.Channels, ", "))}
 	}
 	if !a.RunRestricted() {
@@ -97,11 +98,11 @@ func (b *Dispatcher) CheckAccess(ctx context.Context, wf *workflow.Workflow, at 
 	groups, err := b.memberOf(ctx, by, a.Run)
 	var lookup *GroupLookupError
 	if errors.As(err, &lookup) && !a.MayRun(by.ID, groups, b.Auth.IsAdmin(by.ID)) {
-		return &AccessError{Msg: fmt.Sprintf("Workflow %s was not started: its access.run lists %s, and whether you are in it could not be checked (%v), so you are refused. Nothing was started; try again in a moment.",
+		return &AccessError{Rule: "access.run (group lookup failed)", Msg: fmt.Sprintf("Workflow %s was not started: its access.run lists %s, and whether you are in it could not be checked (%v), so you are refused. Nothing was started; try again in a moment.",
 			wf.Name, lookup.Group, lookup.Err)}
 	}
 	if !a.MayRun(by.ID, groups, b.Auth.IsAdmin(by.ID)) {
-		return &AccessError{Msg: fmt.Sprintf("You (%s) may not start workflow %s: its access.run allows only %s. Nothing was started; ask one of them to run it, or an admin to add you.",
+		return &AccessError{Rule: "access.run", Msg: fmt.Sprintf("You (%s) may not start workflow %s: its access.run allows only %s. Nothing was started; ask one of them to run it, or an admin to add you.",
 			by.ID, wf.Name, runners(a))}
 	}
 	return nil

@@ -77,7 +77,7 @@ func (b *Dispatcher) accessRefused(ctx context.Context, m conversation.Message, 
 		return
 	}
 	b.Log.Info("orchestrator.run_refused", zap.String("workflow", wf.Name), zap.String("user", MaskUser(m.UserID)),
-		zap.String("conversation", m.ConversationID()), zap.String("reason", denied.Msg))
+		zap.String("conversation", m.ConversationID()), zap.String("rule", denied.Rule))
 	b.replyEphemeral(ctx, m, conversation.T(conversation.P(denied.Msg))) // only they need to know
 
 }
