@@ -53,10 +53,5 @@ var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	q, args := dialect.Events(runID)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
-	return evs, translate(err)
+	return queryAll(ctx, s.pool, q, args, scanEvent)
 }

@@ -92,20 +92,11 @@ func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.Eve
 // Events returns a run's events in sequence order.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	q, args := dialect.Events(runID)
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.r, q, args, scanEvent)
 	if err != nil {
-		return nil, fmt.Errorf("events of run %s: %w", runID, translate(err))
+		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []db.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, fmt.Errorf("events of run %s: %w", runID, err)
-		}
-		out = append(out, e)
-	}
-	return out, translate(rows.Err())
+	return out, nil
 }
 
 func scanEvent(row scanner) (db.Event, error) {
