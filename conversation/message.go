@@ -35,8 +35,9 @@ type Ref struct {
 // Message is one inbound chat event, already translated from the platform's shape.
 type Message struct {
 	Address
-	UserID    string // platform-qualified: "slack:U123", "discord:4567", "console:alice"
-	UserName  string // display name as the platform gave it, "" if none; for messages only, never authorization
+	UserID    string   // platform-qualified: "slack:U123", "discord:4567", "console:alice"
+	UserName  string   // display name as the platform gave it, "" if none; for messages only, never authorization
+	UserRoles []string // the sender's roles as the platform sent them with the message (Discord), for Person.Roles
 	Text      string
 	EventID   string // platform event id; messages with the same id are handled once
 	Mentioned bool   // the bot was addressed by mention
@@ -45,7 +46,7 @@ type Message struct {
 }
 
 // Sender is the person who sent the message.
-func (m Message) Sender() Person { return Person{ID: m.UserID, Name: m.UserName} }
+func (m Message) Sender() Person { return Person{ID: m.UserID, Name: m.UserName, Roles: m.UserRoles} }
 
 // Action is set when the message is a button click rather than typed text.
 type Action struct {

@@ -14,6 +14,9 @@ const maxNameRunes = 80
 type Person struct {
 	ID   string // platform-qualified: "discord:4567"; what authorization uses
 	Name string // the platform's display name, "" when it gave none; for messages only
+	// Roles are the person's Discord role ids as Discord sent them with this very message or click:
+	// a `discord:role:<id>` in a list of people is checked against them when the person acts.
+	Roles []string
 }
 
 // Label is how every message names a person: the display name their platform gave, else their

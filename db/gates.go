@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
+
+	"threadflow/platform"
 )
 
 // GateDecision is a person's answer to a paused gate.
@@ -26,6 +27,9 @@ type GateResolution struct {
 	By       string // platform-qualified user id
 	Name     string // By's display name, recorded for messages only (bounded by the caller)
 	Admin    bool   // By is in ADMIN_USER_IDS (the caller knows the configuration)
+	// MemberOf are the groups (platform.People group entries) By was found in when acting: the
+	// caller asks the platform, since membership changes and only the platform knows it.
+	MemberOf []string
 	Text     string // comment, reason or answer
 	// ReplySeq, when set, makes the answer carry the text of the gate_reply_unclear event with that
 	// seq (the "Approve with this note" button); it must be a reply to the gate's current question.
@@ -40,10 +44,10 @@ type GateResolution struct {
 // was asked with. A new rule is a field here, with its JSON key, a check in GateRefusal, and its
 // term in Plain (docs/contributing.md, "Add a gate option").
 type GatePolicy struct {
-	Approvers         []string `json:"approvers,omitempty"` // platform-qualified ids; empty (and no Admins): anyone
-	Admins            bool     `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
-	AllowSelfApproval bool     `json:"-"`                   // the run's requester may approve; stored as gatePolicyJSON says
-	Required          int      `json:"required,omitempty"`  // distinct approvals needed; 0 means 1
+	Approvers         platform.People `json:"approvers,omitempty"` // platform-qualified ids and groups; empty (and no Admins): anyone
+	Admins            bool            `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
+	AllowSelfApproval bool            `json:"-"`                   // the run's requester may approve; stored as gatePolicyJSON says
+	Required          int             `json:"required,omitempty"`  // distinct approvals needed; 0 means 1
 }
 
 // storedPolicy is GatePolicy without its JSON methods, to embed in gatePolicyJSON.
@@ -239,7 +243,7 @@ func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalRea
 	if run.Meta.Pause != nil {
 		p = run.Meta.Pause.Gate
 	}
-	if p.Restricted() && !slices.Contains(p.Approvers, g.By) && !(p.Admins && g.Admin) {
+	if p.Restricted() && !p.Approvers.Includes(g.By, g.MemberOf) && !(p.Admins && g.Admin) {
 		return RefusedNotApprover
 	}
 	if g.Decision != DecisionApprove {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestARunCancelledElsewhereEndsWithoutAWarning(t *testing.T) {
 		t.Errorf("%d lease_lost warnings for a run cancelled elsewhere", n)
 	}
 	c, ok := reporting.LastCancellation(h.events(id))
-	if cause := c.Cause().String(); !ok || c.By != (conversation.Person{ID: "web:alice"}) || c.Gate != "" ||
+	if cause := c.Cause().String(); !ok || !reflect.DeepEqual(c.By, conversation.Person{ID: "web:alice"}) || c.Gate != "" ||
 		!strings.HasPrefix(cause, "by ") || !strings.Contains(cause, "alice") || !strings.HasSuffix(cause, " (abandoned)") {
 		t.Errorf("LastCancellation = %+v, %v, Cause %q; want by alice (abandoned)", c, ok, cause)
 	}

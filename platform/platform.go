@@ -1,6 +1,6 @@
 // Package platform is the one list of the chat platforms Threadflow speaks: the prefix of their
-// user ids and conversation keys, an example id for messages, and the environment variables that
-// hold their credentials. The workflow parser (approvers), the configuration (ALLOWED_USER_IDS,
+// user ids and conversation keys, an example id for messages, the environment variables that
+// hold their credentials, and the forms of their groups of people (People, in people.go). The workflow parser (approvers), the configuration (ALLOWED_USER_IDS,
 // ADMIN_USER_IDS) and the agent (the environment it hides from CLIs) all read it, so a platform is
 // added in one place.
 //

@@ -53,3 +53,45 @@ func TestSecretEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestGroups(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		entry, name, group string
+		ok                 bool
+	}{
+		{"slack:group:S1", Slack, "S1", true},
+		{"discord:role:42", Discord, "42", true},
+		{"slack:role:S1", "", "", false},
+		{"discord:group:42", "", "", false},
+		{"web:group:x", "", "", false},
+		{"slack:group:", "", "", false},
+		{"slack:U1", "", "", false},
+		{"slack:group:S1:x", "", "", false},
+	} {
+		name, group, ok := SplitGroup(c.entry)
+		if ok != c.ok || (ok && (name != c.name || group != c.group)) {
+			t.Errorf("SplitGroup(%q) = %q, %q, %v; want %q, %q, %v", c.entry, name, group, ok, c.name, c.group, c.ok)
+		}
+	}
+	list := People{"slack:U1", "slack:group:S1", "discord:role:R1"}
+	for _, c := range []struct {
+		id       string
+		memberOf []string
+		want     bool
+	}{
+		{"slack:U1", nil, true},
+		{"slack:U2", nil, false},
+		{"slack:U2", []string{"slack:group:S1"}, true},
+		{"slack:U2", []string{"slack:group:S2"}, false},
+		{"discord:9", []string{"discord:role:R1"}, true},
+		{"slack:U2", []string{"slack:U1"}, false}, // a membership is a group, never another person
+	} {
+		if got := list.Includes(c.id, c.memberOf); got != c.want {
+			t.Errorf("Includes(%q, %q) = %v, want %v", c.id, c.memberOf, got, c.want)
+		}
+	}
+	if g := list.Groups(); !slices.Equal(g, []string{"slack:group:S1", "discord:role:R1"}) {
+		t.Errorf("Groups() = %q", g)
+	}
+}

@@ -129,6 +129,7 @@ var chatScenarios = []struct {
 	{"resume prompt: resume", scenarioPromptResume, true},
 	{"de-duplication", scenarioDeduplication, true},
 	{"refusal", scenarioRefusal, false},
+	{"access", scenarioAccess, false},
 	{"gate times out", scenarioGateTimesOut, false},
 }
 
@@ -618,6 +619,36 @@ func scenarioRefusal(t *testing.T, p chat) {
 	p.Click(t, "carol", gate, "Approve")
 	waitStatus(t, p, r, "completed")
 	inThread(t, p, r, "the completion message", textHas("shipped v1 with notes [changelog checked"))
+}
+
+// scenarioAccess: a workflow's access refuses someone outside access.run and a channel outside
+// access.channels before anything is written, telling only them which rule refused them; the list
+// shows a person only what they may run here; someone inside starts it.
+func scenarioAccess(t *testing.T, p chat) {
+	p.Send(t, "mallory", "/workflow run restricted x")
+	told := waitMsg(t, "mallory's refusal", func() []chatMsg { return p.Private(t, "mallory") }, textHas("may not start workflow restricted: its access.run allows only "))
+	if !strings.Contains(told.Text, "Nothing was started") {
+		t.Errorf("mallory was told %q; want it to say nothing was started", told.Text)
+	}
+	p.Send(t, "alice", "/workflow run elsewhere")
+	waitMsg(t, "the channel refusal", func() []chatMsg { return p.Private(t, "alice") },
+		textHas("Workflow elsewhere cannot be started here: its access.channels allows only slack:C0NOWHERE. Nothing was started."))
+	p.Send(t, "alice", "/workflow list")
+	list := inConversation(t, p, "alice's workflow list", textHas("Workflows"))
+	if !strings.Contains(list.Text, "restricted") || strings.Contains(list.Text, "elsewhere") || !strings.Contains(list.Text, "guarded") {
+		t.Errorf("alice's list = %q; want restricted and guarded, not elsewhere", list.Text)
+	}
+	if n := len(runs(t, p, "")); n != 0 {
+		t.Fatalf("%d runs announced after two refusals, want none", n)
+	}
+
+	p.Send(t, "alice", "/workflow run restricted x")
+	r := waitRun(t, p, "restricted", 1)
+	waitStatus(t, p, r, "completed")
+	inThread(t, p, r, "the output", textHas("restricted work on x"))
+	if n := len(runs(t, p, "")); n != 1 {
+		t.Errorf("%d runs announced, want alice's only", n)
+	}
 }
 
 // scenarioGateTimesOut: nobody answers; one reminder, then the gate is rejected, and the node after

@@ -14,7 +14,8 @@ import (
 )
 
 // checkDeferredInTime checks that a slash command was deferred once, within Discord's callback
-// deadline, and that the "thinking" placeholder was then replaced by the command that ran.
+// deadline, and that the "thinking" placeholder was then replaced by the command that ran. An
+// answer meant only for the person (a refusal) is an ephemeral followup besides, and is left out.
 func checkDeferredInTime(t *testing.T, fake *discordfake.Server, in, command string) {
 	t.Helper()
 	fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool { return len(f.InteractionResponses(in)) > 0 })
@@ -31,7 +32,9 @@ func checkDeferredInTime(t *testing.T, fake *discordfake.Server, in, command str
 	fake.WaitFor(t, testkit.Deadline, func(f *discordfake.Server) bool {
 		return slices.Contains(responseKinds(f.InteractionResponses(in)), discordfake.KindEditOriginal)
 	})
-	rs := fake.InteractionResponses(in)
+	rs := slices.DeleteFunc(fake.InteractionResponses(in), func(r discordfake.Response) bool {
+		return r.Kind == discordfake.KindFollowup && r.Ephemeral
+	})
 	if got := responseKinds(rs); !slices.Equal(got, []string{discordfake.KindDeferred, discordfake.KindEditOriginal}) {
 		t.Fatalf("answers to the slash command = %v, want one deferral, then the edit of the placeholder", got)
 	}

@@ -17,6 +17,8 @@ const (
 	discordBob     = "920000000000000002"
 	discordCarol   = "920000000000000003"
 	discordMallory = "920000000000000004" // never an approver
+
+	discordReleaseRole = "930000000000000001" // the role the grouped workflow's gate lists
 )
 
 // How the people of these tests present themselves, and the names Discord shows for them: the
@@ -40,7 +42,8 @@ const discordLimit = 2000
 
 // discordWorkflows are written to WORKFLOWS_DIR for every Discord bot, with chatWorkflows.
 var discordWorkflows = map[string]string{
-	"inert.yaml": inertWorkflow,
+	"grouped.yaml": groupedWorkflow("discord:role:" + discordReleaseRole),
+	"inert.yaml":   inertWorkflow,
 	// long prints 5,000 characters: 50 numbered lines of 99 characters and a newline each.
 	"long.yaml": `name: long
 description: Prints 5,000 characters.

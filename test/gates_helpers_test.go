@@ -81,9 +81,26 @@ func workflowDir(t *testing.T, sets ...map[string]string) string {
 
 // gateWorkflows are the workflows of the gate tests, for a platform whose three approvers have
 // the given platform-qualified ids. guarded needs two of them, never its requester; timed waits two
-// seconds and reminds once after one.
+// seconds and reminds once after one. restricted may be started by alice and bob only; elsewhere
+// only in a Slack channel no test talks in.
 func gateWorkflows(alice, bob, carol string) map[string]string {
 	return map[string]string{
+		"restricted.yaml": fmt.Sprintf(`name: restricted
+description: Only alice and bob may start it.
+access:
+  run: [%q, %q]
+nodes:
+  - id: work
+    bash: echo "restricted work on $ARGUMENTS"
+`, alice, bob),
+		"elsewhere.yaml": `name: elsewhere
+description: May be started only in another channel.
+access:
+  channels: ["slack:C0NOWHERE"]
+nodes:
+  - id: work
+    bash: echo "elsewhere"
+`,
 		"guarded.yaml": fmt.Sprintf(`name: guarded
 description: Ships only after two listed approvers other than the requester agree.
 nodes:
@@ -115,4 +132,20 @@ nodes:
     bash: echo "answered in time"
 `,
 	}
+}
+
+// groupedWorkflow is a gate only the people of group (a Slack user group or a Discord role) may
+// answer.
+func groupedWorkflow(group string) string {
+	return fmt.Sprintf(`name: grouped
+description: Waits for someone of a group.
+nodes:
+  - id: confirm
+    approval:
+      message: Ship $ARGUMENTS?
+      approvers: [%q]
+  - id: ship
+    depends_on: [confirm]
+    bash: echo "shipped $ARGUMENTS"
+`, group)
 }

@@ -18,6 +18,8 @@ const (
 	bob     = "UBOB00002" // a second person
 	mallory = "UMALLORY3" // outside ALLOWED_USER_IDS where a test sets it
 	carol   = "UCAROL004" // a third person, an approver of the gate tests
+
+	releaseGroup = "S0RELEASE" // the user group the grouped workflow's gate lists
 )
 
 // slackName is how messages name someone who started a run with a slash command: by the user_name
@@ -28,6 +30,7 @@ func slackName(user string) string { return "user-" + user }
 // testWorkflows are written to WORKFLOWS_DIR for every Slack bot, with chatWorkflows. Scripts read
 // their inputs from the environment, as the bundled workflows do.
 var testWorkflows = map[string]string{
+	"grouped.yaml": groupedWorkflow("slack:group:" + releaseGroup),
 	"broken.yaml": `name: broken
 description: Always fails, quoting its input.
 nodes:

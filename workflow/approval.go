@@ -77,17 +77,24 @@ func (d *decoder) approval(f field, m *nodeMeta) *Approval {
 	return a
 }
 
-// approvers reads the list of who may answer: platform-qualified user ids and @admins.
-func (d *decoder) approvers(f field) ([]string, bool) {
+// approvers reads the list of who may answer a gate.
+func (d *decoder) approvers(f field) (platform.People, bool) {
+	return d.people(f, "approvers", "approver", "remove it to let anyone allowed answer")
+}
+
+// people reads a list of people (`approvers`, `access.run`): platform-qualified user ids, groups
+// (platform.People) and @admins, which comes back as the flag. noun names one entry in messages;
+// unset says how to do without the list.
+func (d *decoder) people(f field, key, noun, unset string) (platform.People, bool) {
 	if f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
-		d.errorf(f.val, "`approvers` must be a non-empty list like [\"slack:U123\", \"@admins\"], found %s; remove it to let anyone allowed answer", describe(f.val))
+		d.errorf(f.val, "`%s` must be a non-empty list like [\"slack:U123\", \"slack:group:S123\", \"@admins\"], found %s; %s", key, describe(f.val), unset)
 		return nil, false
 	}
 	if len(f.val.Content) > maxApprovers {
-		d.errorf(f.val, "`approvers` lists %d entries; at most %d are allowed (use @admins for a larger group)", len(f.val.Content), maxApprovers)
+		d.errorf(f.val, "`%s` lists %d entries; at most %d are allowed (use a group or @admins for more people)", key, len(f.val.Content), maxApprovers)
 		return nil, false
 	}
-	var ids []string
+	var ids platform.People
 	admins := false
 	for _, item := range f.val.Content {
 		id, ok := d.str(field{f.key, item})
@@ -95,10 +102,11 @@ func (d *decoder) approvers(f field) ([]string, bool) {
 		case !ok:
 		case id == AdminsApprover:
 			admins = true
-		case !validApprover(id):
-			d.errorf(item, "approver %q is not a user id; write the platform and the id, like %s, or %s", clip(id), platform.Examples(), AdminsApprover)
+		case !validPerson(id):
+			d.errorf(item, "%s %q is not a user id; write the platform and the id, like %s, a group like %s, or %s",
+				noun, clip(id), platform.Examples(), platform.GroupExamples, AdminsApprover)
 		case contains(ids, id):
-			d.errorf(item, "approver %q is listed twice; remove one", id)
+			d.errorf(item, "%s %q is listed twice; remove one", noun, id)
 		default:
 			ids = append(ids, id)
 		}
@@ -106,11 +114,18 @@ func (d *decoder) approvers(f field) ([]string, bool) {
 	return ids, admins
 }
 
-// validApprover reports whether id is platform:user with a known platform and no spaces.
-func validApprover(id string) bool {
+// validPerson reports whether id is platform:user with a known platform and no spaces, or a group.
+func validPerson(id string) bool {
+	if platform.IsGroup(id) {
+		return len(id) <= 200 && plainID(id)
+	}
 	_, user, ok := platform.SplitUserID(id)
-	return ok && len(id) <= 200 &&
-		strings.IndexFunc(user, func(r rune) bool { return r <= ' ' || r == ':' || r == 0x7f }) < 0
+	return ok && len(id) <= 200 && plainID(user) && !strings.Contains(user, ":")
+}
+
+// plainID reports whether s has no spaces or control characters.
+func plainID(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
 }
 
 func (d *decoder) requiredApprovals(f field, a *Approval) {

@@ -15,7 +15,7 @@ import (
 const maxSourceSize = 1 << 20
 
 var (
-	topFields   = []string{"name", "description", "inputs", "nodes"}
+	topFields   = []string{"name", "description", "inputs", "access", "nodes"}
 	inputFields = []string{"name", "description", "required"}
 )
 
@@ -95,6 +95,9 @@ func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
 	}
 	if f, ok := fs["inputs"]; ok {
 		w.Inputs = d.inputs(f)
+	}
+	if f, ok := fs["access"]; ok {
+		w.Access = d.access(f)
 	}
 	f, ok := fs["nodes"]
 	if !ok {

@@ -24,7 +24,7 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"unknown top field without a close match", "name: x\nnodez: []\nzzzzzzzz: 1\n", []string{
 			"wf.yaml:1:1: missing `nodes`; add a list of nodes, each with an `id` and one of " + kinds,
 			"wf.yaml:2:1: unknown field `nodez` in the workflow; did you mean `nodes`?",
-			"wf.yaml:3:1: unknown field `zzzzzzzz` in the workflow; known fields: name, description, inputs, nodes"}},
+			"wf.yaml:3:1: unknown field `zzzzzzzz` in the workflow; known fields: name, description, inputs, access, nodes"}},
 		{"field set twice", head + "    bash: ls\n", []string{
 			"wf.yaml:5:5: field `bash` is set twice in a node (first at line 4); keep one"}},
 		{"duplicate id", head + "  - id: a\n    bash: echo\n", []string{

@@ -6,6 +6,7 @@ import "time"
 type Workflow struct {
 	Name, Description string
 	Inputs            []Input
+	Access            *Access // nil: anyone allowed to use the bot may start it anywhere
 	Nodes             []*Node
 	Path              string // the file it was parsed from, as given to Parse
 	Source            []byte // the exact bytes parsed; runs freeze this copy

@@ -34,7 +34,7 @@ func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
 		return
 	}
 	a.handler.Handle(ctx, conversation.Message{
-		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: displayName(m.Member, m.Author),
+		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: displayName(m.Member, m.Author), UserRoles: roles(m.Member),
 		Text: text, EventID: m.ID, Mentioned: mentioned, Direct: direct,
 	})
 }
@@ -114,6 +114,15 @@ func interactionUser(in *discordgo.Interaction) (id, name string) {
 	return "", ""
 }
 
+// roles are the member's role ids as Discord sent them with this message or interaction; nil in a
+// DM or when it sent none. They answer `discord:role:<id>` in lists of people when the person acts.
+func roles(member *discordgo.Member) []string {
+	if member == nil || len(member.Roles) == 0 {
+		return nil
+	}
+	return member.Roles
+}
+
 // displayName is the name Discord itself shows for a person: their nickname in the guild, else
 // their global display name, else their username. The member of a message event carries no user,
 // so discordgo's Member.DisplayName (which reads it) is not used. The orchestrator bounds and
@@ -159,7 +168,7 @@ func (a *Adapter) onCommand(ctx context.Context, in *discordgo.Interaction) {
 	userID, name := interactionUser(in)
 	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
 	a.handler.Handle(ctx, conversation.Message{
-		Address: addr, UserID: Platform + ":" + userID, UserName: name, Text: text,
+		Address: addr, UserID: Platform + ":" + userID, UserName: name, UserRoles: roles(in.Member), Text: text,
 		EventID: in.ID, Mentioned: true, Direct: in.GuildID == "",
 	})
 	if a.now().Sub(received) < tokenLifetime {
@@ -197,7 +206,7 @@ func (a *Adapter) onClick(ctx context.Context, in *discordgo.Interaction) {
 	userID, name := interactionUser(in)
 	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
 	a.handler.Handle(ctx, conversation.Message{
-		Address: addr, UserID: Platform + ":" + userID, UserName: name, Text: cmd, EventID: in.ID,
+		Address: addr, UserID: Platform + ":" + userID, UserName: name, UserRoles: roles(in.Member), Text: cmd, EventID: in.ID,
 		Direct: in.GuildID == "", Action: &conversation.Action{Ref: conversation.Ref{Address: addr, MessageID: in.Message.ID}},
 	})
 }

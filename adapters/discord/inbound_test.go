@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestSlashCommandDefersThenHandsOverTheTextCommand(t *testing.T) {
 				Address: conversation.Address{Platform: Platform, ChannelID: "500"}, UserID: "discord:301",
 				UserName: "user301", Text: tt.want, EventID: id, Mentioned: true,
 			}
-			if h.msg != want {
+			if !reflect.DeepEqual(h.msg, want) {
 				t.Errorf("handler got %+v\nwant %+v", h.msg, want)
 			}
 			if got := kinds(h.responsesBefore); !slices.Equal(got, []string{discordfake.KindDeferred}) {

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"slices"
 	"testing"
 
 	"threadflow/adapters/discord/discordfake"
@@ -44,6 +45,36 @@ func TestMessagesCarryTheNameDiscordShows(t *testing.T) {
 			if got.UserID != "discord:"+p.user || got.UserName != w.want {
 				t.Errorf("%s by %s: user %q named %q, want %q", w.name, p.user, got.UserID, got.UserName, w.want)
 			}
+		}
+	}
+}
+
+// Every way a member reaches the bot in a guild carries their roles as Discord sent them, through
+// discordgo's decoding of the fake's member objects; a DM has no guild, so no roles.
+func TestMessagesCarryTheMembersRoles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.fake.SetProfile("401", discordfake.Profile{Username: "ann", Roles: []string{"701", "702"}})
+	ref, err := e.adapter.Outbox().Post(t.Context(), conversation.Address{Platform: Platform, ChannelID: "500"}, conversation.Reply{
+		Text: conversation.T(conversation.P("Approve?")), Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve 7k2m9x4q1c"}},
+	})
+	if err != nil {
+		t.Fatalf("Post: %v", err)
+	}
+	prompt := e.fake.BotMessages(ref.ChannelID)[0]
+	for _, w := range []struct {
+		name string
+		send func() string
+		want []string
+	}{
+		{"mention", func() string { return e.fake.Mention("401", "500", "status") }, []string{"701", "702"}},
+		{"slash command", func() string { return e.fake.SlashCommand("401", "500", "list", nil) }, []string{"701", "702"}},
+		{"button", func() string { return e.fake.Click("401", prompt, "Approve") }, []string{"701", "702"}},
+		{"direct message", func() string { return e.fake.DirectMessage("401", "status") }, nil},
+		{"member without roles", func() string { return e.fake.Mention("402", "500", "status") }, nil},
+	} {
+		if got := e.rec.waitEvent(t, w.send()).msg.Sender().Roles; !slices.Equal(got, w.want) {
+			t.Errorf("%s: roles %q, want %q", w.name, got, w.want)
 		}
 	}
 }

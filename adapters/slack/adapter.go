@@ -42,6 +42,8 @@ type Adapter struct {
 	log  *zap.Logger
 	out  *outbox
 	auth *slackapi.AuthTestResponse // set by Connect
+
+	groups groupCache // user group members (GroupMembers)
 }
 
 // New checks cfg and builds an adapter; it does no I/O (Run does).

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestSlashCommandAckedOnceTheHandlerTookIt(t *testing.T) {
 		t.Errorf("EventID = %q, want the trigger id", got.EventID)
 	}
 	got.EventID = ""
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("message =\n%+v\nwant\n%+v", got, want)
 	}
 }
@@ -134,7 +135,7 @@ func TestInboundEvents(t *testing.T) {
 					t.Errorf("EventID = %q, want message:<channel>:<ts>", g.EventID)
 				}
 				g.EventID = ""
-				if g != w {
+				if !reflect.DeepEqual(g, w) {
 					t.Errorf("message %d =\n%+v\nwant\n%+v", i, g, w)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"threadflow/adapters/slack"
 	"threadflow/conversation"
 	"threadflow/orchestrator"
+	"threadflow/orchestrator/dispatch"
 )
 
 // inboxWorkers bounds how many conversations are handled at once per platform. Handlers mostly
@@ -46,6 +47,8 @@ func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conver
 			return nil, nil, err
 		}
 		outboxes[slack.Platform] = record(a.Outbox())
+		// Slack user groups in `access.run` and `approvers` are read through the adapter's client.
+		eng.Dispatcher.Groups = map[string]dispatch.GroupMembers{slack.Platform: a}
 		comps = append(comps, adapterComponent(slack.Platform, a.Connect, a.Run, in))
 	}
 	if cfg.Discord.Enabled() {

@@ -67,21 +67,33 @@ func chat(ctx context.Context, inv invocation, args []string) error {
 	if strings.Contains(*conv, ":") || strings.Contains(*thread, ":") {
 		return &usageError{"--conversation and --thread may not contain ':'"}
 	}
+	who, err := consoleUser(*user)
+	if err != nil {
+		return err
+	}
 	cfg, log, st, err := openLocal(ctx, inv, "chat", nil) // configuration comes from the environment, as for the bot
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync(); _ = st.Close() }()
 	s := &chatSession{store: st, at: conversation.Address{Platform: console.Platform, ChannelID: *conv, ThreadID: *thread},
-		user: consoleUser(*user), out: inv.stdout, engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
+		user: who, out: inv.stdout, engine: terminalEngine(cfg, log, st, inv.stdout, inv.stderr)}
 	return s.run(ctx, log, messages(fs.Args(), os.Stdin))
 }
 
-func consoleUser(u string) string {
-	if strings.Contains(u, ":") {
-		return u
+// consoleUser is the id the terminal acts as for --user NAME: console:NAME. The terminal proves no
+// one's identity on another platform, so acting as one (slack:U…, web:alice) is refused: a gate
+// listing a Slack approver could otherwise be answered by anyone with a shell on the bot's host.
+func consoleUser(u string) (string, error) {
+	name, rest, qualified := strings.Cut(u, ":")
+	switch {
+	case !qualified:
+		return console.Platform + ":" + u, nil
+	case name == console.Platform && rest != "":
+		return u, nil
 	}
-	return console.Platform + ":" + u
+	return "", &usageError{fmt.Sprintf("--user %s: the terminal acts only as console: names; %s is another platform's id, and the terminal cannot tell who that is. "+
+		"Use --user NAME (console:NAME), or answer on that platform", u, u)}
 }
 
 // messages yields the arguments, or each line of stdin when there are none.

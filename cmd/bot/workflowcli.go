@@ -133,9 +133,9 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 	switch sub {
 	case "list":
 		if out.json {
-			return cli.listJSON(inv.stdout)
+			return cli.listJSON(ctx, inv.stdout)
 		}
-		return cli.list(inv.stdout)
+		return cli.list(ctx, inv.stdout)
 	case "runs":
 		if len(rest) > 0 {
 			return &usageError{"usage: bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]"}
@@ -166,7 +166,10 @@ func cliUser(sub string, args []string) (string, []string, error) {
 		return "", nil, &usageError{fmt.Sprintf("bot workflow %s: %s; %s", sub, flagProblem(fs, err, "--"), usageOf(sub))}
 	}
 	if *name != "" {
-		user = consoleUser(*name)
+		var err error
+		if user, err = consoleUser(*name); err != nil {
+			return "", nil, err
+		}
 	}
 	return user, fs.Args(), nil
 }
@@ -249,12 +252,24 @@ func (c *cliSession) startEngine(ctx context.Context) {
 	c.stop = func() { cancel(); <-done }
 }
 
-func (c *cliSession) list(w io.Writer) error {
+func (c *cliSession) list(ctx context.Context, w io.Writer) error {
 	cat := c.engine.Dispatcher.Catalogs.Catalog()
-	for _, wf := range cat.List() {
+	for _, wf := range c.runnable(ctx, cat) {
 		fmt.Fprintf(w, "%-20s %-10s %s\n", wf.Name, cat.Origin(wf.Name), firstLineOf(wf.Description))
 	}
 	return nil
+}
+
+// runnable are the workflows of cat the terminal's user may run from the terminal, by each
+// workflow's access (dispatch.CheckAccess), as /workflow list shows a person in chat.
+func (c *cliSession) runnable(ctx context.Context, cat *workflow.Catalog) []*workflow.Workflow {
+	var out []*workflow.Workflow
+	for _, wf := range cat.List() {
+		if c.engine.Dispatcher.CheckAccess(ctx, wf, c.at, conversation.Person{ID: c.user}) == nil {
+			out = append(out, wf)
+		}
+	}
+	return out
 }
 
 func firstLineOf(s string) string {
@@ -277,6 +292,9 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	}
 	argText := strings.Join(args[1:], " ")
 	if err := c.engine.Dispatcher.Limits.CheckArgs(argText); err != nil { // before anything is written
+		return &usageError{err.Error()}
+	}
+	if err := c.engine.Dispatcher.CheckAccess(ctx, wf, c.at, conversation.Person{ID: c.user}); err != nil {
 		return &usageError{err.Error()}
 	}
 	if err := wf.CheckArgs(argText); err != nil {

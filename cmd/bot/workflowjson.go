@@ -146,10 +146,10 @@ func toRunJSON(r db.Run, now time.Time) runJSON {
 	return j
 }
 
-func (c *cliSession) listJSON(w io.Writer) error {
+func (c *cliSession) listJSON(ctx context.Context, w io.Writer) error {
 	cat := c.engine.Dispatcher.Catalogs.Catalog()
 	out := []workflowJSON{}
-	for _, wf := range cat.List() {
+	for _, wf := range c.runnable(ctx, cat) {
 		out = append(out, workflowJSON{Name: wf.Name, Origin: string(cat.Origin(wf.Name)), Description: strings.TrimSpace(wf.Description)})
 	}
 	return writeJSON(w, out)

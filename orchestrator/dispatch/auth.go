@@ -61,10 +61,11 @@ func MaskUser(id string) string {
 	return platform + ":" + rest
 }
 
-// GateOffer says what user may answer at the gate run waits at.
-func (a Auth) GateOffer(run db.Run, user string) reporting.GateOffer {
+// GateOffer says what user, found in the groups memberOf when they acted, may answer at the gate
+// run waits at.
+func (a Auth) GateOffer(run db.Run, user string, memberOf ...string) reporting.GateOffer {
 	ask := func(d db.GateDecision) db.RefusalReason {
-		return db.GateRefusal(run, db.GateResolution{By: user, Admin: a.IsAdmin(user), Decision: d}, nil)
+		return db.GateRefusal(run, db.GateResolution{By: user, Admin: a.IsAdmin(user), MemberOf: memberOf, Decision: d}, nil)
 	}
 	return reporting.GateOffer{Run: run, User: user, Approve: ask(db.DecisionApprove), Reject: ask(db.DecisionReject)}
 }

@@ -42,7 +42,8 @@ type Dispatcher struct {
 	Assistant Assistant
 	Log       *zap.Logger
 	Observe   execution.Observer
-	Limits    commands.Limits // checked on every message before anything about it is written
+	Limits    commands.Limits         // checked on every message before anything about it is written
+	Groups    map[string]GroupMembers // by platform name: who is in a group of people there (Slack user groups)
 
 	known knownSet // conversations this process recorded
 }

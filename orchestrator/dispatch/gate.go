@@ -80,7 +80,7 @@ func (b *Dispatcher) askBack(ctx context.Context, m conversation.Message, run db
 		return
 	}
 	b.Log.Info("orchestrator.gate_reply_unclear", zap.String("run_id", run.ID), zap.String("user", MaskUser(m.UserID)))
-	t, buttons := reporting.AskBackMessage(run, text, why, ev.Seq, b.Auth.GateOffer(run, m.UserID))
+	t, buttons := reporting.AskBackMessage(run, text, why, ev.Seq, b.gateOffer(ctx, m, run))
 	b.Reporter.AskBack(ctx, run, m.Address, ev.Seq, conversation.Reply{Text: t, Buttons: buttons})
 }
 
@@ -102,8 +102,12 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // may give it and whether it opens the gate; what happened is said where it was asked and in the
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
+	groups, ok := b.approverGroups(ctx, m, run)
+	if !ok {
+		return
+	}
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply,
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), MemberOf: groups, Text: a.text, ReplySeq: a.reply,
 		Owe: b.Reporter.AnswerOwed(ctx, run, m.Sender())})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
@@ -135,6 +139,36 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 	b.Workers.Wake()
 }
 
+// gateOffer is what the sender may answer at run's gate, with the groups of its approvers they are
+// in; a group that cannot be read counts as one they are not in, so nothing is offered on an
+// unknown answer.
+func (b *Dispatcher) gateOffer(ctx context.Context, m conversation.Message, run db.Run) reporting.GateOffer {
+	var groups []string
+	if p := run.Meta.Pause; p != nil && p.Gate != nil {
+		groups, _ = b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+	}
+	return b.Auth.GateOffer(run, m.UserID, groups...)
+}
+
+// approverGroups are the groups of the gate's approvers the sender is in, checked now. When a group
+// cannot be read and the sender is not let in otherwise, the answer is refused and they are told
+// why; ok is false then and nothing was written.
+func (b *Dispatcher) approverGroups(ctx context.Context, m conversation.Message, run db.Run) ([]string, bool) {
+	p := run.Meta.Pause
+	if p == nil || p.Gate == nil {
+		return nil, true
+	}
+	groups, err := b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+	var lookup *GroupLookupError
+	if !errors.As(err, &lookup) || (p.Gate.Admins && b.Auth.IsAdmin(m.UserID)) || p.Gate.Approvers.Includes(m.UserID, groups) {
+		return groups, true
+	}
+	b.Log.Warn("orchestrator.group_lookup_failed", zap.String("run_id", run.ID), zap.String("group", lookup.Group), zap.Error(lookup.Err))
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P("You may not answer gate "), conversation.C(p.Node), conversation.P(" of run "), conversation.C(run.ID),
+		conversation.P(" right now: its approvers list "), conversation.C(lookup.Group), conversation.P(", and whether you are in it could not be checked, so you are refused. Nothing was changed; try again in a moment.")))
+	return nil, false
+}
+
 // gateRefused tells the person why their answer changed nothing: they may not give it, they quoted
 // an old reply, or the gate was already answered or is not there.
 func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, run db.Run, a gateInput, err error) {
@@ -143,7 +177,7 @@ func (b *Dispatcher) gateRefused(ctx context.Context, m conversation.Message, ru
 	case errors.As(err, &re):
 		b.Log.Info("orchestrator.gate_answer_refused", zap.String("run_id", run.ID), zap.String("reason", string(re.Reason)),
 			zap.String("user", MaskUser(m.UserID)))
-		b.replyEphemeral(ctx, m, reporting.GateRefusalText(re, b.Auth.GateOffer(run, m.UserID)))
+		b.replyEphemeral(ctx, m, reporting.GateRefusalText(re, b.gateOffer(ctx, m, run)))
 	case errors.Is(err, db.ErrStaleReply):
 		b.replyEphemeral(ctx, m, conversation.T(conversation.P("That reply was made before the gate asked its current question, so it cannot answer it; nothing was changed. Answer the question in the latest message of run "),
 			conversation.C(run.ID), conversation.P(".")))

@@ -200,7 +200,7 @@ func (b *Dispatcher) refused(ctx context.Context, m conversation.Message, run db
 		t = conversation.T(conversation.P("That gate was already answered: " + string(ge.Decision) + " by ")).Append(reporting.AnsweredBy(conversation.Person{ID: ge.By, Name: ge.ByName})...).
 			Append(conversation.P(". Nothing else happened."))
 	case errors.As(err, &te):
-		t = refusalText(b.Auth.GateOffer(run, m.UserID), action, te.Found)
+		t = refusalText(b.gateOffer(ctx, m, run), action, te.Found)
 	default:
 		b.internalError(ctx, m, action+" the run", err)
 		return

@@ -35,6 +35,10 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 		return
 	}
+	if err := b.CheckAccess(ctx, wf, m.Address, m.Sender()); err != nil { // before an earlier run is shown
+		b.accessRefused(ctx, m, wf, err)
+		return
+	}
 	if !c.Force {
 		prior, err := b.Store.FindResumable(ctx, wf.Name, m.ConversationID())
 		if err == nil {
@@ -52,11 +56,30 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 		b.reply(ctx, m, conversation.T(conversation.P(refused.Msg)))
 		return
 	}
+	var denied *AccessError
+	if errors.As(err, &denied) {
+		b.accessRefused(ctx, m, wf, err)
+		return
+	}
 	if err != nil {
 		b.internalError(ctx, m, "start the run", err)
 		return
 	}
 	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), m.Sender().Span(), conversation.P(".")))
+}
+
+// accessRefused tells the person, and only them where the platform can, why the workflow's access
+// refused them, and logs it.
+func (b *Dispatcher) accessRefused(ctx context.Context, m conversation.Message, wf *workflow.Workflow, err error) {
+	var denied *AccessError
+	if !errors.As(err, &denied) {
+		b.internalError(ctx, m, "check who may start "+wf.Name, err)
+		return
+	}
+	b.Log.Info("orchestrator.run_refused", zap.String("workflow", wf.Name), zap.String("user", MaskUser(m.UserID)),
+		zap.String("conversation", m.ConversationID()), zap.String("rule", denied.Rule))
+	b.replyEphemeral(ctx, m, conversation.T(conversation.P(denied.Msg))) // only they need to know
+
 }
 
 // StartRun creates a fresh run of wf, requested by by, in a fresh working directory with the
@@ -67,10 +90,14 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 // else the run owes waits behind it, so every report lands in the thread even when a worker claims
 // the run at once. A run that could not be created was never announced: the caller says so.
 //
-// Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
-// starting a run comes through here.
+// Arguments the limits refuse (*commands.LimitError) and people or places the workflow's access
+// refuses (*AccessError) start nothing and write nothing: every way of starting a run comes through
+// here.
 func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string) (db.Run, error) {
 	if err := b.Limits.CheckArgs(args); err != nil {
+		return db.Run{}, err
+	}
+	if err := b.CheckAccess(ctx, wf, at, by); err != nil {
 		return db.Run{}, err
 	}
 	id := db.NewRunID()
@@ -148,7 +175,7 @@ func (b *Dispatcher) promptPrior(ctx context.Context, m conversation.Message, c 
 	var buttons []conversation.Button
 	if gate := prior.Meta.Pause; prior.Status == db.StatusPaused && gate != nil && gate.Kind.IsGate() {
 		var first []conversation.Span
-		first, buttons = answerChoice(b.Auth.GateOffer(prior, m.UserID))
+		first, buttons = answerChoice(b.gateOffer(ctx, m, prior))
 		t = t.Append(first...)
 	} else {
 		buttons = []conversation.Button{{Label: "Resume", Command: resume, Style: conversation.StylePrimary}}

@@ -128,6 +128,9 @@ func (b *Dispatcher) list(ctx context.Context, m conversation.Message) {
 	cat := b.Catalogs.Catalog()
 	t := conversation.T(conversation.B("Workflows"), conversation.P("\n"))
 	for _, wf := range cat.List() {
+		if b.CheckAccess(ctx, wf, m.Address, m.Sender()) != nil { // a person sees what they may run here
+			continue
+		}
 		t = t.Append(conversation.P("• "), conversation.C(wf.Name))
 		if d := strings.TrimSpace(wf.Description); d != "" {
 			t = t.Append(conversation.P(" - "), conversation.U(firstLine(d)))

@@ -105,7 +105,7 @@ func (s *Server) interact(typ int, user, channelID string, data, msg map[string]
 		ev["user"] = userJSON(user, p)
 	} else {
 		ev["guild_id"] = c.GuildID
-		ev["member"] = map[string]any{"user": userJSON(user, p), "nick": nullable(p.Nick)}
+		ev["member"] = map[string]any{"user": userJSON(user, p), "nick": nullable(p.Nick), "roles": rolesJSON(p)}
 	}
 	s.dispatch("INTERACTION_CREATE", ev)
 	return in.ID
@@ -114,6 +114,11 @@ func (s *Server) interact(typ int, user, channelID string, data, msg map[string]
 // userJSON is a user object; Discord sends null for a global name or nickname that is not set.
 func userJSON(id string, p Profile) map[string]any {
 	return map[string]any{"id": id, "username": p.Username, "global_name": nullable(p.GlobalName)}
+}
+
+// rolesJSON is a member's roles: always a list, empty when they have none.
+func rolesJSON(p Profile) []string {
+	return append([]string{}, p.Roles...)
 }
 
 func nullable(s string) any {
@@ -184,7 +189,7 @@ func messageEvent(c channel, m *Message, p Profile, mentions []any) map[string]a
 	}
 	if c.GuildID != "" {
 		ev["guild_id"] = c.GuildID
-		ev["member"] = map[string]any{"nick": nullable(p.Nick), "roles": []any{}}
+		ev["member"] = map[string]any{"nick": nullable(p.Nick), "roles": rolesJSON(p)}
 	}
 	return ev
 }

@@ -19,8 +19,11 @@ type Message struct {
 // Profile is how a user presents themselves: the unique username, the global display name, and
 // a nickname in the fake's guild. Discord shows the nickname, else the global name, else the
 // username; a bot must do the same. Users without a profile are "user<id>" with neither.
+// Roles are the member's role ids in the guild, sent with every guild message and interaction as
+// Discord sends them (member.roles).
 type Profile struct {
 	Username, GlobalName, Nick string
+	Roles                      []string
 }
 
 // Button is one button of a message's action rows.

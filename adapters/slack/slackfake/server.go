@@ -85,19 +85,25 @@ type Server struct {
 	reads       int    // conversations.history and .replies calls so far
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
+
+	usergroups     map[string][]string // user group id -> member user ids (SetUserGroup)
+	usergroupError string              // what usergroups.users.list answers instead; "" for members
+	usergroupReads map[string]int
 }
 
 // New starts a fake on a loopback port; it is closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{
-		t:           t,
-		changed:     make(chan struct{}),
-		envelopes:   map[string]*envelope{},
-		acked:       map[string]bool{},
-		posts:       map[string]int{},
-		refuseAfter: -1,
-		ephemerals:  map[string][]Message{},
+		t:              t,
+		changed:        make(chan struct{}),
+		envelopes:      map[string]*envelope{},
+		usergroups:     map[string][]string{},
+		usergroupReads: map[string]int{},
+		acked:          map[string]bool{},
+		posts:          map[string]int{},
+		refuseAfter:    -1,
+		ephemerals:     map[string][]Message{},
 		// socketmode dials with Origin https://api.slack.com, which a loopback host never matches.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}

@@ -56,6 +56,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		reply(w, s.history(r))
 	case "conversations.replies":
 		reply(w, s.replies(r))
+	case "usergroups.users.list":
+		reply(w, s.usergroupsUsersList(r))
 	default:
 		reply(w, apiResult{"error": "unknown_method"})
 	}
