@@ -129,7 +129,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows, Counts: counts,
-		LiveURL: "/live/runs?" + f.query(), User: userID(userName(r))}
+		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label()}
 	if f.Page > 1 {
 		data.Prev = f.with(f.State, f.Page-1)
 	}
@@ -228,12 +228,13 @@ func (d runPageData) MayApprove() bool { return d.Offer == nil || d.Offer.MayApp
 func (d runPageData) MayReject() bool { return d.Offer == nil || d.Offer.MayReject() }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	data, err := s.readRun(r.Context(), r.PathValue("id"), userID(userName(r)))
+	v := s.viewer(r)
+	data, err := s.readRun(r.Context(), r.PathValue("id"), v.ID)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, userID(userName(r)), webThread(data.Run)
+	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, v.Label(), webThread(data.Run)
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
 		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
@@ -335,8 +336,11 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	name := userName(r)
-	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name,
+	v := s.viewer(r)
+	if !s.mayAct(w, v) {
+		return
+	}
+	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: v.Chat, UserID: v.ID, UserName: v.Name,
 		Text: text, Direct: true})
 	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
 }
@@ -389,7 +393,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
-	id, user := r.PathValue("id"), userID(userName(r))
+	id, user := r.PathValue("id"), s.viewer(r).ID
 	if !runIDPattern.MatchString(id) {
 		http.NotFound(w, r)
 		return
