@@ -229,20 +229,20 @@ func (d runPageData) MayReject() bool { return d.Offer == nil || d.Offer.MayReje
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	v := s.viewer(r)
-	data, err := s.readRun(r.Context(), r.PathValue("id"), v.ID)
+	data, err := s.readRun(r.Context(), r.PathValue("id"), v)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, v.Label(), webThread(data.Run)
+	data.LiveURL, data.Thread = "/live/runs/"+data.Run.ID, webThread(data.Run)
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
 		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
 	s.render(w, "run.html", data)
 }
 
-// readRun reads what the run page shows user.
-func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, error) {
+// readRun reads what the run page shows the viewer.
+func (s *Server) readRun(ctx context.Context, id string, viewer viewer) (runPageData, error) {
 	if !runIDPattern.MatchString(id) {
 		return runPageData{}, db.ErrNotFound
 	}
@@ -256,9 +256,9 @@ func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, err
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v)
-	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run)}
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run), User: viewer.Label()}
 	if v.CanAnswer() {
-		offer := s.cfg.Auth.GateOffer(run, user)
+		offer := s.cfg.Auth.GateOffer(run, viewer.ID)
 		data.Offer, data.Instead = &offer, Render(offer.Instead(""))
 	}
 	return data, nil
@@ -393,7 +393,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
-	id, user := r.PathValue("id"), s.viewer(r).ID
+	id, user := r.PathValue("id"), s.viewer(r)
 	if !runIDPattern.MatchString(id) {
 		http.NotFound(w, r)
 		return
