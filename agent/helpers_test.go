@@ -24,6 +24,13 @@ var flavors = []flavor{
 	{NameCodex, codexBinEnv, func(bin string, log *zap.Logger) Provider { return &Codex{Bin: bin, Log: log} }},
 }
 
+// onEachCLI runs test once for each CLI, with a fixture of its own.
+func onEachCLI(t *testing.T, test func(t *testing.T, fx fixture)) {
+	for _, f := range flavors {
+		t.Run(f.name, func(t *testing.T) { test(t, newFixture(t, f)) })
+	}
+}
+
 // fixture is a provider wired to the fake CLI and its script.
 type fixture struct {
 	p      Provider

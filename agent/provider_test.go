@@ -46,58 +46,49 @@ func TestRunReturnsReplyAndNewSession(t *testing.T) {
 
 func TestRunReturnsScriptedReply(t *testing.T) {
 	const sentinel = "DONE: all checks passed\n\n```go\nfmt.Println(\"é\")\n```"
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			fx.script.SetReply(sentinel)
-			if res := fx.succeed(t, fx.request("go", "")); res.Text != sentinel {
-				t.Errorf("Text = %q, want %q", res.Text, sentinel)
-			}
-		})
-	}
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		fx.script.SetReply(sentinel)
+		if res := fx.succeed(t, fx.request("go", "")); res.Text != sentinel {
+			t.Errorf("Text = %q, want %q", res.Text, sentinel)
+		}
+	})
 }
 
 func TestRunResumesTheGivenSession(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			first := fx.succeed(t, fx.request("one", ""))
-			second := fx.succeed(t, fx.request("two", first.SessionID))
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		first := fx.succeed(t, fx.request("one", ""))
+		second := fx.succeed(t, fx.request("two", first.SessionID))
 
-			calls := fx.script.Calls()
-			if len(calls) != 2 || calls[1].ResumeSession != first.SessionID {
-				t.Fatalf("calls = %+v, want the second to resume %s", calls, first.SessionID)
-			}
-			if second.SessionID != first.SessionID {
-				t.Errorf("SessionID = %q after resume, want %q", second.SessionID, first.SessionID)
-			}
-		})
-	}
+		calls := fx.script.Calls()
+		if len(calls) != 2 || calls[1].ResumeSession != first.SessionID {
+			t.Fatalf("calls = %+v, want the second to resume %s", calls, first.SessionID)
+		}
+		if second.SessionID != first.SessionID {
+			t.Errorf("SessionID = %q after resume, want %q", second.SessionID, first.SessionID)
+		}
+	})
 }
 
 func TestStaleSessionIsClassifiedAndNotReturned(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			old := fx.succeed(t, fx.request("one", "")).SessionID
-			fx.script.Expire(old)
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		old := fx.succeed(t, fx.request("one", "")).SessionID
+		fx.script.Expire(old)
 
-			res, err := fx.run(t, fx.request("two", old))
-			if got := ClassOf(err); got != db.ClassStaleSession {
-				t.Fatalf("ClassOf = %q, want %q (err: %v)", got, db.ClassStaleSession, err)
-			}
-			var ae *Error
-			if !errors.As(err, &ae) {
-				t.Fatalf("err is %T, want *Error", err)
-			}
-			if ae.SessionID != "" || res.SessionID != "" {
-				t.Errorf("stale turn handed back session %q / %q; it must hand back none", ae.SessionID, res.SessionID)
-			}
-			if !strings.Contains(ae.Msg, "fresh session") {
-				t.Errorf("Msg = %q, want it to say a fresh session is needed", ae.Msg)
-			}
-		})
-	}
+		res, err := fx.run(t, fx.request("two", old))
+		if got := ClassOf(err); got != db.ClassStaleSession {
+			t.Fatalf("ClassOf = %q, want %q (err: %v)", got, db.ClassStaleSession, err)
+		}
+		var ae *Error
+		if !errors.As(err, &ae) {
+			t.Fatalf("err is %T, want *Error", err)
+		}
+		if ae.SessionID != "" || res.SessionID != "" {
+			t.Errorf("stale turn handed back session %q / %q; it must hand back none", ae.SessionID, res.SessionID)
+		}
+		if !strings.Contains(ae.Msg, "fresh session") {
+			t.Errorf("Msg = %q, want it to say a fresh session is needed", ae.Msg)
+		}
+	})
 }
 
 func TestFailuresAreClassified(t *testing.T) {
@@ -131,18 +122,15 @@ func TestFailuresAreClassified(t *testing.T) {
 }
 
 func TestTransientFailureKeepsTheSession(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			id := fx.succeed(t, fx.request("one", "")).SessionID
-			fx.script.FailNext("rate_limit", 1)
-			_, err := fx.run(t, fx.request("two", id))
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Class != db.ClassTransient || ae.SessionID != id {
-				t.Fatalf("err = %#v, want a transient error still carrying session %s", err, id)
-			}
-		})
-	}
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		id := fx.succeed(t, fx.request("one", "")).SessionID
+		fx.script.FailNext("rate_limit", 1)
+		_, err := fx.run(t, fx.request("two", id))
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Class != db.ClassTransient || ae.SessionID != id {
+			t.Fatalf("err = %#v, want a transient error still carrying session %s", err, id)
+		}
+	})
 }
 
 func TestMissingBinaryIsInfrastructure(t *testing.T) {
@@ -188,37 +176,34 @@ func TestUnexecutableBinaryIsInfrastructure(t *testing.T) {
 
 func TestConcurrentTurnsGetTheirOwnSessions(t *testing.T) {
 	const turns = 6
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			fx.script.FailNext("rate_limit", 2)
-			results := make(chan error, turns)
-			sessions := make(chan string, turns)
-			for i := range turns {
-				go func() {
-					res, err := fx.run(t, fx.request(fmt.Sprintf("turn %d", i), ""))
-					sessions <- res.SessionID
-					results <- err
-				}()
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		fx.script.FailNext("rate_limit", 2)
+		results := make(chan error, turns)
+		sessions := make(chan string, turns)
+		for i := range turns {
+			go func() {
+				res, err := fx.run(t, fx.request(fmt.Sprintf("turn %d", i), ""))
+				sessions <- res.SessionID
+				results <- err
+			}()
+		}
+		transient, seen := 0, map[string]bool{}
+		for range turns {
+			if err := <-results; ClassOf(err) == db.ClassTransient {
+				transient++
+			} else if err != nil {
+				t.Errorf("unexpected error: %v", err)
 			}
-			transient, seen := 0, map[string]bool{}
-			for range turns {
-				if err := <-results; ClassOf(err) == db.ClassTransient {
-					transient++
-				} else if err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
-				if id := <-sessions; id != "" {
-					seen[id] = true
-				}
+			if id := <-sessions; id != "" {
+				seen[id] = true
 			}
-			// Each scripted failure is consumed by exactly one process, and every success is its own session.
-			if transient != 2 || len(seen) != turns-2 || len(fx.script.Calls()) != turns {
-				t.Errorf("transient = %d, distinct sessions = %d, calls = %d; want 2, %d, %d",
-					transient, len(seen), len(fx.script.Calls()), turns-2, turns)
-			}
-		})
-	}
+		}
+		// Each scripted failure is consumed by exactly one process, and every success is its own session.
+		if transient != 2 || len(seen) != turns-2 || len(fx.script.Calls()) != turns {
+			t.Errorf("transient = %d, distinct sessions = %d, calls = %d; want 2, %d, %d",
+				transient, len(seen), len(fx.script.Calls()), turns-2, turns)
+		}
+	})
 }
 
 func TestMissingWorkdirIsInfrastructure(t *testing.T) {
@@ -278,18 +263,15 @@ func TestRejectsArgumentsThatCouldBecomeFlags(t *testing.T) {
 }
 
 func TestModelIsPassed(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			r := fx.request("hi", "")
-			r.Model = "gpt-5.3-codex"
-			fx.succeed(t, r)
-			args := fx.onlyCall(t).Args
-			if i := slices.Index(args, "--model"); i < 0 || i+1 >= len(args) || args[i+1] != r.Model {
-				t.Errorf("args = %q, want --model %s", args, r.Model)
-			}
-		})
-	}
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		r := fx.request("hi", "")
+		r.Model = "gpt-5.3-codex"
+		fx.succeed(t, r)
+		args := fx.onlyCall(t).Args
+		if i := slices.Index(args, "--model"); i < 0 || i+1 >= len(args) || args[i+1] != r.Model {
+			t.Errorf("args = %q, want --model %s", args, r.Model)
+		}
+	})
 }
 
 func TestHostilePromptReachesCLIUnchanged(t *testing.T) {
@@ -326,39 +308,36 @@ func TestHostilePromptReachesCLIUnchanged(t *testing.T) {
 }
 
 func TestCancelKillsTheProcessGroup(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			fx.script.FailNext("hang", 1)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				_, err := fx.p.Run(ctx, fx.request("wait forever", ""))
-				done <- err
-			}()
-			// The fake records its own pid and its helpers' once all are running; one helper is in a
-			// session of its own, out of reach of the process group.
-			testkit.Eventually(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 3 })
-			cancel()
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		fx.script.FailNext("hang", 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := fx.p.Run(ctx, fx.request("wait forever", ""))
+			done <- err
+		}()
+		// The fake records its own pid and its helpers' once all are running; one helper is in a
+		// session of its own, out of reach of the process group.
+		testkit.Eventually(t, "the fake to hang", func() bool { return len(fx.script.Hung()) == 3 })
+		cancel()
 
-			var err error
-			testkit.Eventually(t, "Run to return", func() bool {
-				select {
-				case err = <-done:
-					return true
-				default:
-					return false
-				}
-			})
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("err = %v, want it to wrap context.Canceled", err)
-			}
-			for _, pid := range fx.script.Hung() {
-				testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+		var err error
+		testkit.Eventually(t, "Run to return", func() bool {
+			select {
+			case err = <-done:
+				return true
+			default:
+				return false
 			}
 		})
-	}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want it to wrap context.Canceled", err)
+		}
+		for _, pid := range fx.script.Hung() {
+			testkit.Eventually(t, fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
+		}
+	})
 }
 
 // A CLI that prints nothing for AGENT_IDLE_TIMEOUT, or is still running after AGENT_TIMEOUT, is
@@ -443,21 +422,18 @@ func TestPermissionsReachTheCLI(t *testing.T) {
 }
 
 func TestFullPermissionsNeedTheOperator(t *testing.T) {
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			r := fx.request("hi", "")
-			r.Permissions = PermFull
-			_, err := fx.run(t, r)
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Class != db.ClassInfra || !strings.Contains(ae.Hint, AllowFullEnv+"=true") {
-				t.Fatalf("err = %v, want an infrastructure error whose hint names %s", err, AllowFullEnv)
-			}
-			if calls := fx.script.Calls(); len(calls) != 0 {
-				t.Errorf("the CLI was started %d times; want never", len(calls))
-			}
-		})
-	}
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		r := fx.request("hi", "")
+		r.Permissions = PermFull
+		_, err := fx.run(t, r)
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Class != db.ClassInfra || !strings.Contains(ae.Hint, AllowFullEnv+"=true") {
+			t.Fatalf("err = %v, want an infrastructure error whose hint names %s", err, AllowFullEnv)
+		}
+		if calls := fx.script.Calls(); len(calls) != 0 {
+			t.Errorf("the CLI was started %d times; want never", len(calls))
+		}
+	})
 }
 
 // The CLI never sees the bot's database settings or chat tokens, even if they are still set.
@@ -465,21 +441,18 @@ func TestSecretsDoNotReachTheCLI(t *testing.T) {
 	t.Setenv("PGPASSWORD", "pg-secret")
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-secret")
 	t.Setenv("DATABASE_URL", "postgres://u:secret@h/db")
-	for _, f := range flavors {
-		t.Run(f.name, func(t *testing.T) {
-			fx := newFixture(t, f)
-			fx.script.SetReply("$ENV")
-			res := fx.succeed(t, fx.request("hi", ""))
-			for _, secret := range []string{"pg-secret", "xoxb-secret", "u:secret"} {
-				if strings.Contains(res.Text, secret) {
-					t.Errorf("the CLI's environment holds %q", secret)
-				}
+	onEachCLI(t, func(t *testing.T, fx fixture) {
+		fx.script.SetReply("$ENV")
+		res := fx.succeed(t, fx.request("hi", ""))
+		for _, secret := range []string{"pg-secret", "xoxb-secret", "u:secret"} {
+			if strings.Contains(res.Text, secret) {
+				t.Errorf("the CLI's environment holds %q", secret)
 			}
-			if !strings.Contains(res.Text, "THREADFLOW_AGENT_TURN=") {
-				t.Errorf("the CLI's environment lacks the turn tag: %.300s", res.Text)
-			}
-		})
-	}
+		}
+		if !strings.Contains(res.Text, "THREADFLOW_AGENT_TURN=") {
+			t.Errorf("the CLI's environment lacks the turn tag: %.300s", res.Text)
+		}
+	})
 }
 
 func setConfig(p Provider, c Config) {

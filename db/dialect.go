@@ -48,48 +48,48 @@ func (e MetaEdit) Empty() bool {
 
 // SQL is a statement being rendered for one Dialect: its parameters, numbered as they are added.
 type SQL struct {
-	D    Dialect
+	d    Dialect
 	Args []any
 }
 
 // Query starts a statement in d.
-func (d Dialect) Query() *SQL { return &SQL{D: d} }
+func (d Dialect) Query() *SQL { return &SQL{d: d} }
 
 // Arg adds v as the next parameter and returns its placeholder, to be written once: a "?"
 // parameter takes its value by position, so a value used twice is added twice.
 func (q *SQL) Arg(v any) string {
 	q.Args = append(q.Args, v)
-	return q.D.Param(len(q.Args))
+	return q.d.Param(len(q.Args))
 }
 
 // Time adds t, stored as the engine stores times, and returns its placeholder.
-func (q *SQL) Time(t time.Time) string { return q.Arg(q.D.Time(t)) + q.D.TimeCast }
+func (q *SQL) Time(t time.Time) string { return q.Arg(q.d.Time(t)) + q.d.TimeCast }
 
 // NullTime is Time with the zero time as NULL.
-func (q *SQL) NullTime(t time.Time) string { return q.Arg(q.D.NullTime(t)) + q.D.TimeCast }
+func (q *SQL) NullTime(t time.Time) string { return q.Arg(q.d.NullTime(t)) + q.d.TimeCast }
 
 // In is the condition "expr is one of vals" in q's dialect.
-func (q *SQL) In(expr string, vals []string) string { return q.D.In(q, expr, vals) }
+func (q *SQL) In(expr string, vals []string) string { return q.d.In(q, expr, vals) }
 
-// Lit is a status, pause kind or event type written into the SQL text as a literal. Queries that
+// lit is a status, pause kind or event type written into the SQL text as a literal. Queries that
 // match a fixed value say it literally, so the engine's planner can use a partial index on it and
 // the statement text stays one; the value comes from its Go constant, never from a caller.
-func Lit[T ~string](v T) string { return "'" + strings.ReplaceAll(string(v), "'", "''") + "'" }
+func lit[T ~string](v T) string { return "'" + strings.ReplaceAll(string(v), "'", "''") + "'" }
 
-// Lits is Lit of each of vs, comma-separated.
-func Lits[T ~string](vs ...T) string {
+// lits is lit of each of vs, comma-separated.
+func lits[T ~string](vs ...T) string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = Lit(v)
+		out[i] = lit(v)
 	}
 	return strings.Join(out, ", ")
 }
 
-// And joins the non-empty conditions with AND.
-func And(conds ...string) string { return join(conds, " AND ") }
+// allOf joins the non-empty conditions with AND.
+func allOf(conds ...string) string { return join(conds, " AND ") }
 
-// Or joins the non-empty conditions with OR, in parentheses; empty when all are.
-func Or(conds ...string) string {
+// anyOf joins the non-empty conditions with OR, in parentheses; empty when all are.
+func anyOf(conds ...string) string {
 	if s := join(conds, " OR "); s != "" {
 		return "(" + s + ")"
 	}
@@ -106,16 +106,16 @@ func join(conds []string, sep string) string {
 	return strings.Join(kept, sep)
 }
 
-// Where is " WHERE " and the conditions, or nothing when there is none.
-func Where(conds ...string) string {
-	if c := And(conds...); c != "" {
+// whereAll is " WHERE " and the conditions, or nothing when there is none.
+func whereAll(conds ...string) string {
+	if c := allOf(conds...); c != "" {
 		return " WHERE " + c
 	}
 	return ""
 }
 
-// Strings is ss as a []string, for In.
-func Strings[T ~string](ss []T) []string {
+// strs is ss as a []string, for In.
+func strs[T ~string](ss []T) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = string(s)

@@ -75,7 +75,7 @@ func TestEnginesSpellNoStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range statusLiteral.FindAllString(string(b), -1) {
-				t.Errorf("db/%s writes %s: render the condition in package db (db.Lit of the Go constant)", f, m)
+				t.Errorf("db/%s writes %s: render the condition in package db (from the Go constant)", f, m)
 			}
 		}
 	}

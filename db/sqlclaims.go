@@ -12,16 +12,16 @@ import "time"
 func (q *SQL) Reachable(r Reach, now time.Time) string {
 	var conds []string
 	if len(r.Platforms) > 0 {
-		conds = append(conds, q.In(q.D.Platform, r.Platforms))
+		conds = append(conds, q.In(q.d.Platform, r.Platforms))
 	}
 	if len(r.Conversations) > 0 {
 		conds = append(conds, q.In("runs.conversation_id", r.Conversations))
 	}
 	if len(r.Unattended) > 0 {
-		conds = append(conds, "("+q.In(q.D.Platform, r.Unattended)+` AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
+		conds = append(conds, "("+q.In(q.d.Platform, r.Unattended)+` AND NOT EXISTS (SELECT 1 FROM terminal_attachments a
 			WHERE a.conversation_id = runs.conversation_id AND `+q.live("a.", now)+"))")
 	}
-	return Or(conds...)
+	return anyOf(conds...)
 }
 
 // workspaceReachable is the condition that keeps the queued runs whose workspace r reaches at now
@@ -39,7 +39,7 @@ func (q *SQL) workspaceReachable(r Reach, now time.Time) string {
 // their rows (DriverTx.NextQueued): who may execute a run.
 func (d Dialect) NextQueued(r Reach, now time.Time, n int) (string, []any) {
 	q := d.Query()
-	where := Where(statusIs("", Transitions[OpClaim].From...), q.Reachable(r, now), q.workspaceReachable(r, now))
+	where := whereAll(statusIs("", Transitions[OpClaim].From...), q.Reachable(r, now), q.workspaceReachable(r, now))
 	return "SELECT id FROM runs" + where + " ORDER BY queued_at, id LIMIT " + q.Arg(n) + d.SkipLocked, q.Args
 }
 
@@ -62,7 +62,7 @@ func (d Dialect) NextLeaseExpiry(now time.Time) (string, []any) {
 // timerGate is the condition that keeps the runs whose gate timers fire (JudgeTimer): paused at
 // an approval gate. Loop gates have no timers.
 func timerGate() string {
-	return statusIs("", StatusPaused) + " AND pause_kind = " + Lit(PauseApproval)
+	return statusIs("", StatusPaused) + " AND pause_kind = " + lit(PauseApproval)
 }
 
 // DueGateTimers selects the ids of at most n runs in reach with a gate timer due at now
@@ -70,7 +70,7 @@ func timerGate() string {
 func (d Dialect) DueGateTimers(r Reach, now time.Time, n int) (string, []any) {
 	q := d.Query()
 	due := "(gate_due_at <= " + q.Time(now) + " OR gate_remind_at <= " + q.Time(now) + ")"
-	return "SELECT id FROM runs" + Where(timerGate(), due, q.Reachable(r, now)) + " ORDER BY id LIMIT " + q.Arg(n), q.Args
+	return "SELECT id FROM runs" + whereAll(timerGate(), due, q.Reachable(r, now)) + " ORDER BY id LIMIT " + q.Arg(n), q.Args
 }
 
 // NextGateTimer selects when the next gate timer of a run in reach is due (Store.NextGateTimer);
@@ -78,8 +78,8 @@ func (d Dialect) DueGateTimers(r Reach, now time.Time, n int) (string, []any) {
 // runs_gate_remind).
 func (d Dialect) NextGateTimer(r Reach, now time.Time) (string, []any) {
 	q := d.Query()
-	due := "SELECT MIN(gate_due_at) AS t FROM runs" + Where("gate_due_at IS NOT NULL", timerGate(), q.Reachable(r, now))
-	remind := "SELECT MIN(gate_remind_at) AS t FROM runs" + Where("gate_remind_at IS NOT NULL", timerGate(), q.Reachable(r, now))
+	due := "SELECT MIN(gate_due_at) AS t FROM runs" + whereAll("gate_due_at IS NOT NULL", timerGate(), q.Reachable(r, now))
+	remind := "SELECT MIN(gate_remind_at) AS t FROM runs" + whereAll("gate_remind_at IS NOT NULL", timerGate(), q.Reachable(r, now))
 	return "SELECT MIN(t) FROM (" + due + " UNION ALL " + remind + ") AS timers", q.Args
 }
 
@@ -87,11 +87,11 @@ func (d Dialect) NextGateTimer(r Reach, now time.Time) (string, []any) {
 // (DriverTx.LastAsk).
 func (d Dialect) LastAsk(runID, node string) (string, []any) {
 	q := d.Query()
-	conds := []string{"run_id = " + q.Arg(runID), "type = " + Lit(EventGateRequested)}
+	conds := []string{"run_id = " + q.Arg(runID), "type = " + lit(EventGateRequested)}
 	if node != "" {
 		conds = append(conds, "node_id = "+q.Arg(node))
 	}
-	return "SELECT node_id, seq FROM run_events" + Where(conds...) + " ORDER BY seq DESC LIMIT 1", q.Args
+	return "SELECT node_id, seq FROM run_events" + whereAll(conds...) + " ORDER BY seq DESC LIMIT 1", q.Args
 }
 
 // GateEvents selects the node's approvals and resolutions after seq, in order (DriverTx.GateEvents):
@@ -99,5 +99,5 @@ func (d Dialect) LastAsk(runID, node string) (string, []any) {
 func (d Dialect) GateEvents(runID, node string, after int64) (string, []any) {
 	q := d.Query()
 	return "SELECT " + EventColumns + " FROM run_events WHERE run_id = " + q.Arg(runID) + " AND node_id = " + q.Arg(node) +
-		" AND seq > " + q.Arg(after) + " AND type IN (" + Lits(EventGateApproval, EventGateResolved) + ") ORDER BY seq", q.Args
+		" AND seq > " + q.Arg(after) + " AND type IN (" + lits(EventGateApproval, EventGateResolved) + ") ORDER BY seq", q.Args
 }

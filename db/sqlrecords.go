@@ -70,9 +70,9 @@ func (d Dialect) ListRuns(f RunFilter) (string, []any) {
 		}
 	}
 	if len(f.Statuses) > 0 {
-		conds = append(conds, q.In("status", Strings(f.Statuses)))
+		conds = append(conds, q.In("status", strs(f.Statuses)))
 	}
-	return "SELECT " + RunColumns + " FROM runs" + Where(conds...) + " ORDER BY created_at DESC, id DESC LIMIT " +
+	return "SELECT " + RunColumns + " FROM runs" + whereAll(conds...) + " ORDER BY created_at DESC, id DESC LIMIT " +
 		q.Arg(ListLimit(f.Limit)), q.Args
 }
 
@@ -145,4 +145,23 @@ func (d Dialect) ProbeWrite(replica string, now time.Time) (string, []any) {
 	q := d.Query()
 	return "INSERT INTO write_probes (replica, probed_at) VALUES (" + q.Arg(replica) + ", " + q.Time(now) + `)
 		ON CONFLICT (replica) DO UPDATE SET probed_at = excluded.probed_at`, q.Args
+}
+
+// InsertRun inserts the run of c, queued (Transitions[OpCreate]) at c.At, returning it. It takes seq
+// 1 for its first event, which the engine inserts with it: the event needs no UPDATE of a row that
+// holds the whole workflow source.
+func (d Dialect) InsertRun(c RunCreation) (string, []any) {
+	q, n := d.Query(), c.Run
+	values := []string{q.Arg(n.ID), q.Arg(n.Workflow), q.Arg(n.ConversationID), q.Arg(n.ParentConversationID), q.Arg(n.UserID),
+		q.Arg(n.UserName), q.Arg(n.UserMessage), lit(Transitions[OpCreate].To), q.Arg(n.WorkingPath), q.Arg(n.WorkflowSource),
+		q.Arg(c.Digest), q.Time(c.At), q.Time(c.At), "1"}
+	return `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name, user_message, status,
+		working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq) VALUES (` + strings.Join(values, ", ") +
+		") RETURNING " + RunColumns, q.Args
+}
+
+// EventAt selects the run's event at seq (DriverTx.EventAt).
+func (d Dialect) EventAt(runID string, seq int64) (string, []any) {
+	q := d.Query()
+	return "SELECT " + EventColumns + " FROM run_events WHERE run_id = " + q.Arg(runID) + " AND seq = " + q.Arg(seq), q.Args
 }

@@ -13,9 +13,9 @@ import (
 // literals: a planner sees them, and the text is one per call site.
 func statusIs(prefix string, ss ...Status) string {
 	if len(ss) == 1 {
-		return prefix + "status = " + Lit(ss[0])
+		return prefix + "status = " + lit(ss[0])
 	}
-	return prefix + "status IN (" + Lits(ss...) + ")"
+	return prefix + "status IN (" + lits(ss...) + ")"
 }
 
 // LeaseHeld is the condition that the run (its columns prefixed with prefix: "", "r." or "runs.")
@@ -43,12 +43,12 @@ func (q *SQL) UpdateParts(u RunUpdate) (set, where string) {
 }
 
 func (q *SQL) guard(u RunUpdate) string {
-	conds := []string{"id = " + q.Arg(u.RunID), q.In("status", Strings(u.From))}
+	conds := []string{"id = " + q.Arg(u.RunID), q.In("status", strs(u.From))}
 	if u.Leased {
 		conds = append(conds, tokenIs("", q.Arg(u.Token)))
 	}
 	if len(u.IfPaused) > 0 {
-		conds = append(conds, "(status <> "+Lit(StatusPaused)+" OR "+q.In("pause_kind", Strings(u.IfPaused))+")")
+		conds = append(conds, "(status <> "+lit(StatusPaused)+" OR "+q.In("pause_kind", strs(u.IfPaused))+")")
 	}
 	if u.PauseNode != "" {
 		conds = append(conds, "pause_node = "+q.Arg(u.PauseNode))
@@ -56,7 +56,7 @@ func (q *SQL) guard(u RunUpdate) string {
 	if !u.ExpiredBefore.IsZero() {
 		conds = append(conds, "lease_expires_at < "+q.Time(u.ExpiredBefore)+" AND recoveries = "+q.Arg(u.Recoveries))
 	}
-	return And(conds...)
+	return allOf(conds...)
 }
 
 // set renders s as a SET list, each field as RunSet documents it.
@@ -96,7 +96,7 @@ func (q *SQL) set(s RunSet) string {
 		add("workspace_home = '', workspace_remote = ''")
 	}
 	if e := metaEdit(s); !e.Empty() {
-		add("meta = " + q.D.Meta(q, e))
+		add("meta = " + q.d.Meta(q, e))
 	}
 	return strings.Join(sets, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"threadflow/adapters/discord/discordfake"
@@ -18,6 +19,7 @@ import (
 type discordChat struct {
 	*discordBot
 	env          map[string]string
+	channel      string
 	interactions *interactionLog
 }
 
@@ -43,12 +45,16 @@ func (l *interactionLog) of(user string) []string {
 // discordUsers are the suite's people as Discord knows them.
 var discordUsers = map[string]string{"alice": discordAlice, "bob": discordBob, "carol": discordCarol, "mallory": discordMallory}
 
-func openDiscordChat(t *testing.T, env map[string]string) chat {
+func openDiscordChat(t *testing.T, env map[string]string) func(t *testing.T) chat {
 	fake := discordfake.New(t)
 	b := startDiscordBot(t, fake, env)
 	// Announced once Discord answered with the bot's own user (issue 26).
 	b.bot.WaitStdout(regexp.MustCompile(`^Discord on: @threadflow\.$`))
-	return discordChat{discordBot: b, env: env, interactions: &interactionLog{byUser: map[string][]string{}}}
+	var n atomic.Int32
+	return func(*testing.T) chat {
+		return discordChat{discordBot: b, env: env, channel: fmt.Sprintf("91000000000%07d", n.Add(1)),
+			interactions: &interactionLog{byUser: map[string][]string{}}}
+	}
 }
 
 // Send types a /workflow command: Discord sends it as an interaction of the command's subcommand
@@ -76,7 +82,7 @@ func (d discordChat) command(t *testing.T, user, text string) string {
 	default:
 		t.Fatalf("the suite's Discord platform sends no %v command yet", c.Kind)
 	}
-	return d.interactions.add(user, d.fake.SlashCommand(discordUsers[user], discordChannel, strings.Fields(text)[1], opts))
+	return d.interactions.add(user, d.fake.SlashCommand(discordUsers[user], d.channel, strings.Fields(text)[1], opts))
 }
 
 func (d discordChat) Reply(t *testing.T, user string, r chatRun, text string) {
@@ -104,7 +110,7 @@ func (d discordChat) Click(t *testing.T, user string, m chatMsg, label string) {
 }
 
 func (d discordChat) Conversation(t *testing.T) []chatMsg {
-	return discordMsgs(d.fake.BotMessages(discordChannel))
+	return discordMsgs(d.fake.BotMessages(d.channel))
 }
 
 // Thread is r's thread, a channel of its own started on the announcement.
@@ -145,9 +151,7 @@ func (d discordChat) Words() chatWords {
 	return chatWords{Starter: aliceShown, Answerer: shown, Output: qualified("discord", discordUsers), Bold: "**", Ping: "@everyone", Pings: liveDiscordMention}
 }
 
-func (d discordChat) Stopped(t *testing.T, r chatRun) {
-	d.bot.WaitLog("orchestrator.run_stopped", map[string]string{"run_id": r.ID})
-}
+func (d discordChat) Stopped(t *testing.T, r chatRun) { stopped(t, d.bot, r.ID) }
 
 func (d discordChat) Home() string { return d.env["HOME"] }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"threadflow/db/dbtest"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
 )
@@ -44,8 +45,8 @@ const (
 // chat is one platform as a person meets it. Users are named alice, bob, carol and mallory; each
 // platform maps them to its own ids.
 type chat interface {
-	// Send types text as user where people talk to the bot: the test channel, the terminal, the
-	// chat page. Commands are typed as "/workflow run hello world".
+	// Send types text as user where people talk to the bot: the conversation's channel, the
+	// terminal, the chat page. Commands are typed as "/workflow run hello world".
 	Send(t *testing.T, user, text string)
 	// Reply types text as user in r's thread.
 	Reply(t *testing.T, user string, r chatRun, text string)
@@ -70,8 +71,8 @@ type chat interface {
 
 // redeliverer is a platform that can deliver one message to the bot twice.
 type redeliverer interface {
-	// SendTwice sends text as user and has the platform deliver it twice, as it does after a lost
-	// acknowledgement. verify checks, once the run is announced, that the second delivery did reach
+	// SendTwice sends text as user and has the platform deliver it again, as it does after a lost
+	// acknowledgement (Slack), or to a second replica (Discord). verify checks, once the run is announced, that the second delivery did reach
 	// the bot and was recognised, so the scenario is not vacuous.
 	SendTwice(t *testing.T, user, text string) (verify func(t *testing.T))
 }
@@ -97,11 +98,13 @@ func qualified(platform string, ids map[string]string) map[string]string {
 	return out
 }
 
-// chatPlatforms are the platforms the suite runs on: each starts a bot with env and opens a
-// conversation with it.
+// chatPlatforms are the platforms the suite runs on. open starts what a platform needs on env (a
+// bot and a fake, or nothing but a home) and returns how to open a conversation of its own with it
+// for each scenario: a channel on Slack and Discord, a named conversation on the terminal; the web
+// chat, where a conversation is a person's, starts a bot for each.
 var chatPlatforms = []struct {
 	name string
-	open func(t *testing.T, env map[string]string) chat
+	open func(t *testing.T, env map[string]string) (conversation func(t *testing.T) chat)
 }{
 	{"slack", openSlackChat},
 	{"discord", openDiscordChat},
@@ -109,22 +112,24 @@ var chatPlatforms = []struct {
 	{"web", openWebChat},
 }
 
-// chatScenarios are the scenarios every platform runs.
+// chatScenarios are the scenarios every platform runs. Those that leave marks outside their
+// conversation (picky's files in the bot's home, a second replica) run on a bot of their own.
 var chatScenarios = []struct {
-	name string
-	run  func(t *testing.T, p chat)
+	name   string
+	run    func(t *testing.T, p chat)
+	ownBot bool
 }{
-	{"start", scenarioStart},
-	{"gate by reply", scenarioGateByReply},
-	{"gate by button", scenarioGateByButton},
-	{"objection", scenarioObjection},
-	{"unclear reply", scenarioUnclearReply},
-	{"abandon", scenarioAbandon},
-	{"resume prompt: start fresh", scenarioPromptStartFresh},
-	{"resume prompt: resume", scenarioPromptResume},
-	{"de-duplication", scenarioDeduplication},
-	{"refusal", scenarioRefusal},
-	{"gate times out", scenarioGateTimesOut},
+	{"start", scenarioStart, false},
+	{"gate by reply", scenarioGateByReply, false},
+	{"gate by button", scenarioGateByButton, false},
+	{"objection", scenarioObjection, false},
+	{"unclear reply", scenarioUnclearReply, false},
+	{"abandon", scenarioAbandon, true},
+	{"resume prompt: start fresh", scenarioPromptStartFresh, true},
+	{"resume prompt: resume", scenarioPromptResume, true},
+	{"de-duplication", scenarioDeduplication, true},
+	{"refusal", scenarioRefusal, false},
+	{"gate times out", scenarioGateTimesOut, false},
 }
 
 func TestChatAcceptance(t *testing.T) {
@@ -132,16 +137,42 @@ func TestChatAcceptance(t *testing.T) {
 	for _, platform := range chatPlatforms {
 		t.Run(platform.name, func(t *testing.T) {
 			t.Parallel()
-			for _, sc := range chatScenarios {
-				t.Run(sc.name, func(t *testing.T) {
-					t.Parallel()
-					botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
-						sc.run(t, platform.open(t, env))
+			botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
+				shared := platform.open(t, env)
+				for _, sc := range chatScenarios {
+					t.Run(sc.name, func(t *testing.T) {
+						t.Parallel()
+						conversation := shared
+						if sc.ownBot {
+							conversation = platform.open(t, sameEngine(t, env))
+						}
+						sc.run(t, conversation(t))
 					})
-				})
-			}
+				}
+			})
 		})
 	}
+}
+
+// sameEngine is a fresh environment on env's database engine: its own home, and its own database.
+func sameEngine(t *testing.T, env map[string]string) map[string]string {
+	t.Helper()
+	fresh := botproc.Env(t)
+	if env["DATABASE_URL"] != "" {
+		fresh["DATABASE_URL"] = dbtest.PostgresDatabase(t)
+	}
+	return fresh
+}
+
+// stopped waits until bot logged that the worker executing run id let go of it, failing t (not the
+// test that started the bot, which a conversation may share).
+func stopped(t *testing.T, bot *botproc.Process, id string) {
+	t.Helper()
+	testkit.Eventually(t, "the worker to let go of run "+id, func() bool {
+		return slices.ContainsFunc(bot.LogEvents("orchestrator.run_stopped"), func(rec map[string]any) bool {
+			return botproc.HasFields(rec, map[string]string{"run_id": id})
+		})
+	})
 }
 
 // needs stops a scenario on a platform that lacks g, saying why: a gap is reported, not hidden.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"threadflow/testkit"
 )
@@ -24,8 +25,12 @@ type terminalChat struct {
 // printed is what one message typed printed, on the terminal of the person who typed it.
 type printed struct{ user, out string }
 
-func openTerminalChat(t *testing.T, env map[string]string) chat {
-	return &terminalChat{terminal: newTerminal(t, env), conversation: "suite"}
+func openTerminalChat(t *testing.T, env map[string]string) func(t *testing.T) chat {
+	newTerminal(t, env) // writes the workflows once
+	var n atomic.Int32
+	return func(t *testing.T) chat {
+		return &terminalChat{terminal: &terminal{t: t, env: env}, conversation: fmt.Sprintf("suite-%d", n.Add(1))}
+	}
 }
 
 // Send types text as user, and keeps what the terminal printed as one message.

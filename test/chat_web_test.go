@@ -21,9 +21,14 @@ type webChat struct {
 	home string
 }
 
-func openWebChat(t *testing.T, env map[string]string) chat {
-	env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
-	return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
+// openWebChat starts a bot for each conversation: the one a scenario reads is alice's, and every
+// scenario has an alice.
+func openWebChat(t *testing.T, env map[string]string) func(t *testing.T) chat {
+	return func(t *testing.T) chat {
+		env := sameEngine(t, env)
+		env["WORKFLOWS_DIR"] = workflowDir(t, chatWorkflows, gateWorkflows("web:alice", "web:bob", "web:carol"))
+		return webChat{bot: botproc.Start(t, env), home: env["HOME"]}
+	}
 }
 
 func (w webChat) client(t *testing.T, user string) chatClient {
@@ -123,9 +128,7 @@ func (w webChat) Words() chatWords {
 		Ping: "<script>alert(1)</script>", Pings: regexp.MustCompile(`<script`)}
 }
 
-func (w webChat) Stopped(t *testing.T, r chatRun) {
-	w.bot.WaitLog("orchestrator.run_stopped", map[string]string{"run_id": r.ID})
-}
+func (w webChat) Stopped(t *testing.T, r chatRun) { stopped(t, w.bot, r.ID) }
 
 func (w webChat) Home() string { return w.home }
 

@@ -56,7 +56,7 @@ func TestSlackRunReportStaysInItsThread(t *testing.T) {
 func TestSlackResumedRunStatusIsLive(t *testing.T) {
 	t.Parallel()
 	s := startSlackBot(t, botproc.Env(t), nil)
-	f := failPicky(t, slackChat{s})
+	f := failPicky(t, slackChat{s, channel})
 	failed := run{id: f.ID, root: f.Root.native.(slackfake.Message)}
 	touch(t, filepath.Join(s.home, "ready"))
 	s.fake.ThreadMessage(alice, channel, failed.root.TS, "/workflow resume "+failed.id)

@@ -93,9 +93,8 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 			q, args := dialect.InsertConversation(v, c.At)
 			b.Queue(q, args...)
 		}
-		n := c.Run
-		b.Queue(insertRunSQL, n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName,
-			n.UserMessage, n.WorkingPath, n.WorkflowSource, c.Digest, c.At).QueryRow(func(row pgx.Row) (err error) {
+		q, args := dialect.InsertRun(c)
+		b.Queue(q, args...).QueryRow(func(row pgx.Row) (err error) {
 			runs[i], err = scanRun(row)
 			return err
 		})
@@ -247,7 +246,8 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	e, err := scanEvent(d.tx.QueryRow(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = $1 AND seq = $2`, runID, seq))
+	q, args := dialect.EventAt(runID, seq)
+	e, err := scanEvent(d.tx.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return db.Event{}, db.ErrNotFound
 	}

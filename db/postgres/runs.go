@@ -11,14 +11,7 @@ import (
 	"threadflow/db"
 )
 
-// insertRunSQL inserts a queued run whose first event (seq 1, insertFirstEventSQL) is written with
-// it, so the event takes no UPDATE of the row just inserted.
-var insertRunSQL = `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id, user_id, user_name,
-	user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-VALUES ($1, $2, $3, $4, $5, $6, $7, ` + db.Lit(db.Transitions[db.OpCreate].To) + `, $8, $9, $10, $11, $11, 1)
-RETURNING ` + db.RunColumns
-
-// insertFirstEventSQL is a new run's first event, at the seq insertRunSQL took for it.
+// insertFirstEventSQL is a new run's first event, at the seq db.Dialect.InsertRun took for it.
 const insertFirstEventSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
 VALUES ($1, 1, $2, $3, $4, $5, $6)`
 

@@ -67,14 +67,8 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 			return db.Run{}, err
 		}
 	}
-	n := c.Run
-	// The run is inserted at seq 1, its first event's: the event takes no UPDATE of a row that
-	// holds the whole workflow source.
-	r, err := scanRun(tx.QueryRowContext(ctx, `INSERT INTO runs (id, workflow, conversation_id, parent_conversation_id,
-			user_id, user_name, user_message, status, working_path, workflow_source, workflow_digest, created_at, queued_at, last_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, `+db.Lit(db.Transitions[db.OpCreate].To)+`, ?, ?, ?, ?, ?, 1) RETURNING `+db.RunColumns,
-		n.ID, n.Workflow, n.ConversationID, n.ParentConversationID, n.UserID, n.UserName, n.UserMessage,
-		n.WorkingPath, n.WorkflowSource, c.Digest, micros(c.At), micros(c.At)))
+	q, args := dialect.InsertRun(c) // at seq 1, its first event's
+	r, err := scanRun(tx.QueryRowContext(ctx, q, args...))
 	if err != nil {
 		return db.Run{}, err
 	}
@@ -167,7 +161,8 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
-	return scanEvent(d.tx.QueryRowContext(ctx, `SELECT `+db.EventColumns+` FROM run_events WHERE run_id = ? AND seq = ?`, runID, seq))
+	q, args := dialect.EventAt(runID, seq)
+	return scanEvent(d.tx.QueryRowContext(ctx, q, args...))
 }
 
 func (d dtx) ClearReminder(ctx context.Context, runID string) error {
