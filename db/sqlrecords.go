@@ -44,7 +44,7 @@ var ActionTypes = []EventType{EventRunCreated, EventGateApproval, EventGateResol
 // (Store.ActionEvents).
 func (d Dialect) ActionEvents(since time.Time, limit int) (string, []any) {
 	q := d.Query()
-	return "SELECT " + EventColumns + " FROM run_events WHERE " + q.In("type", Strings(ActionTypes)) + " AND at >= " + q.Time(since) +
+	return "SELECT " + EventColumns + " FROM run_events WHERE " + q.In("type", strs(ActionTypes)) + " AND at >= " + q.Time(since) +
 		" ORDER BY at DESC, run_id DESC, seq DESC LIMIT " + q.Arg(ListLimit(limit)), q.Args
 }
 
