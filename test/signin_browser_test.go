@@ -103,6 +103,13 @@ func TestBrowserSignedInPersonApprovesAsTheirPlatformID(t *testing.T) {
 		chromedp.Navigate(base+"runs/"+runB),
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-paused")),
 	)
+
+	// The audit page says who approved, and that the platform id was vouched for.
+	act(t, ctx, "read the audit page",
+		chromedp.Navigate(base+"audit"),
+		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-approved") and contains(., "slack:U1") and contains(., "platform") and contains(., "signed in")]`),
+		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-refused") and contains(., "slack:U1")]`),
+	)
 }
 
 // startGated starts workflow from the signed-in chat page and returns the new run's id.

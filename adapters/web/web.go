@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/adapters/web/signin"
+	"threadflow/audit"
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
@@ -58,6 +59,7 @@ type Store interface {
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
+	audit.Source // the audit page
 	Transcripts
 }
 
@@ -130,6 +132,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{id}/artifacts/{path...}", s.artifact) // issue 17
 	mux.HandleFunc("GET /live/runs", s.liveRuns)
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
+	mux.HandleFunc("GET /audit", s.auditPage)
 	mux.HandleFunc("GET /chat", s.chatPage)
 	mux.HandleFunc("POST /chat", s.chatSend)
 	mux.HandleFunc("POST /chat/name", s.chatName)
