@@ -103,11 +103,11 @@ func newSignIn(ctx context.Context, cfg Config) (*signin.Service, error) {
 		providers = append(providers, signin.Slack(ctx, slackOrigin(cfg.Slack.APIURL), s.SlackClientID, s.SlackSecret))
 	}
 	if s.DiscordClientID != "" {
-		api := cfg.Discord.APIURL
-		if api == "" {
-			api = "https://discord.com/api/"
+		origin := cfg.Discord.APIURL // the adapter's requests go to its host, as the sign-in's do
+		if origin == "" {
+			origin = "https://discord.com"
 		}
-		providers = append(providers, signin.Discord(api, s.DiscordClientID, s.DiscordSecret))
+		providers = append(providers, signin.Discord(origin, s.DiscordClientID, s.DiscordSecret))
 	}
 	if s.OIDCIssuer != "" {
 		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"threadflow/adapters/web/signin/signinfake"
 )
 
 // Credentials and identities the fake accepts and reports. A bot under test is configured with
@@ -79,6 +81,8 @@ type Server struct {
 	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
+
+	signin *signinfake.Server // "Sign in with Slack" (signin.go)
 }
 
 // New starts a fake on a loopback port; it is closed when the test ends.
@@ -92,6 +96,7 @@ func New(t testing.TB) *Server {
 		posts:       map[string]int{},
 		refuseAfter: -1,
 		ephemerals:  map[string][]Message{},
+		signin:      signinfake.New(),
 		// socketmode dials with Origin https://api.slack.com, which a loopback host never matches.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}
@@ -99,6 +104,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/socket", s.serveSocket)
 	mux.HandleFunc("/response/", s.serveResponseURL)
+	s.routeSignIn(mux)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.close)
 	return s

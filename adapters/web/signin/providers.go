@@ -84,13 +84,12 @@ func oidcProvider(name, label string, op *oidc.Provider, clientID, secret, idCla
 // idPattern is what a provider's id may be to become a user id: no spaces, no ':'.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
 
-// Discord is Discord OAuth2 with the identify scope; the id is /users/@me's. api is Discord's API
-// base (https://discord.com/api/), or a fake's; the authorization page is on the same origin.
-// Discord is not an OIDC provider, so there is no ID token: the state is what binds the answer to
-// this browser.
-func Discord(api, clientID, secret string) *Provider {
-	api = strings.TrimSuffix(api, "/")
-	origin := strings.TrimSuffix(api, "/api")
+// Discord is Discord OAuth2 with the identify scope; the id is /api/users/@me's. origin is
+// https://discord.com, or a fake's (DISCORD_API_URL). Discord is not an OIDC provider, so there is
+// no ID token: the state is what binds the answer to this browser.
+func Discord(origin, clientID, secret string) *Provider {
+	origin = strings.TrimSuffix(strings.TrimSuffix(origin, "/"), "/api")
+	api := origin + "/api"
 	p := &Provider{Name: "discord", Label: "Sign in with Discord",
 		OAuth: oauth2.Config{ClientID: clientID, ClientSecret: secret, Scopes: []string{"identify"},
 			Endpoint: oauth2.Endpoint{AuthURL: origin + "/oauth2/authorize", TokenURL: api + "/oauth2/token", AuthStyle: oauth2.AuthStyleInParams}}}

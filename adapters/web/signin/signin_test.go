@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
+
+	"threadflow/adapters/discord/discordfake"
+	"threadflow/adapters/slack/slackfake"
+	"threadflow/adapters/web/signin/signinfake"
 )
 
 var secret = []byte(strings.Repeat("s", MinSecret))
@@ -198,7 +202,7 @@ func TestCallbackChecksStateNonceAndExpiry(t *testing.T) {
 }
 
 func TestNewNamesTheSettingToFix(t *testing.T) {
-	p := Discord("https://discord.com/api/", "id", "secret")
+	p := Discord("https://discord.com", "id", "secret")
 	for _, c := range []struct {
 		cfg  Config
 		want string
@@ -233,4 +237,52 @@ func mustURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// signInWith signs a browser in through p, behind a test server whose "/" says who it is.
+func signInWith(t *testing.T, p *Provider) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	svc, err := New(Config{BaseURL: srv.URL, Secret: secret, Providers: []*Provider{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Register(mux)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
+		id, _ := svc.Identity(req)
+		io.WriteString(w, id.UserID+" "+id.Name)
+	})
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(srv.URL + "/signin/" + p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// "Sign in with Slack" against the Slack fake's loopback OpenID Connect endpoints: the person is
+// the ID token's https://slack.com/user_id.
+func TestSignInWithSlack(t *testing.T) {
+	fake := slackfake.New(t)
+	fake.SignInAs("U1SLACK", "Alice")
+	if got := signInWith(t, Slack(context.Background(), fake.Origin(), signinfake.ClientID, signinfake.ClientSecret)); got != "slack:U1SLACK Alice" {
+		t.Fatalf("signed in with Slack as %q", got)
+	}
+	wrong := Slack(context.Background(), fake.Origin(), signinfake.ClientID, "not-the-secret")
+	if got := signInWith(t, wrong); !strings.Contains(got, "did not accept the sign-in code") {
+		t.Fatalf("with a wrong client secret: %q", got)
+	}
+}
+
+// Discord OAuth2 (identify) against the Discord fake: the person is /users/@me's id.
+func TestSignInWithDiscord(t *testing.T) {
+	fake := discordfake.New(t)
+	fake.SignInAs("80351110224678912", "Bob")
+	if got := signInWith(t, Discord(fake.URL(), signinfake.ClientID, signinfake.ClientSecret)); got != "discord:80351110224678912 Bob" {
+		t.Fatalf("signed in with Discord as %q", got)
+	}
 }
