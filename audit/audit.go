@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/platform"
 )
@@ -26,10 +27,11 @@ const (
 
 // How an identity was verified.
 const (
-	ByPlatform = "platform"   // a Slack or Discord id: the platform said who sent it, or a dashboard sign-in with that platform
-	Unverified = "unverified" // a name typed on the web chat without sign-in
-	ByTerminal = "terminal"   // a console: name, someone with a shell on the bot's host
-	BySystem   = "system"     // the bot itself (a gate's timeout)
+	ByPlatform = "platform"             // a Slack or Discord id: the platform said who sent it
+	Unverified = "unverified"           // a name typed on the web chat without sign-in
+	ByTerminal = "terminal"             // a console: name, someone with a shell on the bot's host
+	BySystem   = "system"               // the bot itself (a gate's timeout)
+	SignedIn   = conversation.ViaSignIn // signed in to the dashboard with the platform of the id
 )
 
 // Entry is one thing a person (or the bot) did to a run.
@@ -44,9 +46,10 @@ type Entry struct {
 	Detail   string    `json:"detail,omitempty"`
 }
 
-// Verification is how the bot knew the actor id is who it says. An id names its platform, and
-// each platform vouches in its own way: Slack and Discord sign what they deliver (and a dashboard
-// sign-in acts under the same ids), a terminal user has the host, a web name is typed.
+// Verification is how the bot knew the actor id is who it says, for an event that recorded no
+// "via" (a dashboard sign-in records SignedIn). An id names its platform, and each platform vouches
+// in its own way: Slack and Discord sign what they deliver, a terminal user has the host, a web name
+// is typed.
 func Verification(id string) string {
 	if id == db.TimeoutActor {
 		return BySystem
@@ -94,7 +97,10 @@ func Entries(evs []db.Event) []Entry {
 			continue
 		}
 		if en, ok := entry(e); ok {
-			en.At, en.RunID, en.Verified = e.At, e.RunID, Verification(en.By)
+			en.At, en.RunID = e.At, e.RunID
+			if en.Verified == "" { // recorded only where the platform's own word is not the proof
+				en.Verified = Verification(en.By)
+			}
 			out = append(out, en)
 		}
 	}
@@ -106,20 +112,20 @@ func entry(e db.Event) (Entry, bool) {
 	switch e.Type {
 	case db.EventRunCreated:
 		d, ok := decode[db.RunCreatedData](e)
-		return Entry{Action: Started, By: d.User, Detail: d.Workflow}, ok
+		return Entry{Action: Started, By: d.User, Detail: d.Workflow, Verified: d.Via}, ok
 	case db.EventGateApproval:
 		d, ok := decode[db.GateApprovalData](e)
-		return Entry{Node: e.NodeID, Action: Approved, By: d.By, Name: d.ByName, Detail: d.Text}, ok
+		return Entry{Node: e.NodeID, Action: Approved, By: d.By, Name: d.ByName, Detail: d.Text, Verified: d.Via}, ok
 	case db.EventGateResolved:
 		d, ok := decode[db.GateAnswerData](e)
 		act := Approved
 		if d.Decision == db.DecisionReject {
 			act = Rejected
 		}
-		return Entry{Node: e.NodeID, Action: act, By: d.By, Name: d.ByName, Detail: d.Text}, ok
+		return Entry{Node: e.NodeID, Action: act, By: d.By, Name: d.ByName, Detail: d.Text, Verified: d.Via}, ok
 	case db.EventGateRefused:
 		d, ok := decode[db.GateRefusedData](e)
-		return Entry{Node: e.NodeID, Action: Refused, By: d.By, Detail: string(d.Decision) + " refused: " + string(d.Reason)}, ok
+		return Entry{Node: e.NodeID, Action: Refused, By: d.By, Detail: string(d.Decision) + " refused: " + string(d.Reason), Verified: d.Via}, ok
 	case db.EventResumeRequested:
 		d, ok := decode[db.ResumeRequestedData](e)
 		return Entry{Action: Resumed, By: d.By, Detail: "from " + string(d.From)}, ok

@@ -14,7 +14,12 @@ const maxNameRunes = 80
 type Person struct {
 	ID   string // platform-qualified: "discord:4567"; what authorization uses
 	Name string // the platform's display name, "" when it gave none; for messages only
+	Via  string // how the adapter knows who ID is, when the platform's own word is not it (ViaSignIn); recorded for the audit
 }
+
+// ViaSignIn is Person.Via of someone signed in to the dashboard: a web page acting as a Slack or
+// Discord id because the person proved it to that platform's sign-in.
+const ViaSignIn = "signed-in"
 
 // Label is how every message names a person: the display name their platform gave, else their
 // platform-qualified id ("console:local", "slack:U123"). A self-declared name (the terminal's

@@ -104,11 +104,12 @@ func TestBrowserSignedInPersonApprovesAsTheirPlatformID(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-paused")),
 	)
 
-	// The audit page says who approved, and that the platform id was vouched for.
+	// The audit page says who started, approved and was refused, and that they were signed in.
 	act(t, ctx, "read the audit page",
 		chromedp.Navigate(base+"audit"),
-		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-approved") and contains(., "slack:U1") and contains(., "platform") and contains(., "signed in")]`),
-		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-refused") and contains(., "slack:U1")]`),
+		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-approved") and contains(., "slack:U1") and .//span[.="signed-in"] and contains(., "signed in")]`),
+		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-refused") and contains(., "slack:U1") and .//span[.="signed-in"]]`),
+		chromedp.WaitVisible(`//table[@id="audit"]//tr[contains(@class,"audit-started") and contains(., "`+runB+`") and .//span[.="signed-in"]]`),
 	)
 }
 

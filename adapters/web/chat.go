@@ -177,7 +177,7 @@ func (s *Server) say(w http.ResponseWriter, r *http.Request, at conversation.Add
 	if !s.mayAct(w, v) {
 		return
 	}
-	m := conversation.Message{Address: at, UserID: v.ID, UserName: v.Name, Text: text, Direct: direct}
+	m := conversation.Message{Address: at, UserID: v.ID, UserName: v.Name, Text: text, Direct: direct, Via: v.via()}
 	if ref != "" {
 		m.Action = &conversation.Action{Ref: conversation.Ref{Address: m.Address, MessageID: ref}}
 	}

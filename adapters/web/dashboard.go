@@ -340,7 +340,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	if !s.mayAct(w, v) {
 		return
 	}
-	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: v.Chat, UserID: v.ID, UserName: v.Name,
+	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: v.Chat, UserID: v.ID, UserName: v.Name, Via: v.via(),
 		Text: text, Direct: true})
 	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
 }

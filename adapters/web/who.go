@@ -30,6 +30,14 @@ func (v viewer) Label() string {
 	return v.ID + " (unverified)"
 }
 
+// via is how the bot knows who the viewer is, recorded with what they do (conversation.Message.Via).
+func (v viewer) via() string {
+	if v.SignedIn {
+		return conversation.ViaSignIn
+	}
+	return ""
+}
+
 // signedInChannel is the chat page's conversation of a signed-in person. '~' is outside
 // namePattern and ':' is not allowed in a channel, so it never meets a typed name's conversation.
 func signedInChannel(id string) string { return "~" + strings.ReplaceAll(id, ":", ".") }

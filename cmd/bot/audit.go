@@ -17,8 +17,8 @@ import (
 const auditUsage = `usage: bot audit [--since DURATION|TIME] [--limit N] [--json]
 
 Lists who started, approved, rejected, resumed, cancelled or abandoned which run and when, newest
-first, with how the bot knew who they were: platform (a Slack or Discord id, said by the platform or
-by a dashboard sign-in with it), terminal (a console: name), unverified (a name typed on the web chat
+first, with how the bot knew who they were: platform (a Slack or Discord id, said by that platform),
+signed-in (signed in to the dashboard with the id's platform), terminal (a console: name), unverified (a name typed on the web chat
 without sign-in) or system (a gate's timeout). Refused gate answers are listed too.
 
   --since  how far back: a duration (24h, 90m) or a time (2026-11-25, 2026-11-25T14:00:00Z); default 24h

@@ -103,7 +103,7 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Via: m.Via, Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
 		return

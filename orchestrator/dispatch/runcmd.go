@@ -87,7 +87,7 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 		parents = append(parents, b.unrecorded(thread.Channel())...)
 	}
 	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: at.ConversationID(),
-		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
+		UserID: by.ID, UserName: by.Name, UserVia: by.Via, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
 		Conversation: conv, Parents: parents, Messages: messages})
 	if err != nil {
 		b.Reporter.Forget(id)
