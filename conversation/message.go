@@ -6,6 +6,7 @@ package conversation
 
 import (
 	"context"
+	"errors"
 
 	"threadflow/db"
 )
@@ -67,6 +68,10 @@ type Reply struct {
 	// of posting it twice, within each platform's window (docs/design-notes.md, "Posting is
 	// idempotent by key"; the rules are in key.go). Empty: every Post posts.
 	Key string
+	// FirstAttempt says the caller knows no earlier attempt can have posted this keyed reply (the
+	// outbox's first try of a message): a platform that looks for a keyed reply before posting it
+	// (Slack, whose reads are rate limited to about 50 a minute) posts it without looking.
+	FirstAttempt bool
 	// RunID is the run the message is about, recorded with it in the transcript; "" for none.
 	RunID string
 }
@@ -129,3 +134,9 @@ func CapabilitiesOf(ob Outbox) Capabilities {
 	}
 	return DefaultCapabilities
 }
+
+// ErrRefused is matched (errors.Is) by a Post, Edit or StartThread error that sending again cannot
+// fix: the platform refused the message itself (channel_not_found, not_in_channel, missing
+// permissions, a 4xx other than a rate limit), after the adapter's own retries of what can pass.
+// Whoever owes the message records it as failed with the platform's words instead of retrying.
+var ErrRefused = errors.New("the platform refused the message")

@@ -30,6 +30,9 @@ type Dialect struct {
 	// SkipLocked ends a SELECT whose rows the transaction takes, passing over rows another
 	// transaction holds (" FOR UPDATE SKIP LOCKED"); empty where the single writer holds them all.
 	SkipLocked string
+	// NextOutboxID is a fresh id of run_outbox, after every one so far: a replaced message moves
+	// to the end of its run's (Dialect.Owe).
+	NextOutboxID string
 }
 
 // MetaEdit is what a compare-and-set changes in runs.meta, in this order: Remove drops top-level

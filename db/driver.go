@@ -33,7 +33,7 @@ type Driver interface {
 	// renew, in their order in ls.
 	RenewLeases(ctx context.Context, ls []Lease, expires, now time.Time) (lost []Lease, err error)
 	// InsertRuns writes each of cs in one transaction (its conversation unless that exists, the
-	// queued run, its run_created event at seq 1, its messages) and returns the runs in order. With an
+	// queued run, its run_created event at seq 1, its messages, what it owes) and returns the runs in order. With an
 	// error nothing was written.
 	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now, at most
@@ -75,6 +75,9 @@ type DriverTx interface {
 	LeaseForEvent(ctx context.Context, l Lease, e Event) (EventLease, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
+	// Owe records messages the run owes, due at now, after every message it owes already
+	// (Owed.Replace rewrites the one under the same key instead: see Owed).
+	Owe(ctx context.Context, runID string, owed []Owed, now time.Time) error
 }
 
 // Transit is one compare-and-set with the events it appends when it matches (their RunID is the

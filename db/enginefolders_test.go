@@ -57,6 +57,10 @@ func TestEngineFoldersMirrorEachOther(t *testing.T) {
 // statusLiteral matches a status, pause kind or event type written as an SQL literal.
 var statusLiteral = regexp.MustCompile(`'(queued|running|paused|completed|failed|cancelled|approval|loop|recovery|(run|node|gate|loop|session|workspace|resume)_[a-z_]+)'`)
 
+// tableNames are quoted names statusLiteral matches that name a table, not a status or event type
+// (PostgreSQL's pg_get_serial_sequence takes the table's name as a string).
+var tableNames = map[string]bool{"'run_outbox'": true}
+
 // TestEnginesSpellNoStatus: the engines' SQL names no status, pause kind or event type of its own;
 // the conditions that keep them are rendered by package db from Transitions and the Go constants
 // (sqlupdate.go, sqlclaims.go), so an engine cannot disagree with the state machine.
@@ -75,6 +79,9 @@ func TestEnginesSpellNoStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range statusLiteral.FindAllString(string(b), -1) {
+				if tableNames[m] {
+					continue
+				}
 				t.Errorf("db/%s writes %s: render the condition in package db (from the Go constant)", f, m)
 			}
 		}

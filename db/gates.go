@@ -31,6 +31,9 @@ type GateResolution struct {
 	// ReplySeq, when set, makes the answer carry the text of the gate_reply_unclear event with that
 	// seq (the "Approve with this note" button); it must be a reply to the gate's current question.
 	ReplySeq int64
+	// Owe, when set, says what the answer owes the run's conversation, recorded in the answer's
+	// transaction; it is not asked about an answer that is refused.
+	Owe func(GateResult) []Owed
 }
 
 // GatePolicy says who may answer an approval gate: the workflow's `approval:` fields decode into

@@ -35,8 +35,9 @@ func update(op Op, runID, token string) RunUpdate {
 	return RunUpdate{RunID: runID, From: tr.From, Leased: tr.Lease, Token: token, Set: RunSet{Status: tr.To}}
 }
 
-// transit runs u as op in tx and appends the events events derives from the updated run.
-func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, events func(Run) []Event) (Run, error) {
+// transit runs u as op in tx, appends the events events derives from the updated run and records
+// the messages the transition owes (the outbox), all or nothing.
+func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, events func(Run) []Event, owe []Owing) (Run, error) {
 	r, ok, err := tx.UpdateRun(ctx, u)
 	if err != nil {
 		return Run{}, fmt.Errorf("%s run %s: %w", op, u.RunID, err)
@@ -50,7 +51,26 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 			return Run{}, err
 		}
 	}
+	for _, o := range owe {
+		if o == nil {
+			continue
+		}
+		if err := oweChecked(ctx, tx, r.ID, o(r), m.Now()); err != nil {
+			return Run{}, err
+		}
+	}
 	return r, nil
+}
+
+// owes records what a run owes in tx.
+func owes(ctx context.Context, tx DriverTx, runID string, owe []Owed, now time.Time) error {
+	if len(owe) == 0 {
+		return nil
+	}
+	if err := tx.Owe(ctx, runID, owe, now); err != nil {
+		return fmt.Errorf("record the messages run %s owes: %w", runID, err)
+	}
+	return nil
 }
 
 // transitAll is transit for each of ts, whose events do not depend on the updated runs, sent to the
@@ -92,12 +112,12 @@ func ExplainMiss(ctx context.Context, tx DriverTx, op Op, runID, token string, l
 	return Run{}, false, &TransitionError{RunID: runID, Op: op, Found: r.Status, Lease: lease}
 }
 
-// move runs one transition in its own transaction.
-func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run) []Event) (Run, error) {
+// move runs one transition in its own transaction, with the messages it owes.
+func (m *Machine) move(ctx context.Context, op Op, u RunUpdate, events func(Run) []Event, owe []Owing) (Run, error) {
 	var out Run
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
 		var err error
-		out, err = m.transit(ctx, tx, op, u, events)
+		out, err = m.transit(ctx, tx, op, u, events, owe)
 		return err
 	})
 	if err == nil && m.Moved != nil {
@@ -245,7 +265,7 @@ func (m *Machine) SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, 
 // PauseRun moves running -> paused. A gate pause appends gate_requested carrying the pause, so the
 // gate's history says what was asked; a recovery pause appends run_paused and keeps the error and
 // the hint the user sees in meta.
-func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause) (Run, error) {
+func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owing) (Run, error) {
 	if err := validPause(p); err != nil {
 		return Run{}, fmt.Errorf("pause run %s: %w", l.RunID, err)
 	}
@@ -255,7 +275,7 @@ func (m *Machine) PauseRun(ctx context.Context, l Lease, p Pause) (Run, error) {
 		u.Set.Meta.ResumeHint = p.ResumeHint
 		u.Set.Meta.LastError = &RunError{Node: p.Node, Class: ClassInfra, Message: p.Error}
 	}
-	return m.move(ctx, OpPause, u, one(p.Node, m.Now(), p))
+	return m.move(ctx, OpPause, u, one(p.Node, m.Now(), p), owe)
 }
 
 // validPause rejects pauses the run could never leave.
@@ -271,20 +291,20 @@ func validPause(p Pause) error {
 
 // CompleteRun moves running -> completed with the final output. The lease token stays so a replay
 // is recognised.
-func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string) (Run, error) {
+func (m *Machine) CompleteRun(ctx context.Context, l Lease, output string, owe ...Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpComplete, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.Output = true, now, output
-	return m.move(ctx, OpComplete, u, one("", now, RunCompletedData{}))
+	return m.move(ctx, OpComplete, u, one("", now, RunCompletedData{}), owe)
 }
 
 // FailRun moves running -> failed with the reason, kept in meta.last_error. The lease token stays
 // so a replay is recognised.
-func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError) (Run, error) {
+func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpFail, l.RunID, l.Token)
 	u.Set.EndLease, u.Set.FinishedAt, u.Set.Meta.LastError = true, now, &e
-	return m.move(ctx, OpFail, u, one(e.Node, now, e))
+	return m.move(ctx, OpFail, u, one(e.Node, now, e), owe)
 }
 
 // ReleaseRun hands a running run back to the queue. It keeps its queued_at, so it is claimed again
@@ -292,21 +312,21 @@ func (m *Machine) FailRun(ctx context.Context, l Lease, e RunError) (Run, error)
 func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
 	u := update(OpRelease, l.RunID, l.Token)
 	u.Set.DropLease = true
-	return m.move(ctx, OpRelease, u, one("", m.Now(), RunReleasedData{Owner: l.Owner}))
+	return m.move(ctx, OpRelease, u, one("", m.Now(), RunReleasedData{Owner: l.Owner}), nil)
 }
 
 // ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
 // never resumed. Leaving paused clears the pause.
-func (m *Machine) ResumeRun(ctx context.Context, runID, by string) (Run, error) {
-	return m.resume(ctx, runID, by, false)
+func (m *Machine) ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
+	return m.resume(ctx, runID, by, false, owe)
 }
 
 // ResumeFresh is ResumeRun that also forgets the run's workspace (see Store.ResumeFresh).
-func (m *Machine) ResumeFresh(ctx context.Context, runID, by string) (Run, error) {
-	return m.resume(ctx, runID, by, true)
+func (m *Machine) ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
+	return m.resume(ctx, runID, by, true, owe)
 }
 
-func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool) (Run, error) {
+func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool, owe []Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpResume, runID, "")
 	u.IfPaused = []PauseKind{PauseRecovery}
@@ -315,7 +335,7 @@ func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool) (Run
 	r, err := m.move(ctx, OpResume, u, func(r Run) []Event {
 		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom, FreshWorkspace: fresh}
 		return []Event{NewEvent(r.ID, "", 0, data, now)}
-	})
+	}, owe)
 	var te *TransitionError
 	if errors.As(err, &te) && te.Found == StatusPaused {
 		return r, fmt.Errorf("run %s waits at a gate; approve or reject it instead of resuming: %w", runID, err)
@@ -338,9 +358,9 @@ func leave(op Op, runID string, now time.Time) RunUpdate {
 }
 
 // CancelRun abandons a queued, running, paused or failed run.
-func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string) (Run, error) {
+func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error) {
 	now := m.Now()
-	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one("", now, CancelData{By: by, Reason: reason}))
+	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one("", now, CancelData{By: by, Reason: reason}), owe)
 }
 
 // RescueExpired re-queues running runs whose lease expired before now, each counting a recovery; a

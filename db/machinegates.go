@@ -25,7 +25,10 @@ func (m *Machine) ResolveGate(ctx context.Context, g GateResolution) (GateResult
 			return err
 		}
 		v = JudgeGate(st, g, now)
-		return applyVerdict(ctx, tx, st, &v, now)
+		if err := applyVerdict(ctx, tx, st, &v, now); err != nil || v.Err != nil || g.Owe == nil {
+			return err
+		}
+		return oweChecked(ctx, tx, g.RunID, g.Owe(v.Result), now)
 	})
 	if err != nil {
 		return GateResult{}, err
@@ -122,8 +125,9 @@ func (m *Machine) RecordGateReply(ctx context.Context, runID, node string, reply
 
 // FireGateTimers fires every gate timer of a run in reach that is due, each in its own transaction
 // that holds the run and reads it again, so a gate answered meanwhile, or a timer another process
-// fired, is left alone (JudgeTimer).
-func (m *Machine) FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer, error) {
+// fired, is left alone (JudgeTimer). What owe says a fired timer owes is recorded in its
+// transaction (owe may be nil).
+func (m *Machine) FireGateTimers(ctx context.Context, reach Reach, owe func(GateTimer) []Owed) ([]GateTimer, error) {
 	now := m.Now()
 	ids, err := m.Driver.DueGateTimers(ctx, reach, now, MaxTimerBatch)
 	if err != nil {
@@ -131,7 +135,7 @@ func (m *Machine) FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer,
 	}
 	var fired []GateTimer
 	for _, id := range ids {
-		t, ok, err := m.fireTimer(ctx, id, now)
+		t, ok, err := m.fireTimer(ctx, id, now, owe)
 		if err != nil {
 			return fired, err
 		}
@@ -142,7 +146,7 @@ func (m *Machine) FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer,
 	return fired, nil
 }
 
-func (m *Machine) fireTimer(ctx context.Context, id string, now time.Time) (GateTimer, bool, error) {
+func (m *Machine) fireTimer(ctx context.Context, id string, now time.Time, owe func(GateTimer) []Owed) (GateTimer, bool, error) {
 	var out GateTimer
 	fired := false
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
@@ -168,7 +172,19 @@ func (m *Machine) fireTimer(ctx context.Context, id string, now time.Time) (Gate
 			return err
 		}
 		out, fired = GateTimer{Kind: kind, Run: v.Result.Run, Pause: *run.Meta.Pause}, true
-		return nil
+		if owe == nil {
+			return nil
+		}
+		return oweChecked(ctx, tx, id, owe(out), now)
 	})
 	return out, fired, err
+}
+
+// oweChecked records owed messages decided inside a transaction, refusing any the outbox could
+// never deliver.
+func oweChecked(ctx context.Context, tx DriverTx, runID string, owe []Owed, now time.Time) error {
+	if err := CheckOwed(owe); err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	return owes(ctx, tx, runID, owe, now)
 }

@@ -16,13 +16,14 @@ const createTimeout = 15 * time.Second
 
 // RunCreation is everything creating one run writes, decided by the core: the conversations that
 // come along (each inserted unless it exists, in order), the queued run, its run_created event (its
-// first, seq 1) and the messages posted for it before it existed.
+// first, seq 1), the messages posted for it before it existed and the messages it owes.
 type RunCreation struct {
 	Run           NewRun
 	Digest        string
 	Conversations []Conversation
 	Created       Event
 	Messages      []MessageRef
+	Owe           []Owed
 	At            time.Time
 }
 
@@ -127,6 +128,9 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 	if n.WorkflowSource == nil {
 		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
 	}
+	if err := CheckOwed(n.Owe); err != nil {
+		return RunCreation{}, err
+	}
 	convs, err := n.CheckedConversations()
 	if err != nil {
 		return RunCreation{}, err
@@ -137,5 +141,5 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 		msgs[i] = msg
 	}
 	created := NewEvent(n.ID, "", 0, RunCreatedData{User: n.UserID, Workflow: n.Workflow, Via: n.UserVia}, now)
-	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversations: convs, Created: created, Messages: msgs, At: now}, nil
+	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversations: convs, Created: created, Messages: msgs, Owe: n.Owe, At: now}, nil
 }

@@ -173,6 +173,9 @@ type NewRun struct {
 	// Messages are chat messages posted for the run before it existed (its live status message),
 	// recorded in the same transaction; their RunID is filled in.
 	Messages []MessageRef
+	// Owe are the messages the new run owes (its announcement, its status message), recorded in the
+	// same transaction: a run is announced only once it exists.
+	Owe []Owed
 }
 
 // EventType names an entry of the append-only run_events table.

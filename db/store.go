@@ -9,7 +9,12 @@ import (
 // status (and lease token where a worker writes), with its event appended in the same transaction.
 // A lost race returns a *TransitionError carrying the status actually found; a worker whose lease is
 // gone gets an error matching ErrLeaseLost.
+//
+// A transition's owe arguments say which chat messages it owes (the outbox, Outbox), rendered from
+// the run as the transition leaves it: they are recorded in the transition's transaction, or not
+// at all.
 type Store interface {
+	Outbox
 	// CreateRun inserts a queued run and its run_created event.
 	CreateRun(ctx context.Context, n NewRun) (Run, error)
 	// CreateRuns is CreateRun for each of ns with one commit; the errors are per run.
@@ -28,21 +33,21 @@ type Store interface {
 	RenewLeases(ctx context.Context, ls []Lease, ttl time.Duration) (lost []Lease, err error)
 	// PauseRun moves running -> paused with p as the pause context (gate_requested for gates,
 	// run_paused for recovery pauses).
-	PauseRun(ctx context.Context, l Lease, p Pause) (Run, error)
+	PauseRun(ctx context.Context, l Lease, p Pause, owe ...Owing) (Run, error)
 	// CompleteRun moves running -> completed with the final output.
-	CompleteRun(ctx context.Context, l Lease, output string) (Run, error)
+	CompleteRun(ctx context.Context, l Lease, output string, owe ...Owing) (Run, error)
 	// FailRun moves running -> failed with the reason.
-	FailRun(ctx context.Context, l Lease, e RunError) (Run, error)
+	FailRun(ctx context.Context, l Lease, e RunError, owe ...Owing) (Run, error)
 	// ReleaseRun hands a running run back to the queue without counting a recovery (graceful
 	// shutdown).
 	ReleaseRun(ctx context.Context, l Lease) (Run, error)
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
-	ResumeRun(ctx context.Context, runID, by string) (Run, error)
+	ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
 	// ResumeFresh is ResumeRun for a run whose workspace is lost: the run forgets its workspace and
 	// its node progress (run_resume_requested with fresh_workspace), so the next worker runs it from
 	// its first node, with the same arguments, in a new workspace.
-	ResumeFresh(ctx context.Context, runID, by string) (Run, error)
+	ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
 	// SetWorkspace records where the run's workspace now lives (workspace_created), under the lease.
 	SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error)
 	// AnnounceHome records (or renews) that process h.Owner sees the THREADFLOW_HOME h.Token until
@@ -61,8 +66,9 @@ type Store interface {
 	RecordGateReply(ctx context.Context, runID, node string, reply GateReplyData) (Event, error)
 	// FireGateTimers fires the gate timeouts and reminders that are due (MaxTimerBatch runs at most
 	// per call), each once whichever process calls it (JudgeTimer), and returns what fired, of runs
-	// in reach only: a process fires the timers it can report.
-	FireGateTimers(ctx context.Context, reach Reach) ([]GateTimer, error)
+	// in reach only: a process fires the timers it can report. What owe says a fired timer owes is
+	// recorded in its transaction (owe may be nil).
+	FireGateTimers(ctx context.Context, reach Reach, owe func(GateTimer) []Owed) ([]GateTimer, error)
 	// NextGateTimer returns when the next gate timer of a run in reach is due; ok is false when none
 	// is set.
 	NextGateTimer(ctx context.Context, reach Reach) (next time.Time, ok bool, err error)
@@ -73,7 +79,7 @@ type Store interface {
 	// DetachTerminal ends every attachment of the terminal process owner.
 	DetachTerminal(ctx context.Context, owner string) error
 	// CancelRun abandons a queued, running, paused or failed run.
-	CancelRun(ctx context.Context, runID, by, reason string) (Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error)
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their
 	// recovery counter; a run that would exceed maxRecoveries moves to failed instead.
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error)

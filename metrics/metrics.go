@@ -37,6 +37,7 @@ type Metrics struct {
 	rescues          prometheus.Counter
 	retries          *prometheus.CounterVec
 	sendFailed       *prometheus.CounterVec
+	outboxFailed     *prometheus.CounterVec
 	transcriptFailed *prometheus.CounterVec
 	duplicates       *prometheus.CounterVec
 }
@@ -66,12 +67,14 @@ func New(st Store, log *zap.Logger, now func() time.Time) *Metrics {
 			Help: "Node attempts retried within their budget, by workflow."}, []string{"workflow"}),
 		sendFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "send_failures_total",
 			Help: "Messages a chat platform did not accept, by platform."}, []string{"platform"}),
+		outboxFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "outbox_failed_total",
+			Help: "Messages a run owed that were given up on after their bounded retries, or refused by the platform, by kind."}, []string{"kind"}),
 		transcriptFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "transcript_write_failures_total",
 			Help: "Messages posted on a platform but not recorded in the conversation transcript, by platform."}, []string{"platform"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "inbound_duplicates_dropped_total",
 			Help: "Inbound platform events dropped because they were already handled, by platform."}, []string{"platform"}),
 	}
-	m.reg.MustRegister(m.runs, m.nodes, m.dispatch, m.rescues, m.retries, m.sendFailed, m.transcriptFailed, m.duplicates,
+	m.reg.MustRegister(m.runs, m.nodes, m.dispatch, m.rescues, m.retries, m.sendFailed, m.outboxFailed, m.transcriptFailed, m.duplicates,
 		newStoreCollector(st, log, now),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -109,6 +112,10 @@ func (m *Metrics) Retried(workflow string) { m.retries.WithLabelValues(workflow)
 
 // SendFailed counts a message a platform did not accept.
 func (m *Metrics) SendFailed(platform string) { m.sendFailed.WithLabelValues(platform).Inc() }
+
+// OutboxFailed counts a message a run owed that was recorded as failed (docs/design-notes.md, "The
+// outbox").
+func (m *Metrics) OutboxFailed(kind string) { m.outboxFailed.WithLabelValues(kind).Inc() }
 
 // TranscriptWriteFailed counts a message posted on a platform that its transcript misses.
 func (m *Metrics) TranscriptWriteFailed(platform string) {

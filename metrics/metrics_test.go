@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,6 +105,16 @@ func TestSendFailuresAreCounted(t *testing.T) {
 	r.run("down", "ok")
 	testkit.Eventually(t, "send_failures_total{down} to count", func() bool {
 		return value(t, r.m, `threadflow_send_failures_total{platform="down"}`) > 0
+	})
+}
+
+// A message the platform refuses is given up on at once and counted.
+func TestRefusedMessagesAreCountedAsOutboxFailures(t *testing.T) {
+	r := newRig(t, map[string]string{"ok": "name: ok\nnodes:\n  - id: a\n    bash: echo hi\n"},
+		&orchestratortest.Outbox{Name: "gone", Err: fmt.Errorf("%w: channel_not_found", conversation.ErrRefused)})
+	r.run("gone", "ok")
+	testkit.Eventually(t, "outbox_failed_total{announce} to count", func() bool {
+		return value(t, r.m, `threadflow_outbox_failed_total{kind="announce"}`) > 0
 	})
 }
 

@@ -70,6 +70,7 @@ type Engine struct {
 	Workers    *execution.Workers
 	Rescuer    *maintenance.Rescuer
 	Reporter   *reporting.Reporter
+	Courier    *maintenance.Courier
 	Executor   *execution.Executor
 	Timers     *maintenance.GateTimers
 	Presence   *maintenance.Presence
@@ -83,17 +84,23 @@ func New(c Config) *Engine {
 		c.LeaseTTL = 30 * time.Second
 	}
 	obs := execution.ObserverOr(c.Observer)
-	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs}
+	owner := c.Owner
+	if owner == "" {
+		owner = "replica-" + db.NewToken()
+	}
+	courier := &maintenance.Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval,
+		ClaimTTL: 2 * c.LeaseTTL}
+	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
 	var notify execution.Notifier = rep
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
 	timers := &maintenance.GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
-	exec := &execution.Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &execution.Strays{},
+	exec := &execution.Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Owing: rep.Owing, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &execution.Strays{},
 		GateTimersChanged: timers.Wake, Disk: c.Disk}
 	presence := &maintenance.Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
 		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.RemoteShown()}}
-	timers.Presence = presence
+	timers.Presence, courier.Presence = presence, presence
 	w := &execution.Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
 		Disk: c.Disk, Presence: presence}
 	return &Engine{
@@ -101,6 +108,7 @@ func New(c Config) *Engine {
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,
 		Reporter:       rep,
+		Courier:        courier,
 		Timers:         timers,
 		Workers:        w,
 		Rescuer: &maintenance.Rescuer{Store: c.Store, Notify: notify, Log: c.Log, Interval: c.LeaseTTL / 6, MaxRecoveries: c.MaxRecoveries,
@@ -117,12 +125,24 @@ func (e *Engine) Run(ctx context.Context) {
 			e.Presence.Platforms = append(e.Presence.Platforms, p)
 		}
 	}
+	// The courier outlives the rest: runs finishing within the shutdown grace still owe their
+	// messages, and it delivers them before the process ends (what it cannot, the next one does).
+	cctx, stopCourier := context.WithCancel(context.WithoutCancel(ctx))
+	courierDone := make(chan struct{})
+	go func() { defer close(courierDone); e.Courier.Run(cctx) }()
 	var wg sync.WaitGroup
 	wg.Go(func() { e.Presence.Run(ctx) })
 	wg.Go(func() { e.Workers.Run(ctx) })
 	wg.Go(func() { e.Rescuer.Run(ctx) })
 	wg.Go(func() { e.Timers.Run(ctx) })
 	wg.Wait()
+	stopCourier()
+	<-courierDone
+	// Then everything still owed here, in one pass that nothing else races: a message the loop was
+	// delivering when it stopped holds back its run's next one until it is recorded.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), execution.NoticeGrace)
+	e.Courier.Once(dctx)
+	cancel()
 }
 
 // fanout sends every notice to several notifiers.

@@ -45,6 +45,7 @@ func (h *harness) click(user string, msg orchestratortest.Posted, label string) 
 			m := conversation.Message{Address: msg.To, UserID: user, Text: b.Command, Direct: true,
 				Action: &conversation.Action{Ref: conversation.Ref{Address: msg.To, MessageID: msg.ID}}}
 			h.engine.Dispatcher.Handle(context.Background(), m)
+			h.delivered()
 			return h.out.Since(before)
 		}
 	}

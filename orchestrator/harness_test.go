@@ -106,7 +106,34 @@ func (h *harness) say(user, thread, text string) []orchestratortest.Posted {
 	m := conversation.Message{Address: conversation.Address{Platform: "console", ChannelID: "chan", ThreadID: thread},
 		UserID: user, Text: text, Direct: true}
 	h.engine.Dispatcher.Handle(context.Background(), m)
+	h.delivered()
 	return h.out.Since(before)
+}
+
+// delivered waits until the courier delivered every message the runs owe: what handling a message
+// owed is posted a moment after it is handled. With the engine stopped, the messages wait for the
+// next one.
+func (h *harness) delivered() {
+	h.t.Helper()
+	if !h.engine.Running() {
+		return
+	}
+	h.waitFor("every owed message to be delivered", func() bool {
+		runs, err := h.store.ListRuns(context.Background(), db.RunFilter{})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, r := range runs {
+			u, err := h.store.Undelivered(context.Background(), r.ID)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			if len(u) > 0 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // runIn returns the single run the store has for a workflow, failing when there is not exactly one.

@@ -50,6 +50,11 @@ func TestRescuerFailureNoticeSurvivesShutdown(t *testing.T) {
 		if got, _ := st.GetRun(context.Background(), run.ID); got.Status != db.StatusFailed {
 			t.Fatalf("run is %s after the rescue, want failed", got.Status)
 		}
+		// The notice is owed in the store, so the next process's courier delivers it.
+		next := &maintenance.Courier{Store: st, Log: zap.NewNop(), Owner: "next", Outboxes: reporter.Outboxes}
+		if n := next.Once(context.Background()); n == 0 {
+			t.Fatal("the courier delivered nothing")
+		}
 		for _, want := range []string{run.ID, "without completing a node", "/workflow resume " + run.ID, "/workflow abandon " + run.ID} {
 			if !strings.Contains(out.String(), want) {
 				t.Fatalf("the conversation lacks %q; it shows:\n%s", want, out.String())

@@ -76,6 +76,16 @@ func Run(t testing.TB, eng *orchestrator.Engine) *Engine {
 	return e
 }
 
+// Running reports whether the engine runs (Stop was not called).
+func (e *Engine) Running() bool {
+	select {
+	case <-e.stopped:
+		return false
+	default:
+		return true
+	}
+}
+
 // Stop shuts the engine down gracefully and waits for it; stopping twice is harmless.
 func (e *Engine) Stop() {
 	e.stop()

@@ -3,11 +3,14 @@ package discord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"go.uber.org/zap"
+
+	"threadflow/conversation"
 )
 
 // retryPolicy bounds how often a failed REST write is tried again.
@@ -31,6 +34,9 @@ func (a *Adapter) withRetry(ctx context.Context, op, channelID string, f func() 
 		}
 		a.log.Warn("discord.send_failed", zap.String("op", op), zap.String("channel", channelID),
 			zap.Int("attempt", attempt), errField(err))
+		if !transient(err) && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %w", conversation.ErrRefused, redact(err)) // Discord's own words follow
+		}
 		if attempt >= a.retry.attempts || !transient(err) {
 			return redact(err)
 		}

@@ -99,7 +99,7 @@ func authError(err error) error {
 }
 
 // Run checks the bot token with auth.test (unless Connect did), connects Socket Mode and hands
-// every inbound event to the handler, in arrival order, each acked first. It reconnects whenever
+// every inbound event to the handler, in arrival order, each acked once the handler took it. It reconnects whenever
 // the connection drops and returns nil when ctx ends, or an error when Slack rejects the tokens.
 func (a *Adapter) Run(ctx context.Context) error {
 	if a.auth == nil {
@@ -124,8 +124,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 }
 
-// dispatch acks an envelope, then translates and hands it over. The ack comes first because Slack
-// redelivers anything not acked within 3 seconds, and handling may take longer than that.
+// dispatch translates an envelope, hands it over, then acks it. The handler (the bot's Inbox)
+// records the event and queues it, which takes milliseconds, well within the 3 seconds Slack waits
+// for an ack: so an event is acked only once it is recorded, and a bot killed before that gets
+// it again from Slack instead of losing it (issue 27). Handling itself happens after the ack.
 func (a *Adapter) dispatch(ctx context.Context, sm *socketmode.Client, in inbound, ev socketmode.Event) {
 	switch ev.Type {
 	case socketmode.EventTypeConnected:
@@ -136,11 +138,11 @@ func (a *Adapter) dispatch(ctx context.Context, sm *socketmode.Client, in inboun
 		if ev.Request == nil {
 			return
 		}
-		if err := sm.AckCtx(ctx, ev.Request.EnvelopeID, nil); err != nil {
-			a.log.Warn("slack.ack_failed", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))
-		}
 		if m, ok := in.translate(ev); ok {
 			a.h.Handle(ctx, m)
+		}
+		if err := sm.AckCtx(ctx, ev.Request.EnvelopeID, nil); err != nil {
+			a.log.Warn("slack.ack_failed", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))
 		}
 	}
 }

@@ -45,15 +45,19 @@ func TestRunFailsOnRejectedToken(t *testing.T) {
 	}
 }
 
-func TestSlashCommandAckedBeforeHandlerFinishes(t *testing.T) {
+// The handler is the bot's Inbox, which records the event and queues it: Slack gets its ack only
+// once that returned, so a bot killed in between gets the event again instead of losing it.
+func TestSlashCommandAckedOnceTheHandlerTookIt(t *testing.T) {
 	t.Parallel()
 	fake, rec, _ := startAdapter(t)
 	rec.gate = make(chan struct{})
-	defer close(rec.gate)
 
 	env := fake.SlashCommand("U1", "C1", "run hello world")
 	got := rec.waitMessages(t, fake, 1)[0]
-	// The handler is still blocked: the ack must not be waiting for it.
+	if fake.Acked(env) { // the handler has not returned
+		t.Fatal("the command was acked before the handler took it")
+	}
+	close(rec.gate)
 	fake.WaitFor(t, testkit.Deadline, func(s *slackfake.Server) bool { return s.Acked(env) })
 
 	want := conversation.Message{

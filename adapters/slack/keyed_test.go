@@ -200,3 +200,24 @@ func TestKeyedPostThatCannotLookIsPostedAnyway(t *testing.T) {
 		t.Errorf("Find while Slack refuses reads: %v, want the missing_scope error", err)
 	}
 }
+
+// TestFirstAttemptPostsWithoutLooking: the outbox's first try of a keyed message is posted without
+// reading the conversation (Slack's reads are rate limited); a later try looks first.
+func TestFirstAttemptPostsWithoutLooking(t *testing.T) {
+	t.Parallel()
+	fake := slackfake.New(t)
+	out := newAdapter(t, fake, &recorder{}).Outbox()
+	first := conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "k1/gate", FirstAttempt: true}
+	ref, err := out.Post(t.Context(), addr("C1", ""), first)
+	if err != nil || fake.Reads() != 0 {
+		t.Fatalf("first attempt = %+v, %v after %d reads; want posted without reading", ref, err, fake.Reads())
+	}
+	again := first
+	again.FirstAttempt = false
+	if got, err := out.Post(t.Context(), addr("C1", ""), again); err != nil || got != ref || fake.Reads() == 0 {
+		t.Fatalf("later attempt = %+v, %v after %d reads; want the first post found by reading", got, err, fake.Reads())
+	}
+	if n := fake.Posts("C1", ""); n != 1 {
+		t.Fatalf("%d posts, want 1", n)
+	}
+}

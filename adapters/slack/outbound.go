@@ -110,7 +110,7 @@ func (o *outbox) postChunks(ctx context.Context, to conversation.Address, r conv
 		return "", conversation.Ref{}, err
 	}
 	var have found
-	if r.Key != "" {
+	if r.Key != "" && !r.FirstAttempt {
 		// A look that fails (a scope missing, Slack refusing reads) does not stop the post: a
 		// message shown twice beats one never shown.
 		if have, err = o.posted(ctx, to, r.Key, startThread, repostLookup); err != nil {

@@ -11,6 +11,8 @@ import (
 	slackapi "github.com/slack-go/slack"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	"threadflow/conversation"
 )
 
 // Sending policy. Slack allows about one message per second per channel with short bursts; a
@@ -86,6 +88,9 @@ func (s *sender) try(ctx context.Context, op, channel string, pace *rate.Limiter
 		if !retry || attempt >= s.attempts || ctx.Err() != nil {
 			s.log.Warn("slack.send_failed", zap.String("op", op), zap.String("channel", channel),
 				zap.Int("attempts", attempt), zap.Error(err))
+			if !retry && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", conversation.ErrRefused, err) // Slack's own words follow
+			}
 			return fmt.Errorf("slack: %s to %s failed after %d attempt(s): %w", op, channel, attempt, err)
 		}
 		s.log.Debug("slack.send_retrying", zap.String("op", op), zap.String("channel", channel),

@@ -218,6 +218,9 @@ type runPageData struct {
 	Instead   template.HTML        // who may approve, to a viewer who may not
 	LiveURL   string
 	User      string
+	// Undelivered are messages the run owes its thread that failed for good, or are being retried
+	// after a platform error (issue 27): what the thread misses, and why.
+	Undelivered []db.OutboxEntry
 }
 
 // MayApprove reports whether the page offers the viewer Approve; MayReject, Reject. The
@@ -256,7 +259,16 @@ func (s *Server) readRun(ctx context.Context, id string, viewer viewer) (runPage
 	}
 	v := foldRun(run, events, s.cfg.Now())
 	notes, graph := planNodes(&v)
+	owed, err := s.cfg.Store.Undelivered(ctx, id)
+	if err != nil {
+		return runPageData{}, fmt.Errorf("web: read undelivered messages of run %s: %w", id, err)
+	}
 	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run), User: viewer.Label()}
+	for _, o := range owed {
+		if o.State == db.OutboxFailed || o.LastError != "" { // not one on its way for a moment
+			data.Undelivered = append(data.Undelivered, o)
+		}
+	}
 	if v.CanAnswer() {
 		offer := s.cfg.Auth.GateOffer(run, viewer.ID)
 		data.Offer, data.Instead = &offer, Render(offer.Instead(""))

@@ -60,6 +60,7 @@ type Store interface {
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	audit.Source // the audit page
+	Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error)
 	Transcripts
 }
 

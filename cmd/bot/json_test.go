@@ -12,7 +12,7 @@ import (
 // ("Output for scripts"). A new key must be documented there and added here.
 var (
 	runKeys      = []string{"args", "created_at", "finished_at", "id", "state", "user", "workflow"}
-	statusKeys   = append(slices.Clone(runKeys), "last_error", "nodes", "resumes", "waiting_at")
+	statusKeys   = append(slices.Clone(runKeys), "last_error", "nodes", "resumes", "undelivered", "waiting_at")
 	nodeKeys     = []string{"attempts", "depends_on", "duration_ms", "id", "output_bytes", "state"} // and reason, by when set
 	workflowKeys = []string{"description", "name", "origin"}
 )

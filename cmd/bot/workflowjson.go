@@ -44,6 +44,17 @@ type statusJSON struct {
 	Nodes     []nodeJSON `json:"nodes"`
 	WaitingAt *placeJSON `json:"waiting_at"` // the gate or pause the run waits at, else null
 	LastError *placeJSON `json:"last_error"` // null unless the run failed or paused on an error
+	// Undelivered are the messages the run owes its conversation that are not posted yet: still
+	// being tried (owed), or given up on (failed, with the platform's words).
+	Undelivered []undeliveredJSON `json:"undelivered"`
+}
+
+type undeliveredJSON struct {
+	Kind      string    `json:"kind"`  // announce, status, gate, completed, failed, paused, cancelled, note, resolved
+	State     string    `json:"state"` // owed or failed
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error"`
+	Since     time.Time `json:"since"`
 }
 
 type nodeJSON struct {
@@ -180,7 +191,15 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 	if err != nil {
 		return err
 	}
-	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}}
+	owed, err := c.store.Undelivered(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}, Undelivered: []undeliveredJSON{}}
+	for _, o := range owed {
+		s.Undelivered = append(s.Undelivered, undeliveredJSON{Kind: o.Kind, State: string(o.State), Attempts: o.Attempts,
+			LastError: o.LastError, Since: o.CreatedAt})
+	}
 	for _, n := range execution.RunNodes(r, events) {
 		deps := n.DependsOn
 		if deps == nil {

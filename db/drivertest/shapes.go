@@ -186,7 +186,7 @@ func (s *shapes) fireGate(t *testing.T, id string, due, remind time.Duration, ki
 	t.Helper()
 	noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.claim(t, id)[0], s.timedGate(due, remind)))
 	s.clock.Advance(2 * time.Minute)
-	fired := noErr[[]db.GateTimer](t, "FireGateTimers")(s.m.FireGateTimers(s.ctx, db.Reach{}))
+	fired := noErr[[]db.GateTimer](t, "FireGateTimers")(s.m.FireGateTimers(s.ctx, db.Reach{}, nil))
 	if len(fired) != 1 || fired[0].Kind != kind || fired[0].Run.ID != id || fired[0].Run.Status != status {
 		t.Fatalf("FireGateTimers = %+v, want the %s of run %s, leaving it %s", fired, kind, id, status)
 	}

@@ -12,10 +12,11 @@ import (
 // meta, and row locks that concurrent claimers and rescuers pass over (SKIP LOCKED) instead of
 // waiting for a row and then finding it taken.
 var dialect = db.Dialect{
-	Param:    func(n int) string { return "$" + strconv.Itoa(n) },
-	Time:     func(t time.Time) any { return t },
-	NullTime: func(t time.Time) any { return nullTime(t) },
-	TimeCast: "::timestamptz",
+	NextOutboxID: "nextval(pg_get_serial_sequence('run_outbox', 'id'))",
+	Param:        func(n int) string { return "$" + strconv.Itoa(n) },
+	Time:         func(t time.Time) any { return t },
+	NullTime:     func(t time.Time) any { return nullTime(t) },
+	TimeCast:     "::timestamptz",
 	In: func(q *db.SQL, expr string, vals []string) string {
 		return expr + " = ANY(" + q.Arg(vals) + "::text[])"
 	},

@@ -103,6 +103,10 @@ func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, 
 			q, args := dialect.SetMessageRef(ref)
 			b.Queue(q, args...)
 		}
+		for _, o := range c.Owe {
+			q, args := dialect.Owe(c.Run.ID, o, c.At)
+			b.Queue(q, args...)
+		}
 	}
 	if err := d.s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)

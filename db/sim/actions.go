@@ -312,7 +312,7 @@ func (s *Sim) fireTimers() error {
 		}
 	}
 	s.note("gate timers (expect %v)", expect)
-	fired, err := s.store.FireGateTimers(s.ctx, db.Reach{})
+	fired, err := s.store.FireGateTimers(s.ctx, db.Reach{}, nil)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ var dialect = db.Dialect{
 	Meta:     metaSQL,
 	// The single writer holds the write lock, so MAX + 1 is unique and larger than every committed seq.
 	MessageSeq: "(SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_messages)",
+	// The single writer makes MAX + 1 a fresh id; AUTOINCREMENT then continues past it.
+	NextOutboxID: "(SELECT MAX(id) + 1 FROM run_outbox)",
 }
 
 // in is expr IN (?, ...), one parameter per value.

@@ -81,6 +81,9 @@ func insertRun(ctx context.Context, tx *wtx, c db.RunCreation) (db.Run, error) {
 			return db.Run{}, err
 		}
 	}
+	if err := owe(ctx, tx, c.Run.ID, c.Owe, c.At); err != nil {
+		return db.Run{}, err
+	}
 	return r, nil
 }
 

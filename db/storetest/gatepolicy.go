@@ -233,7 +233,7 @@ func timers(onTimeout string) func(*db.Pause) {
 
 func fire(t *testing.T, e *env) []db.GateTimer {
 	t.Helper()
-	fired, err := e.s.FireGateTimers(e.ctx, db.Reach{})
+	fired, err := e.s.FireGateTimers(e.ctx, db.Reach{}, nil)
 	if err != nil {
 		t.Fatalf("FireGateTimers: %v", err)
 	}
@@ -321,7 +321,7 @@ func testConcurrentTimers(t *testing.T, e *env) {
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
-			got, err := e.s.FireGateTimers(e.ctx, db.Reach{})
+			got, err := e.s.FireGateTimers(e.ctx, db.Reach{}, nil)
 			if err != nil {
 				t.Errorf("FireGateTimers: %v", err)
 			}
@@ -358,10 +358,10 @@ func testTimersByPlatform(t *testing.T, e *env) {
 	if _, ok, err := e.s.NextGateTimer(e.ctx, db.Reach{Platforms: []string{"discord"}}); err != nil || ok {
 		t.Fatalf("NextGateTimer for discord reports the timer of a slack run (or fails: %v)", err)
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "console"}}); err != nil || len(got) != 0 {
+	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "console"}}, nil); err != nil || len(got) != 0 {
 		t.Fatalf("FireGateTimers for discord fired %+v, %v", got, err)
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "slack"}}); err != nil || len(got) != 1 || got[0].Run.ID != r.ID {
+	if got, err := e.s.FireGateTimers(e.ctx, db.Reach{Platforms: []string{"discord", "slack"}}, nil); err != nil || len(got) != 1 || got[0].Run.ID != r.ID {
 		t.Fatalf("FireGateTimers for slack fired %+v, %v", got, err)
 	}
 }

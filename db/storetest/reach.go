@@ -103,13 +103,13 @@ func testTimersFollowReach(t *testing.T, e *env) {
 	if _, ok, err := e.s.NextGateTimer(e.ctx, server); err != nil || ok {
 		t.Fatalf("a server sees the timer of an attached terminal's run (or fails: %v)", err)
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, server); err != nil || len(got) != 0 {
+	if got, err := e.s.FireGateTimers(e.ctx, server, nil); err != nil || len(got) != 0 {
 		t.Fatalf("a server fired %+v, %v; the terminal is attached", got, err)
 	}
 	if err := e.s.DetachTerminal(e.ctx, "term-1"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.s.FireGateTimers(e.ctx, server); err != nil || len(got) != 1 || got[0].Run.ID != run.ID {
+	if got, err := e.s.FireGateTimers(e.ctx, server, nil); err != nil || len(got) != 1 || got[0].Run.ID != run.ID {
 		t.Fatalf("after the terminal detached a server fired %+v, %v; want the run's timeout", got, err)
 	}
 }

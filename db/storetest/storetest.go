@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"Reach", reachTests()},
 		{"Transcripts", transcriptTests()},
 		{"Workspaces", workspaceTests()},
+		{"Outbox", outboxTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -103,7 +103,8 @@ func (b *Dispatcher) waitingRun(ctx context.Context, m conversation.Message) (db
 // run's thread.
 func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, run db.Run, a gateInput) {
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Via: m.Via, Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply})
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Via: m.Via, Admin: b.Auth.IsAdmin(m.UserID), Text: a.text, ReplySeq: a.reply,
+		Owe: b.Reporter.AnswerOwed(ctx, run, m.Sender())})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)
 		return
@@ -116,7 +117,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 			b.reply(ctx, m, t)
 		}
-		b.Reporter.Note(ctx, res.Run, t)
+		b.Reporter.Wake()
 		return
 	}
 	log.Info("orchestrator.gate_resolved")
@@ -125,10 +126,10 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 	if m.Action == nil && m.ConversationID() != res.Run.ConversationID {
 		b.reply(ctx, m, t) // answered from elsewhere: confirm there too
 	}
-	b.Reporter.GateResolved(ctx, res.Run, t)
+	b.Reporter.Wake()
 	if a.decision == db.DecisionReject {
 		execution.ObserverOr(b.Observe).RunStopped(res.Run.Workflow, res.Run.Status)
-		b.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: res.Run}) // the status; t is in the thread already
+		b.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: res.Run}) // the status with every node as the end left it
 		return
 	}
 	b.Workers.Wake()

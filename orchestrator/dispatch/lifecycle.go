@@ -26,33 +26,30 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 		b.notOwner(ctx, m, run, "resume")
 		return
 	}
-	// Hold the run's reports across the resume so its fresh status message is out before any worker
-	// reports on it.
 	if t, refuse := b.freshRefusal(ctx, run, c.FreshWorkspace); refuse {
 		b.replyEphemeralOrReply(ctx, m, t)
 		return
 	}
-	unlock := b.Reporter.Hold(ctx, run)
 	resume, where := b.Store.ResumeRun, " where it stopped"
 	if c.FreshWorkspace {
 		resume, where = b.Store.ResumeFresh, " from its first node in a fresh workspace"
 	}
-	resumed, err := resume(ctx, run.ID, m.UserID)
+	t := conversation.T(conversation.P("Resuming run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
+		conversation.P(where+" (requested by "), m.Sender().Span(), conversation.P(")."))
+	// The resume owes the thread its note and a fresh status message, recorded with it: they go out
+	// before anything a worker reports on the resumed run.
+	resumed, err := resume(ctx, run.ID, m.UserID, b.Reporter.Resumed(t))
 	if err != nil {
-		unlock()
 		b.refused(ctx, m, run, "resume", err)
 		return
 	}
 	b.Log.Info("orchestrator.run_resume_requested", zap.String("run_id", run.ID), zap.String("from", string(run.Status)), zap.String("user", MaskUser(m.UserID)),
 		zap.Bool("fresh_workspace", c.FreshWorkspace))
-	t := conversation.T(conversation.P("Resuming run "), conversation.C(resumed.ID), conversation.P(" of "), conversation.C(resumed.Workflow),
-		conversation.P(where+" (requested by "), m.Sender().Span(), conversation.P(")."))
 	b.settle(ctx, m, t)
 	if m.ConversationID() != resumed.ConversationID {
 		b.reply(ctx, m, t) // asked from elsewhere: answer there too, the thread gets the status below
 	}
-	b.Reporter.Resumed(ctx, resumed, t)
-	unlock()
+	b.Reporter.Wake()
 	b.Workers.Wake()
 }
 
@@ -127,7 +124,9 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 		b.notOwner(ctx, m, run, verb)
 		return
 	}
-	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, pastTense(verb))
+	t := stoppedText(c.Kind, run, m.Sender())
+	n := execution.Notice{Kind: execution.NoticeCancelled, Text: t}
+	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, pastTense(verb), b.Reporter.Owing(n))
 	if err != nil {
 		b.refused(ctx, m, run, verb, err)
 		return
@@ -135,14 +134,14 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 	b.Workers.Stop(run.ID)
 	execution.ObserverOr(b.Observe).RunStopped(cancelled.Workflow, cancelled.Status)
 	b.Log.Info("orchestrator.run_abandoned", zap.String("run_id", run.ID), zap.String("how", verb), zap.String("user", MaskUser(m.UserID)))
-	t := stoppedText(c.Kind, run, m.Sender())
 	// One message for one event: the run's conversation is told by the notice, and where it was
 	// asked from only when that is elsewhere (a click there shows it on the message clicked).
 	b.settle(ctx, m, t)
 	if m.Action == nil && m.ConversationID() != cancelled.ConversationID {
 		b.reply(ctx, m, t)
 	}
-	b.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: cancelled, Text: t})
+	n.Run = cancelled
+	b.Reporter.Notify(ctx, n)
 }
 
 // stoppedText says that a run was abandoned or cancelled, by whom, and from which status: abandon

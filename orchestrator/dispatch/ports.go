@@ -10,12 +10,12 @@ import (
 // (one compare-and-set each), finding and listing them, and the conversations' assistant sessions.
 type Store interface {
 	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)
-	ResumeRun(ctx context.Context, runID, by string) (db.Run, error)
-	ResumeFresh(ctx context.Context, runID, by string) (db.Run, error)
+	ResumeRun(ctx context.Context, runID, by string, owe ...db.Owing) (db.Run, error)
+	ResumeFresh(ctx context.Context, runID, by string, owe ...db.Owing) (db.Run, error)
 	LiveHomes(ctx context.Context) ([]db.Home, error)
 	ResolveGate(ctx context.Context, g db.GateResolution) (db.GateResult, error)
 	RecordGateReply(ctx context.Context, runID, node string, reply db.GateReplyData) (db.Event, error)
-	CancelRun(ctx context.Context, runID, by, reason string) (db.Run, error)
+	CancelRun(ctx context.Context, runID, by, reason string, owe ...db.Owing) (db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]db.Run, error)
 	FindResumable(ctx context.Context, workflow, parentConversationID string) (db.Run, error)

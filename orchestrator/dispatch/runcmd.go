@@ -62,8 +62,10 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 // StartRun creates a fresh run of wf, requested by by, in a fresh working directory with the
 // workflow frozen into it. The requester's display name is stored with the run, so whichever
 // replica reports on it later names them the same way.
-// Its thread is opened first and the run is created in it, so every report lands in the thread
-// even when a worker claims the run at once; then the workers are woken.
+// The run is created in the conversation it was asked in, owing its announcement: the courier
+// posts it once the run exists, and the thread it opens becomes the run's conversation. Everything
+// else the run owes waits behind it, so every report lands in the thread even when a worker claims
+// the run at once. A run that could not be created was never announced: the caller says so.
 //
 // Arguments the limits refuse (*commands.LimitError) start nothing and write nothing: every way of
 // starting a run comes through here.
@@ -73,29 +75,17 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	}
 	id := db.NewRunID()
 	by.Name = conversation.DisplayName(by.Name)
-	thread, messages := b.Reporter.Announce(ctx, at, id, wf.Name, by)
-	// The run, its thread and its status message are recorded in one transaction: one write on the
-	// path every message of a burst shares.
-	conv := &db.Conversation{ID: thread.ConversationID(), Platform: thread.Platform, ChannelID: thread.ChannelID, ThreadID: thread.ThreadID}
-	if thread.ThreadID != "" {
-		conv.ParentID = thread.Channel().ConversationID()
-	}
-	// A thread's channel is recorded before the thread: the one the run was asked in, or on the web
-	// chat the channel every person shares, apart from the person's own conversation.
-	parents := b.unrecorded(at)
-	if thread.ThreadID != "" && thread.Channel() != at.Channel() {
-		parents = append(parents, b.unrecorded(thread.Channel())...)
-	}
-	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: conv.ID, ParentConversationID: at.ConversationID(),
+	// The run, the conversation it was asked in and what it owes are recorded in one transaction:
+	// one write on the path every message of a burst shares.
+	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: at.ConversationID(), ParentConversationID: at.ConversationID(),
 		UserID: by.ID, UserName: by.Name, UserVia: by.Via, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
-		Conversation: conv, Parents: parents, Messages: messages})
+		Parents: b.unrecorded(at), Owe: b.Reporter.Announce(db.Run{ID: id, Workflow: wf.Name}, by)})
 	if err != nil {
-		b.Reporter.Forget(id)
 		return db.Run{}, err
 	}
 	b.known.add(at.ConversationID())
-	b.known.add(thread.Channel().ConversationID())
 	b.Log.Info("orchestrator.run_created", zap.String("run_id", run.ID), zap.String("workflow", wf.Name), zap.String("user", MaskUser(by.ID)))
+	b.Reporter.Wake()
 	b.Workers.Wake()
 	return run, nil
 }

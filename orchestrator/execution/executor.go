@@ -16,9 +16,12 @@ import (
 // paused at a gate, or interrupted (lease lost, shutdown). Every fact it learns is written to
 // run_events under the run's lease before it acts on it, so any worker can continue where it stopped.
 type Executor struct {
-	Store       Store
-	Providers   Providers
-	Notify      Notifier
+	Store     Store
+	Providers Providers
+	Notify    Notifier
+	// Owing is what a transition the executor makes owes its run's conversation (Reporter.Owing);
+	// nil owes nothing.
+	Owing       func(Notice) db.Owing
 	Log         *zap.Logger
 	MaxParallel int                                              // nodes of one run at once; <= 0 means 4
 	Sleep       func(ctx context.Context, d time.Duration) error // retry backoff; injected by tests

@@ -38,9 +38,11 @@ func (e *execution) recordFailed(ctx context.Context, re *recordError) error {
 		e.releaseReserve() // the database may share the full disk: let it record the pause
 	}
 	hint := fmt.Sprintf("free disk space or fix the database (/readyz says what is wrong), then /workflow resume %s", e.run.ID)
-	run, err := e.x.Store.PauseRun(wctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: re.node, Error: re.Error(), ResumeHint: hint, Since: e.x.now()})
+	n := Notice{Kind: NoticePaused, Node: re.node, Nodes: e.nodeStatuses()}
+	run, err := e.x.Store.PauseRun(wctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: re.node, Error: re.Error(), ResumeHint: hint, Since: e.x.now()}, e.owing(n))
 	if err == nil {
-		e.settled(wctx, Notice{Kind: NoticePaused, Run: run, Node: re.node, Nodes: e.nodeStatuses()})
+		n.Run = run
+		e.settled(wctx, n)
 		return nil
 	}
 	if errors.Is(err, db.ErrLeaseLost) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,8 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		}
 		e.x.observer().Retried(e.run.Workflow)
 		wait := backoff(n.Retry.Delay, failures)
-		e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Node: n.ID, Text: retryText(n.ID, res.attempt, n.Retry.MaxAttempts, ne.msg, wait)})
+		e.x.Notify.Notify(ctx, Notice{Kind: NoticeNote, Run: e.run, Node: n.ID, Text: retryText(n.ID, res.attempt, n.Retry.MaxAttempts, ne.msg, wait),
+			Key: db.OwedKey(e.run.ID, "retry", strconv.Itoa(e.run.Attempt), n.ID, strconv.Itoa(res.attempt))})
 		if serr := e.x.sleep(ctx, wait); serr != nil {
 			res.err = context.Cause(ctx)
 			return

@@ -21,6 +21,8 @@ type Observer interface {
 	Retried(workflow string)
 	// SendFailed counts messages a platform did not accept.
 	SendFailed(platform string)
+	// OutboxFailed counts a message a run owed that was given up on (failed in the outbox), by kind.
+	OutboxFailed(kind string)
 }
 
 // nopObserver is used when no Observer is configured.
@@ -32,6 +34,7 @@ func (nopObserver) Dispatched(string, time.Duration)           {}
 func (nopObserver) Rescued(int)                                {}
 func (nopObserver) Retried(string)                             {}
 func (nopObserver) SendFailed(string)                          {}
+func (nopObserver) OutboxFailed(string)                        {}
 
 // ObserverOr is o, or an Observer that ignores everything when o is nil (Observer is optional
 // everywhere).

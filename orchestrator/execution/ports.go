@@ -16,9 +16,9 @@ type Store interface {
 	ClaimRuns(ctx context.Context, owner string, ttl time.Duration, reach db.Reach, n int) ([]db.Run, error)
 	Heartbeat(ctx context.Context, l db.Lease, ttl time.Duration) error
 	RenewLeases(ctx context.Context, ls []db.Lease, ttl time.Duration) ([]db.Lease, error)
-	PauseRun(ctx context.Context, l db.Lease, p db.Pause) (db.Run, error)
-	CompleteRun(ctx context.Context, l db.Lease, output string) (db.Run, error)
-	FailRun(ctx context.Context, l db.Lease, e db.RunError) (db.Run, error)
+	PauseRun(ctx context.Context, l db.Lease, p db.Pause, owe ...db.Owing) (db.Run, error)
+	CompleteRun(ctx context.Context, l db.Lease, output string, owe ...db.Owing) (db.Run, error)
+	FailRun(ctx context.Context, l db.Lease, e db.RunError, owe ...db.Owing) (db.Run, error)
 	ReleaseRun(ctx context.Context, l db.Lease) (db.Run, error)
 	SetWorkspace(ctx context.Context, l db.Lease, w db.Workspace) (db.Run, error)
 	RecordEvents(ctx context.Context, l db.Lease, es []db.Event) ([]db.Event, []error)
@@ -68,6 +68,9 @@ type Notice struct {
 	Node  string
 	Nodes []NodeStatus // progress: every node's state
 	Text  conversation.Text
+	// Key names a note for good (a retry of a node attempt), so saying it twice posts it once;
+	// "" owes it once per Notify.
+	Key string
 }
 
 // NodeStatus is one node's state for progress displays.

@@ -174,11 +174,13 @@ func (e *execution) pauseLost(ctx context.Context, l lostWorkspace) error {
 	e.x.Log.Warn("orchestrator.workspace_lost", zap.String("run_id", e.run.ID), zap.String("host", l.where.Host), zap.String("saved_node", l.saved))
 	p := db.Pause{Kind: db.PauseRecovery, Error: l.text(e.run.ID), WorkspaceLost: true, Since: e.x.now(),
 		ResumeHint: FreshHint(e.run.ID)}
-	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
+	n := Notice{Kind: NoticePaused, Nodes: e.nodeStatuses()}
+	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Nodes: e.nodeStatuses()})
+	n.Run = run
+	e.settled(ctx, n)
 	return nil
 }
 
@@ -191,11 +193,13 @@ func (e *execution) pauseUnreachable(ctx context.Context, re *RemoteError) error
 	hint := fmt.Sprintf("make WORKSPACE_REMOTE %s reachable from this host, then /workflow resume %s", re.Remote, e.run.ID)
 	p := db.Pause{Kind: db.PauseRecovery, Error: fmt.Sprintf("the workspace of run %s cannot be recreated: %v", e.run.ID, re),
 		ResumeHint: hint, WorkspaceUnreachable: true, Since: e.x.now()}
-	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
+	n := Notice{Kind: NoticePaused, Nodes: e.nodeStatuses()}
+	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Nodes: e.nodeStatuses()})
+	n.Run = run
+	e.settled(ctx, n)
 	return nil
 }
 

@@ -298,12 +298,22 @@ func (e *execution) complete(ctx context.Context) error {
 			}
 		}
 	}
-	run, err := e.x.Store.CompleteRun(ctx, e.lease, strings.Join(parts, "\n\n"))
+	n := Notice{Kind: NoticeCompleted, Nodes: e.nodeStatuses()}
+	run, err := e.x.Store.CompleteRun(ctx, e.lease, strings.Join(parts, "\n\n"), e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticeCompleted, Run: run, Nodes: e.nodeStatuses()})
+	n.Run = run
+	e.settled(ctx, n)
 	return nil
+}
+
+// owing is what the transition n reports owes, recorded with it (Executor.Owing).
+func (e *execution) owing(n Notice) db.Owing {
+	if e.x.Owing == nil {
+		return nil
+	}
+	return e.x.Owing(n)
 }
 
 // settled tells the run's conversation how the run stopped, once that is written. The lease ended
@@ -339,22 +349,26 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 			hint = "fix the cause"
 		}
 		hint += fmt.Sprintf(", then /workflow resume %s", e.run.ID)
-		run, err := e.x.Store.PauseRun(ctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: node, Error: ne.msg, ResumeHint: hint, Since: e.x.now()})
+		n := Notice{Kind: NoticePaused, Node: node, Nodes: waitingAt(e.nodeStatuses(), node)}
+		run, err := e.x.Store.PauseRun(ctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: node, Error: ne.msg, ResumeHint: hint, Since: e.x.now()}, e.owing(n))
 		if err != nil {
 			return e.interrupted(err)
 		}
-		e.settled(ctx, Notice{Kind: NoticePaused, Run: run, Node: node, Nodes: waitingAt(e.nodeStatuses(), node)})
+		n.Run = run
+		e.settled(ctx, n)
 		return nil
 	}
 	return e.fail(ctx, db.RunError{Node: node, Class: ne.class, Message: ne.msg})
 }
 
 func (e *execution) fail(ctx context.Context, runErr db.RunError) error {
-	run, err := e.x.Store.FailRun(ctx, e.lease, runErr)
+	n := Notice{Kind: NoticeFailed, Node: runErr.Node, Nodes: e.nodeStatuses()}
+	run, err := e.x.Store.FailRun(ctx, e.lease, runErr, e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticeFailed, Run: run, Node: runErr.Node, Nodes: e.nodeStatuses()})
+	n.Run = run
+	e.settled(ctx, n)
 	return nil
 }
 
@@ -362,14 +376,16 @@ func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
 	if p.Since.IsZero() { // an approval sets it with its timers, so they count from the same instant
 		p.Since = e.x.now()
 	}
-	run, err := e.x.Store.PauseRun(ctx, e.lease, p)
+	n := Notice{Kind: NoticeGate, Node: p.Node, Nodes: waitingAt(e.nodeStatuses(), p.Node)}
+	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
 	if err == nil && (!p.DueAt.IsZero() || !p.RemindAt.IsZero()) && e.x.GateTimersChanged != nil {
 		e.x.GateTimersChanged()
 	}
 	if err != nil {
 		return e.interrupted(err)
 	}
-	e.settled(ctx, Notice{Kind: NoticeGate, Run: run, Node: p.Node, Nodes: waitingAt(e.nodeStatuses(), p.Node)})
+	n.Run = run
+	e.settled(ctx, n)
 	return nil
 }
 

@@ -93,7 +93,7 @@ func (g *GateTimers) Once(ctx context.Context) {
 	if !ok {
 		return
 	}
-	fired, err := g.Store.FireGateTimers(ctx, reach)
+	fired, err := g.Store.FireGateTimers(ctx, reach, func(t db.GateTimer) []db.Owed { return g.Reporter.TimerOwed(t, g.now()) })
 	if err != nil && ctx.Err() == nil {
 		g.Log.Warn("orchestrator.gate_timers_failed", zap.Error(err))
 	}
@@ -106,16 +106,16 @@ func (g *GateTimers) Once(ctx context.Context) {
 	}
 }
 
+// announce logs what fired, and for a timeout owes what the timer's transaction could not read:
+// the status message with the run's nodes, and the ask-backs' settled buttons.
 func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	log := g.Log.With(zap.String("run_id", t.Run.ID), zap.String("node", t.Pause.Node))
 	if t.Kind == db.TimerReminder {
 		log.Info("orchestrator.gate_reminder_sent")
-		g.Reporter.Note(ctx, t.Run, reporting.ReminderText(t.Run, t.Pause, g.now()))
+		g.Reporter.Wake()
 		return
 	}
 	log.Info("orchestrator.gate_timed_out", zap.String("on_timeout", t.Pause.OnTimeout))
-	text := reporting.TimeoutText(t.Run, t.Pause)
 	execution.ObserverOr(g.Observe).RunStopped(t.Run.Workflow, t.Run.Status)
-	g.Reporter.GateResolved(ctx, t.Run, text)
-	g.Reporter.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}) // the status; text is in the thread already
+	g.Reporter.TimedOut(ctx, t)
 }

@@ -2,6 +2,7 @@ package reporting
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,33 +15,39 @@ import (
 	"threadflow/orchestrator/execution"
 )
 
-// Reporter is the Notifier every platform shares: it renders run notices as conversation Replies
-// and sends them through the adapter Outbox of the run's platform. Each run gets a root message
-// in the channel that opens its thread, one live status message in that thread (edited, debounced,
-// instead of a message per event), and a message for each gate, failure and completion.
+// Reporter is the Notifier every platform shares: it renders what happens to runs as the messages
+// they owe (owed.go) and records them in the outbox, which the Courier delivers through the
+// adapter Outbox of the run's platform. Each run gets a root message in the channel that opens its
+// thread, one live status message in that thread (edited, debounced, instead of a message per
+// event), and a message for each gate, failure and completion. Post and Edit answer people
+// directly (command replies), which no run owes.
 type Reporter struct {
 	Store    Store
 	Outboxes map[string]conversation.Outbox
 	Log      *zap.Logger
 	Debounce time.Duration // minimum time between status edits; default 1s
 	Observe  execution.Observer
+	Courier  Waker // woken when a message becomes owed; nil: the next look of a courier
 
-	mu   sync.Mutex
-	runs map[string]*runReport // runs this replica reported on; dropped when a run stops for good
+	mu       sync.Mutex
+	progress map[string]*progressReport // runs with progress not yet owed
 }
 
-// runReport remembers where a run is reported and which messages to edit. Its mutex serialises
-// everything said about the run, so a gate answered while its question is still being posted edits
-// the question instead of leaving live buttons behind, and a resumed run's status message is out
-// before any report of its progress.
-type runReport struct {
-	mu       sync.Mutex
-	addr     conversation.Address
-	status   *conversation.Ref
-	gate     *conversation.Ref
-	askBacks map[string]conversation.Ref // questions about unclear replies, by ref kind, while their buttons are live
-	timer    *time.Timer
-	pending  *execution.Notice // the latest progress not yet shown
+// Waker is the courier (maintenance.Courier) as reporting sees it: told when something became owed.
+type Waker interface{ Wake() }
+
+// Wake tells the courier that something became owed.
+func (r *Reporter) Wake() {
+	if r.Courier != nil {
+		r.Courier.Wake()
+	}
+}
+
+// progressReport is a run's progress waiting for its debounced status edit.
+type progressReport struct {
+	timer   *time.Timer
+	pending *execution.Notice // the latest progress not yet owed
+	settled bool              // the run stopped here: later progress must not overwrite how
 }
 
 // Post sends a reply to an address, logging failures: a reply that cannot be sent must not fail
@@ -79,261 +86,151 @@ func (r *Reporter) Edit(ctx context.Context, ref conversation.Ref, rep conversat
 	}
 }
 
-// Announce opens a new run's place before the run exists, so no worker can report on the run before
-// its thread is there: a root message in the channel that opens the run's thread, and the live
-// status message inside it. It returns the thread, which becomes the run's conversation so replies
-// in it reach the run; on a platform without threads, or when posting fails, it returns at.
-// The returned refs are the messages to record with the run when it is created.
-func (r *Reporter) Announce(ctx context.Context, at conversation.Address, runID, workflow string, by conversation.Person) (conversation.Address, []db.MessageRef) {
-	rep := &runReport{addr: at}
-	root := conversation.T(conversation.P("▶ "), conversation.C(workflow), conversation.P(" - run "), conversation.C(runID),
-		conversation.P(" by "), by.Span())
-	if ob := r.Outboxes[at.Platform]; ob != nil {
-		thread, _, err := ob.StartThread(ctx, at, conversation.Reply{Text: root, RunID: runID})
-		if err != nil {
-			r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", runID), zap.Error(err))
-		} else {
-			rep.addr = thread
-		}
-	}
-	status := statusText(db.Run{ID: runID}, string(db.StatusQueued), nil)
-	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: status, RunID: runID}); ok {
-		rep.status = &ref
-	}
-	r.mu.Lock()
-	r.report()[runID] = rep
-	r.mu.Unlock()
-	var refs []db.MessageRef
-	if rep.status != nil {
-		refs = append(refs, messageRef(runID, refStatus, rep.status))
-	}
-	return rep.addr, refs
+// Announce is what a new run owes: its announcement and status message, written with the run
+// (NewRun.Owe) and posted once it exists.
+func (r *Reporter) Announce(run db.Run, by conversation.Person) []db.Owed {
+	return announceOwed(run, by)
 }
 
-// Hold locks a run's reports until the returned function is called: whoever holds it says the
-// next thing about the run. The dispatcher holds it across a resume so that the fresh status
-// message is posted before any worker reports on the resumed run.
-func (r *Reporter) Hold(ctx context.Context, run db.Run) (unlock func()) {
-	rep := r.lookup(ctx, run)
-	if rep == nil {
-		return func() {}
+// Owing is what a transition that n reports owes, rendered from the run as the transition leaves
+// it: the worker passes it to the transition, so the message is recorded with it.
+func (r *Reporter) Owing(n execution.Notice) db.Owing {
+	return func(run db.Run) []db.Owed {
+		n.Run = run
+		return noticeOwed(n, r.capsOf(run))
 	}
-	rep.mu.Lock()
-	return rep.mu.Unlock
 }
 
-// Resumed says in the run's thread that it resumes, then posts a fresh live status message: the
-// old one may be far up the thread, or unknown to this replica. The caller holds the run (Hold).
-func (r *Reporter) Resumed(ctx context.Context, run db.Run, note conversation.Text) {
-	rep := r.lookup(ctx, run)
-	if rep == nil {
+// capsOf is what people can do on the run's platform.
+func (r *Reporter) capsOf(run db.Run) conversation.Capabilities {
+	platform, _, _, _ := db.ParseConversationKey(run.ConversationID)
+	return conversation.CapabilitiesOf(r.Outboxes[platform])
+}
+
+// owe records messages run owes outside a transition. When the database cannot record them (its
+// disk is full, it is read-only: the moments a run most needs to say something), the messages
+// posted in the thread are posted at once instead, unrecorded: said once, at most.
+func (r *Reporter) owe(ctx context.Context, run db.Run, owed []db.Owed) {
+	if len(owed) == 0 {
 		return
 	}
-	r.Post(ctx, rep.addr, conversation.Reply{Text: note})
-	if ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: statusText(run, string(db.StatusQueued), nil)}); ok {
-		rep.status = &ref
-		r.saveRef(ctx, run.ID, refStatus, &ref)
+	err := r.Store.Owe(ctx, run.ID, owed...)
+	if err == nil {
+		r.Wake()
+		return
 	}
-}
-
-func (r *Reporter) report() map[string]*runReport {
-	if r.runs == nil {
-		r.runs = map[string]*runReport{}
-	}
-	return r.runs
-}
-
-// lookup returns what this replica knows about a run's reporting, resolving its thread from the
-// database when another replica started it.
-func (r *Reporter) lookup(ctx context.Context, run db.Run) *runReport {
-	r.mu.Lock()
-	rep := r.report()[run.ID]
-	r.mu.Unlock()
-	if rep != nil {
-		return rep
-	}
-	conv := run.ConversationID
-	if fresh, err := r.Store.GetRun(ctx, run.ID); err == nil {
-		conv = fresh.ConversationID
-	}
-	platform, channel, thread, ok := db.ParseConversationKey(conv)
+	r.Log.Warn("orchestrator.owe_failed", zap.String("run_id", run.ID), zap.Error(err))
+	platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID)
 	if !ok {
-		return nil
-	}
-	rep = &runReport{addr: conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}}
-	r.loadRefs(ctx, run.ID, rep)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if existing := r.report()[run.ID]; existing != nil {
-		return existing
-	}
-	r.report()[run.ID] = rep
-	return rep
-}
-
-// Message kinds remembered in the database, so any replica (also after a restart) edits the
-// run's live status message and settles its gate question.
-const (
-	refStatus  = "status"
-	refGate    = "gate"
-	refAskBack = "ask_back:" // + the seq of the reply asked about
-)
-
-// loadRefs reads the run's status and gate messages recorded by whichever replica posted them.
-func (r *Reporter) loadRefs(ctx context.Context, runID string, rep *runReport) {
-	refs, err := r.Store.MessageRefs(ctx, runID)
-	if err != nil {
-		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", runID), zap.Error(err))
 		return
 	}
-	for _, m := range refs {
-		ref := &conversation.Ref{Address: conversation.Address{Platform: m.Platform, ChannelID: m.ChannelID, ThreadID: m.ThreadID}, MessageID: m.MessageID}
-		switch m.Kind {
-		case refStatus:
-			rep.status = ref
-		case refGate:
-			rep.gate = ref
-		default:
-			if strings.HasPrefix(m.Kind, refAskBack) {
-				if rep.askBacks == nil {
-					rep.askBacks = map[string]conversation.Ref{}
-				}
-				rep.askBacks[m.Kind] = *ref
-			}
+	for _, o := range owed {
+		var rep conversation.Reply
+		if o.Target != db.TargetThread || json.Unmarshal(o.Reply, &rep) != nil {
+			continue
 		}
+		r.Post(ctx, conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}, rep)
 	}
 }
 
-// saveRef records (nil: forgets) one of the run's messages. Failing costs only a later edit, so it
-// is logged, not returned.
-func (r *Reporter) saveRef(ctx context.Context, runID, kind string, ref *conversation.Ref) {
-	if err := r.Store.SetMessageRef(ctx, messageRef(runID, kind, ref)); err != nil {
-		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", runID), zap.Error(err))
-	}
-}
-
-// messageRef is the stored form of one of a run's messages; a nil ref forgets it.
-func messageRef(runID, kind string, ref *conversation.Ref) db.MessageRef {
-	m := db.MessageRef{RunID: runID, Kind: kind}
-	if ref != nil {
-		m.Platform, m.ChannelID, m.ThreadID, m.MessageID = ref.Platform, ref.ChannelID, ref.ThreadID, ref.MessageID
-	}
-	return m
-}
-
-// Forget drops what the reporter remembers about a run that stopped for good, or that was never
-// created (its announcement is dropped). A timer of a forgotten run finds nothing pending once
-// showStatus cleared it.
-func (r *Reporter) Forget(runID string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.report(), runID)
-}
-
-// Note posts a remark in a run's thread.
+// Note says a remark in a run's thread.
 func (r *Reporter) Note(ctx context.Context, run db.Run, t conversation.Text) {
 	r.Notify(ctx, execution.Notice{Kind: execution.NoticeNote, Run: run, Text: t})
 }
 
-// GateResolved shows the decision on the gate message and on every ask-back about an unclear
-// reply (without their buttons, so nobody clicks a stale choice) and in the thread.
-func (r *Reporter) GateResolved(ctx context.Context, run db.Run, t conversation.Text) {
-	rep := r.lookup(ctx, run)
-	if rep == nil {
-		return
+// askBacks are the kinds of the run's recorded ask-backs, whose buttons answering the gate takes
+// away.
+func (r *Reporter) askBacks(ctx context.Context, runID string) []string {
+	refs, err := r.Store.MessageRefs(ctx, runID)
+	if err != nil {
+		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", runID), zap.Error(err))
+		return nil
 	}
-	rep.mu.Lock()
-	defer rep.mu.Unlock()
-	if rep.gate != nil {
-		r.Edit(ctx, *rep.gate, conversation.Reply{Text: t})
-		rep.gate = nil
-		r.saveRef(ctx, run.ID, refGate, nil)
+	var out []string
+	for _, m := range refs {
+		if strings.HasPrefix(m.Kind, refAskBack) {
+			out = append(out, m.Kind)
+		}
 	}
-	for kind, ref := range rep.askBacks {
-		r.Edit(ctx, ref, conversation.Reply{Text: t})
-		r.saveRef(ctx, run.ID, kind, nil)
-	}
-	rep.askBacks = nil
-	r.Post(ctx, rep.addr, conversation.Reply{Text: t})
+	return out
 }
 
 // AskBack posts the question about an unclear reply (recorded as event seq) where the reply was
-// made, and remembers it so that answering the gate takes its buttons away.
+// made, and records it so that answering the gate takes its buttons away. It answers a person's
+// message, so it is posted at once, not owed.
 func (r *Reporter) AskBack(ctx context.Context, run db.Run, at conversation.Address, seq int64, rep conversation.Reply) {
 	rep.RunID = run.ID
 	ref, ok := r.Post(ctx, at, rep)
-	report := r.lookup(ctx, run)
-	if !ok || report == nil {
+	if !ok {
 		return
 	}
-	kind := refAskBack + strconv.FormatInt(seq, 10)
-	report.mu.Lock()
-	defer report.mu.Unlock()
-	if report.askBacks == nil {
-		report.askBacks = map[string]conversation.Ref{}
+	m := db.MessageRef{RunID: run.ID, Kind: refAskBack + strconv.FormatInt(seq, 10), Platform: ref.Platform, ChannelID: ref.ChannelID,
+		ThreadID: ref.ThreadID, MessageID: ref.MessageID}
+	if err := r.Store.SetMessageRef(ctx, m); err != nil {
+		r.Log.Warn("orchestrator.message_refs_failed", zap.String("run_id", run.ID), zap.Error(err))
 	}
-	report.askBacks[kind] = ref
-	r.saveRef(ctx, run.ID, kind, &ref)
 }
 
-// Notify implements Notifier.
+// Notify implements Notifier. Progress is debounced onto the status message; any other notice
+// owes its messages now. A notice whose transition recorded them already (Owing) owes nothing new:
+// its keys are recorded, and the status message's content is the same.
 func (r *Reporter) Notify(ctx context.Context, n execution.Notice) {
-	rep := r.lookup(ctx, n.Run)
-	if rep == nil {
-		r.Log.Warn("orchestrator.notify_failed", zap.String("run_id", n.Run.ID), zap.String("reason", "run has no conversation"))
+	if n.Kind == execution.NoticeProgress {
+		r.debounced(n)
 		return
 	}
-	rep.mu.Lock()
-	defer rep.mu.Unlock()
-	switch n.Kind {
-	case execution.NoticeProgress:
-		r.progress(rep, n)
-		return
-	case execution.NoticeNote:
-		r.Post(ctx, rep.addr, conversation.Reply{Text: n.Text, RunID: n.Run.ID})
-		return
+	if n.Kind != execution.NoticeNote {
+		r.Settle(n.Run.ID)
 	}
-	if n.Kind == execution.NoticeCancelled && n.Nodes == nil && rep.status != nil {
+	if n.Kind == execution.NoticeCancelled && n.Nodes == nil {
 		n.Nodes = r.closedNodes(ctx, n.Run)
 	}
-	r.showStatus(ctx, rep, n)
-	r.post(ctx, rep, n)
-	if n.Kind != execution.NoticeGate && n.Kind != execution.NoticePaused {
-		r.Forget(n.Run.ID)
-	}
+	r.owe(ctx, n.Run, noticeOwed(n, r.capsOf(n.Run)))
 }
 
-// post sends the notice's message; the caller holds rep.mu.
-func (r *Reporter) post(ctx context.Context, rep *runReport, n execution.Notice) {
-	msg, buttons := noticeMessage(n, conversation.CapabilitiesOf(r.Outboxes[rep.addr.Platform]))
-	if msg == nil {
+// debounced owes node progress on the status message at most once per Debounce.
+func (r *Reporter) debounced(n execution.Notice) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.progress == nil {
+		r.progress = map[string]*progressReport{}
+	}
+	p := r.progress[n.Run.ID]
+	if p == nil {
+		p = &progressReport{}
+		r.progress[n.Run.ID] = p
+	}
+	if p.settled {
 		return
 	}
-	ref, ok := r.Post(ctx, rep.addr, conversation.Reply{Text: msg, Buttons: buttons, RunID: n.Run.ID})
-	if ok && n.Kind == execution.NoticeGate {
-		rep.gate = &ref
-		r.saveRef(ctx, n.Run.ID, refGate, &ref)
-	}
-}
-
-// progress shows node progress on the status message at most once per Debounce; the caller holds
-// rep.mu.
-func (r *Reporter) progress(rep *runReport, n execution.Notice) {
-	rep.pending = &n
-	if rep.timer != nil {
+	p.pending = &n
+	if p.timer != nil {
 		return
 	}
-	rep.timer = time.AfterFunc(r.debounce(), func() {
-		rep.mu.Lock()
-		defer rep.mu.Unlock()
-		p := rep.pending
-		rep.pending, rep.timer = nil, nil
-		if p != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			r.showStatus(ctx, rep, *p)
+	p.timer = time.AfterFunc(r.debounce(), func() {
+		r.mu.Lock()
+		pending := p.pending
+		p.pending, p.timer = nil, nil
+		if p.settled || pending == nil {
+			r.mu.Unlock()
+			return
 		}
+		r.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r.owe(ctx, pending.Run, noticeOwed(*pending, r.capsOf(pending.Run)))
 	})
+}
+
+// Settle drops the run's pending progress: it stopped, and says how. A run resumed later starts
+// over (Resumed).
+func (r *Reporter) Settle(runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.progress[runID]; p != nil && p.timer != nil {
+		p.timer.Stop()
+	}
+	delete(r.progress, runID)
 }
 
 func (r *Reporter) debounce() time.Duration {
@@ -341,18 +238,6 @@ func (r *Reporter) debounce() time.Duration {
 		return time.Second
 	}
 	return r.Debounce
-}
-
-// showStatus edits the live status message now, cancelling a pending debounced edit; the caller
-// holds rep.mu.
-func (r *Reporter) showStatus(ctx context.Context, rep *runReport, n execution.Notice) {
-	if rep.timer != nil && n.Kind != execution.NoticeProgress {
-		rep.timer.Stop()
-		rep.timer, rep.pending = nil, nil
-	}
-	if rep.status != nil {
-		r.Edit(ctx, *rep.status, conversation.Reply{Text: statusText(n.Run, stateOf(n), n.Nodes)})
-	}
 }
 
 // closedNodes is every node of a cancelled run as the fold closed it, for its status message: what
@@ -370,16 +255,49 @@ func (r *Reporter) closedNodes(ctx context.Context, run db.Run) []execution.Node
 	return out
 }
 
-func stateOf(n execution.Notice) string {
-	switch n.Kind {
-	case execution.NoticeCompleted:
-		return string(db.StatusCompleted)
-	case execution.NoticeFailed:
-		return string(db.StatusFailed)
-	case execution.NoticeGate, execution.NoticePaused:
-		return string(db.StatusPaused)
-	case execution.NoticeCancelled:
-		return string(db.StatusCancelled)
+// AnswerOwed is what an answer to the gate run waits at owes, recorded with the answer
+// (db.GateResolution.Owe): an approval that does not open the gate yet is noted in the thread; one
+// that resolves it settles the question and its ask-backs and says the decision in the thread, and
+// a rejection shows the run cancelled (with its nodes once they are read, after the answer:
+// Notify).
+func (r *Reporter) AnswerOwed(ctx context.Context, run db.Run, by conversation.Person) func(db.GateResult) []db.Owed {
+	askBacks := r.askBacks(ctx, run.ID)
+	p := run.Meta.Pause
+	return func(res db.GateResult) []db.Owed {
+		if !res.Resolved {
+			return noticeOwed(execution.Notice{Kind: execution.NoticeNote, Run: res.Run, Text: ApprovalCountedText(res, by),
+				Key: gateKey(run.ID, p, "approval", by.ID)}, conversation.Capabilities{})
+		}
+		out := resolvedOwed(run.ID, p, askBacks, GateDecisionText(res, by))
+		if res.Run.Status == db.StatusCancelled {
+			out = append(out, noticeOwed(execution.Notice{Kind: execution.NoticeCancelled, Run: res.Run}, conversation.Capabilities{})...)
+		}
+		return out
 	}
-	return string(db.StatusRunning)
+}
+
+// Resumed is what a resume owes, recorded with it: the note that it resumes and a fresh status
+// message, out before anything a worker reports on the resumed run.
+func (r *Reporter) Resumed(note conversation.Text) db.Owing {
+	return func(run db.Run) []db.Owed { return resumedOwed(run, note) }
+}
+
+// TimerOwed is what a gate timer that fires at now owes, recorded with it: a reminder's note, or a
+// timeout's settled question, its decision in the thread and the run's cancelled status.
+func (r *Reporter) TimerOwed(t db.GateTimer, now time.Time) []db.Owed {
+	if t.Kind == db.TimerReminder {
+		return noticeOwed(execution.Notice{Kind: execution.NoticeNote, Run: t.Run, Text: ReminderText(t.Run, t.Pause, now),
+			Key: gateKey(t.Run.ID, &t.Pause, "reminder")}, conversation.Capabilities{})
+	}
+	out := resolvedOwed(t.Run.ID, &t.Pause, nil, TimeoutText(t.Run, t.Pause))
+	return append(out, noticeOwed(execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}, conversation.Capabilities{})...)
+}
+
+// TimedOut owes, after a gate timed out, what the timer's transaction could not read: the ask-backs'
+// settled buttons, and the status message with the run's nodes.
+func (r *Reporter) TimedOut(ctx context.Context, t db.GateTimer) {
+	if askBacks := r.askBacks(ctx, t.Run.ID); len(askBacks) > 0 {
+		r.owe(ctx, t.Run, resolvedOwed(t.Run.ID, &t.Pause, askBacks, TimeoutText(t.Run, t.Pause)))
+	}
+	r.Notify(ctx, execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run})
 }

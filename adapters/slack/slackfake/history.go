@@ -50,7 +50,7 @@ func (s *Server) replies(r *http.Request) apiResult {
 }
 
 // readLocked answers a read method of the request's channel: first the errors every read method
-// answers (no channel, FailReads), then answer, called with s.mu held.
+// answers (no channel, FailReads), then answer, called with s.mu held. Every read is counted (Reads).
 func (s *Server) readLocked(r *http.Request, answer func(channel string) apiResult) apiResult {
 	channel := r.Form.Get("channel")
 	if channel == "" {
@@ -58,6 +58,7 @@ func (s *Server) readLocked(r *http.Request, answer func(channel string) apiResu
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reads++
 	if s.readError != "" {
 		return apiResult{"error": s.readError}
 	}

@@ -67,6 +67,10 @@ type Server struct {
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced on every state change, for WaitFor
 	conn        *websocket.Conn
+	replicas    bool                       // keep every connection (Replicas)
+	conns       []*websocket.Conn          // with replicas: the open connections, in turn order
+	turn        int                        // with replicas: the connection the next envelope tries first
+	sentTo      map[string]*websocket.Conn // with replicas: where each envelope went last
 	connections int
 	pending     [][]byte // envelopes pushed while no bot was connected
 	envelopes   map[string]*envelope
@@ -78,7 +82,9 @@ type Server struct {
 	rateLimited int
 	refuseAfter int    // chat.postMessage answers internal_error after this many more posts; -1: never
 	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	hold        *hold  // the next chat.postMessage whose text matches waits, see HoldPost
 	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
+	reads       int    // conversations.history and .replies calls so far
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
 
@@ -118,6 +124,9 @@ func (s *Server) close() {
 	if s.conn != nil {
 		_ = s.conn.Close()
 		s.conn = nil
+	}
+	for _, c := range s.conns {
+		_ = c.Close()
 	}
 	s.mu.Unlock()
 	s.srv.Close()
@@ -184,6 +193,24 @@ func (s *Server) Posts(channel, threadTS string) int {
 	return s.posts[channel+"/"+threadTS]
 }
 
+// Replicas makes the fake keep every Socket Mode connection, as Slack does for an app that runs
+// several processes: each envelope goes to one of them in turn, and those a connection had not
+// acknowledged when it closed (its process was killed) go to another, as Slack retries an event
+// nobody acknowledged. Call it before a bot connects.
+func (s *Server) Replicas() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas, s.sentTo = true, map[string]*websocket.Conn{}
+}
+
+// Reads counts the conversations.history and conversations.replies calls so far: what Slack rate
+// limits hardest.
+func (s *Server) Reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
 // Ephemerals returns the ephemeral messages shown to user, oldest first.
 func (s *Server) Ephemerals(user string) []Message {
 	s.mu.Lock()
@@ -213,7 +240,7 @@ func (s *Server) Connections() int {
 func (s *Server) Connected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.conn != nil
+	return s.conn != nil || len(s.conns) > 0
 }
 
 // RateLimitNext makes the next n chat.postMessage calls answer 429 with Retry-After: 1.
@@ -227,6 +254,43 @@ func (s *Server) RefusePostsAfter(n int) { setLocked(&s.mu, &s.refuseAfter, n) }
 // LoseNextAnswers makes the next n chat.postMessage calls post their message and then answer 500,
 // as when the connection breaks after Slack accepted a message: the bot cannot tell it was posted.
 func (s *Server) LoseNextAnswers(n int) { setLocked(&s.mu, &s.loseAnswers, n) }
+
+// hold is a chat.postMessage HoldPost waits for.
+type hold struct {
+	match   func(text string) bool
+	posted  bool          // the message is posted before the wait: its answer is what waits
+	arrived chan struct{} // closed when the post arrived
+	release chan struct{} // closed by the test
+}
+
+// HoldPost makes the next chat.postMessage whose text contains sub wait until release is called
+// (or the test ends): with posted, the message is already in the channel while its answer waits,
+// as when a bot dies after Slack accepted a message and before it heard so; without, it is posted
+// only on release, as when a bot dies before its request reached Slack (a post whose bot is gone
+// by then answers into the void). arrived is closed once such a post came in.
+func (s *Server) HoldPost(sub string, posted bool) (arrived <-chan struct{}, release func()) {
+	h := &hold{match: func(text string) bool { return strings.Contains(text, sub) }, posted: posted,
+		arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.hold = h
+	s.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(h.release) }) }
+	s.t.Cleanup(release)
+	return h.arrived, release
+}
+
+// takeHold returns the hold a post of text meets, once.
+func (s *Server) takeHold(text string) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hold
+	if h == nil || !h.match(text) {
+		return nil
+	}
+	s.hold = nil
+	return h
+}
 
 // FailReads makes conversations.history and conversations.replies answer the Slack error code
 // (such as missing_scope, for an app installed without a history scope) until it is called with "".

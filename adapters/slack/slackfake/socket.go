@@ -65,9 +65,50 @@ func (s *Server) deliverLocked(env *envelope) {
 	if err != nil {
 		s.t.Fatalf("slackfake: encoding envelope: %v", err)
 	}
+	if s.replicas {
+		for range s.conns {
+			c := s.conns[s.turn%len(s.conns)]
+			s.turn++
+			if writeTo(c, raw) == nil {
+				s.sentTo[env.EnvelopeID] = c
+				return
+			}
+		}
+		s.pending = append(s.pending, raw)
+		return
+	}
 	if s.conn == nil || s.writeLocked(raw) != nil {
 		s.pending = append(s.pending, raw)
 	}
+}
+
+func writeTo(c *websocket.Conn, raw []byte) error {
+	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return c.WriteMessage(websocket.TextMessage, raw)
+}
+
+// detachReplica forgets a closed connection and sends the envelopes it had not acknowledged to
+// another (Replicas).
+func (s *Server) detachReplica(conn *websocket.Conn) {
+	for i, c := range s.conns {
+		if c == conn {
+			s.conns = append(s.conns[:i], s.conns[i+1:]...)
+			break
+		}
+	}
+	for id, c := range s.sentTo {
+		if c != conn {
+			continue
+		}
+		delete(s.sentTo, id)
+		if env := s.envelopes[id]; env != nil && !s.acked[id] {
+			env.RetryAttempt++
+			again := *env
+			again.RetryReason = "timeout"
+			s.deliverLocked(&again)
+		}
+	}
+	s.notifyLocked()
 }
 
 func (s *Server) writeLocked(raw []byte) error {
@@ -101,6 +142,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.readAcks(conn)
 	close(done)
 	s.mu.Lock()
+	if s.replicas {
+		s.detachReplica(conn)
+	}
 	if s.conn == conn {
 		s.conn = nil
 		s.notifyLocked()
@@ -112,6 +156,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 func (s *Server) attach(conn *websocket.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.replicas {
+		return s.attachReplica(conn)
+	}
 	if s.conn != nil {
 		_ = s.conn.Close()
 	}
@@ -166,4 +213,23 @@ func ping(conn *websocket.Conn, done <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// attachReplica adds conn to the connections (Replicas), says hello and flushes what was queued.
+func (s *Server) attachReplica(conn *websocket.Conn) bool {
+	hello := fmt.Sprintf(`{"type":"hello","num_connections":%d,"connection_info":{"app_id":%q},"debug_info":{"host":"slackfake"}}`, len(s.conns)+1, AppID)
+	if writeTo(conn, []byte(hello)) != nil {
+		return false
+	}
+	s.conns = append(s.conns, conn)
+	s.connections++
+	pending := s.pending
+	s.pending = nil
+	for _, raw := range pending {
+		if writeTo(conn, raw) != nil {
+			s.pending = append(s.pending, raw)
+		}
+	}
+	s.notifyLocked()
+	return true
 }

@@ -96,6 +96,14 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		reply(w, apiResult{"error": errCode})
 		return
 	}
+	h := s.takeHold(m.Text)
+	if h != nil && !h.posted {
+		close(h.arrived)
+		<-h.release
+		if r.Context().Err() != nil { // the bot is gone: its request never got through
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.refuseAfter == 0 {
 		s.mu.Unlock()
@@ -118,6 +126,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	// Slack delivers the bot's own posts back to it as message events; so does the fake, so every
 	// test also proves the bot ignores its own messages.
 	s.pushEvent(botMessageEvent(m))
+	if h != nil && h.posted {
+		close(h.arrived)
+		<-h.release
+	}
 	if lost {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
