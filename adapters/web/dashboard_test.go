@@ -350,8 +350,8 @@ func TestAuditPageListsWhoDidWhat(t *testing.T) {
 	r.waitRun("gated", db.StatusCancelled)
 	code, page := alice.get("/audit")
 	for _, want := range []string{
-		`<tr class="audit-rejected"><td>`, `<td>rejected</td><td>web:alice</td><td><span class="verified verified-unverified">unverified</span></td><td>at <code>ship</code> <span class="user-text">not today</span></td>`,
-		`<td>started</td><td>web:alice</td>`, `href="/runs/` + run.ID + `"`,
+		`<tr class="audit-rejected"><td>`, `<td>rejected</td><td>web:alice (unverified)</td><td><span class="verified verified-unverified">unverified</span></td><td>at <code>ship</code> <span class="user-text">not today</span></td>`,
+		`<td>started</td><td>web:alice (unverified)</td>`, `href="/runs/` + run.ID + `"`,
 	} {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Errorf("audit page (%d) lacks %q:\n%s", code, want, page)

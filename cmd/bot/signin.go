@@ -21,7 +21,7 @@ type SignInConfig struct {
 	OIDCClientID    string
 	OIDCSecret      string // secret
 	OIDCIDClaim     string // the ID token claim holding the person's platform user id
-	OIDCIDPlatform  string // the platform that id is on: slack, discord or web
+	OIDCIDPlatform  string // the platform that id is on: slack or discord
 	SlackClientID   string
 	SlackSecret     string // secret
 	DiscordClientID string
@@ -49,9 +49,9 @@ var signInSettings = []setting{
 		apply: intoString(func(c *Config) *string { return &c.SignIn.OIDCSecret }, nil)},
 	{env: "OIDC_ID_CLAIM", def: "sub", usage: "ID token claim that holds the person's user id on OIDC_ID_PLATFORM",
 		apply: intoString(func(c *Config) *string { return &c.SignIn.OIDCIDClaim }, nil)},
-	{env: "OIDC_ID_PLATFORM", def: "web", usage: "platform of the OIDC_ID_CLAIM id: slack, discord or web (slack makes the person slack:<claim>)",
+	{env: "OIDC_ID_PLATFORM", usage: "platform of the OIDC_ID_CLAIM id, slack or discord (slack makes the person slack:<claim>); required with OIDC_ISSUER",
 		apply: intoString(func(c *Config) *string { return &c.SignIn.OIDCIDPlatform }, func(v string) error {
-			return oneOf(v, platform.Slack, platform.Discord, platform.Web)
+			return oneOf(v, "", platform.Slack, platform.Discord) // never web: a web: id is a typed name
 		})},
 	{env: "SLACK_CLIENT_ID", usage: "client id of the Slack app, for \"Sign in with Slack\" on the dashboard",
 		apply: intoString(func(c *Config) *string { return &c.SignIn.SlackClientID }, nil)},
@@ -65,7 +65,7 @@ var signInSettings = []setting{
 
 // check validates the sign-in settings that only make sense together.
 func (s SignInConfig) check() error {
-	pairs := [][2]string{{"OIDC_CLIENT_ID", s.OIDCClientID}, {"OIDC_CLIENT_SECRET", s.OIDCSecret}}
+	pairs := [][2]string{{"OIDC_CLIENT_ID", s.OIDCClientID}, {"OIDC_CLIENT_SECRET", s.OIDCSecret}, {"OIDC_ID_PLATFORM", s.OIDCIDPlatform}}
 	if s.OIDCIssuer != "" {
 		for _, p := range pairs {
 			if p[1] == "" {

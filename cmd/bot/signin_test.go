@@ -18,7 +18,8 @@ func TestLoadConfigSignInNamesTheSetting(t *testing.T) {
 		{map[string]string{"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "SESSION_SECRET": secret}, "DASHBOARD_URL"},
 		{map[string]string{"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "s", "DASHBOARD_URL": "https://dash.example", "SESSION_SECRET": "short"}, "SESSION_SECRET"},
 		{map[string]string{"DASHBOARD_URL": "dash.example"}, "DASHBOARD_URL"},
-		{map[string]string{"OIDC_ID_PLATFORM": "console"}, "OIDC_ID_PLATFORM"},
+		{map[string]string{"OIDC_ID_PLATFORM": "web"}, "OIDC_ID_PLATFORM"},
+		{map[string]string{"OIDC_ISSUER": "https://id.example", "OIDC_CLIENT_ID": "c", "OIDC_CLIENT_SECRET": "s"}, "OIDC_ID_PLATFORM"},
 	} {
 		_, err := loadConfig("serve", nil, envOf(c.env), testHost)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

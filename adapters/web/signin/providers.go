@@ -17,7 +17,7 @@ import (
 
 // OIDC is a generic OpenID Connect provider, found by discovery at issuer. The person's id is
 // the ID token's claim idClaim ("sub" when empty), prefixed with platform ("slack" makes
-// "slack:<claim>"). PKCE is used when the provider's discovery document offers S256.
+// "slack:<claim>"; the caller allows only platforms whose ids are never typed in). PKCE is used when the provider's discovery document offers S256.
 func OIDC(ctx context.Context, issuer, clientID, secret, idClaim, platform string) (*Provider, error) {
 	op, err := oidc.NewProvider(ctx, issuer)
 	if err != nil {
