@@ -37,9 +37,7 @@ func chatMessage(event, text string) conversation.Message {
 }
 
 func TestRedeliveredEventStartsOneRunAlsoAfterARestart(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		m := chatMessage("evt-1", "/workflow run hello world")
 		h.submit(m, m, m)
 		h.restart()
@@ -51,9 +49,7 @@ func TestRedeliveredEventStartsOneRunAlsoAfterARestart(t *testing.T) {
 }
 
 func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		var msgs []conversation.Message
 		for i := range 12 {
 			msgs = append(msgs, chatMessage(fmt.Sprintf("burst-%d", i), fmt.Sprintf("/workflow run hello n%02d", i)))
@@ -73,9 +69,7 @@ func TestBurstOfOneConversationIsHandledInOrder(t *testing.T) {
 }
 
 func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.Auth = dispatch.NewAuth([]string{"console:alice"}, nil)
 		h.restart()
 		if replies := h.say("console:mallory", "", "/workflow run hello world"); len(replies) != 0 {
@@ -95,9 +89,7 @@ func TestUsersOutsideTheAllowListAreIgnored(t *testing.T) {
 // the message is answered by a fresh session once (../shared/seeds/003_744e4bbd1dcb2334.txt); the
 // next message continues the new session, and /reset forgets it.
 func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.DefaultProvider = "claude"
 		h.restart()
 		ctx := context.Background()
@@ -133,9 +125,7 @@ func TestAssistantRecoversFromAStaleSessionOnce(t *testing.T) {
 // is told why, and the conversation's next message is answered: one hung turn does not hold the
 // conversation.
 func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.DefaultProvider = "claude"
 		h.providers.cfg.Store(&agent.Config{IdleTimeout: 300 * time.Millisecond})
 		h.restart()
@@ -156,9 +146,7 @@ func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
 // Shutting the engine down stops an agent node's CLI and everything it started, including what
 // moved to another session.
 func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: ask\n    prompt: think\n")
 		h.script.FailNext("hang", 1)
 		h.startRun("ask", "")
@@ -174,9 +162,7 @@ func TestShutdownKillsTheAgentNodesProcesses(t *testing.T) {
 // A process claims only runs it can report on: a run started on another platform (here Slack, which
 // this harness has no outbox for) is left for a process that has, even when it was queued first.
 func TestWorkersClaimOnlyRunsTheyCanReport(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.ClaimReportableOnly = true
 		h.restart()
 		ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"threadflow/db"
+	"threadflow/testkit/runevents"
 )
 
 // failing is a workflow whose first node fails until the file $FIXED exists, and which writes its
@@ -37,8 +38,7 @@ func failedDeploy(t *testing.T, h *harness, args string) db.Run {
 }
 
 func TestFreshRunWithPriorFailedRunPromptsAndRunsNothing(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A <!channel> `rm` \"q\" "+strings.Repeat("long ", 60))
 		replies := h.say(admin, "", `/workflow run deploy "task B"`)
 		if runs := h.runs("deploy"); len(runs) != 1 {
@@ -65,8 +65,7 @@ func TestFreshRunWithPriorFailedRunPromptsAndRunsNothing(t *testing.T) {
 }
 
 func TestSuggestedForceCommandEscapesQuotesBackslashesAndBackticks(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		failedDeploy(t, h, "A")
 		replies := h.say(admin, "", `/workflow run deploy 'say "hi" \ `+"`now`'")
 		want := `/workflow run deploy --force "say \"hi\" \\ \` + "`now\\`\""
@@ -77,8 +76,7 @@ func TestSuggestedForceCommandEscapesQuotesBackslashesAndBackticks(t *testing.T)
 }
 
 func TestForceStartsAFreshRunAndLeavesTheOldOneAlone(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		eventsBefore := len(h.events(prior.ID))
 		if err := os.WriteFile(os.Getenv("FIXED"), nil, 0o644); err != nil {
@@ -101,8 +99,7 @@ func TestForceStartsAFreshRunAndLeavesTheOldOneAlone(t *testing.T) {
 }
 
 func TestAbandonFailedRunThenRunDoesNotPrompt(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		h.say(admin, "", "/workflow abandon "+prior.ID[:6])
 		if got, _ := h.store.GetRun(context.Background(), prior.ID); got.Status != db.StatusCancelled {
@@ -116,8 +113,7 @@ func TestAbandonFailedRunThenRunDoesNotPrompt(t *testing.T) {
 }
 
 func TestAbandonRefusesCompletedRunsAndStrangers(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("quick", "name: quick\nnodes:\n  - id: a\n    bash: echo hi\n")
 		run := h.waitStatus(h.startRun("quick", "").ID, db.StatusCompleted)
 		if text := joined(h.say(admin, "", "/workflow abandon "+run.ID)); !strings.Contains(text, "is completed") {
@@ -136,8 +132,7 @@ func TestAbandonRefusesCompletedRunsAndStrangers(t *testing.T) {
 }
 
 func TestExplicitResumeResumesOnceWithoutPrompt(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		if err := os.WriteFile(os.Getenv("FIXED"), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -154,9 +149,7 @@ func TestExplicitResumeResumesOnceWithoutPrompt(t *testing.T) {
 }
 
 func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n  - id: done\n    depends_on: [ok]\n    bash: echo done\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		thread := runThread(t, h, run.ID)
@@ -186,9 +179,7 @@ func TestApprovingInPlainWordsResumesWithoutPrompt(t *testing.T) {
 }
 
 func TestRejectInPlainWordsCancels(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		h.say(admin, runThread(t, h, run.ID), "no")
@@ -197,8 +188,7 @@ func TestRejectInPlainWordsCancels(t *testing.T) {
 }
 
 func TestConcurrentResumesHaveOneWinner(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		h.shutdown() // nobody claims the run while the resumes race
 		base := h.out.Count()
@@ -216,16 +206,14 @@ func TestConcurrentResumesHaveOneWinner(t *testing.T) {
 		if !strings.Contains(text, "Resuming run") || strings.Count(text, "already being resumed") != 1 {
 			t.Fatalf("replies:\n%s\nwant one resume and one 'already being resumed'", text)
 		}
-		if n := countEvents(h.events(prior.ID), db.EventResumeRequested, ""); n != 1 {
+		if n := runevents.Count(h.events(prior.ID), db.EventResumeRequested, ""); n != 1 {
 			t.Fatalf("%d resume events, want 1", n)
 		}
 	})
 }
 
 func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		text := joined(h.say(admin, "", "/workflow run helo world"))
 		if !strings.Contains(text, "hello") || !strings.Contains(text, "/workflow list") {
 			t.Fatalf("unknown workflow reply:\n%s", text)
@@ -234,9 +222,7 @@ func TestUnknownWorkflowSuggestsClosestNames(t *testing.T) {
 }
 
 func TestAmbiguousPrefixListsCandidates(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		ctx := context.Background()
 		conv, err := h.store.EnsureConversation(ctx, db.Conversation{ID: "console:chan", Platform: "console", ChannelID: "chan"})
 		if err != nil {
@@ -261,8 +247,7 @@ func TestAmbiguousPrefixListsCandidates(t *testing.T) {
 // The first command in a thread of a channel the bot never saw records the channel and the thread
 // with the run (one write), and the next command there, with both known, starts its run too.
 func TestFirstCommandInAThreadRecordsItsConversations(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("hello", "name: hello\nnodes:\n  - id: hi\n    bash: \"true\"\n")
 		for i := range 2 {
 			h.say(admin, "T5", fmt.Sprintf("/workflow run hello --force %d", i))

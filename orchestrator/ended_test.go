@@ -12,8 +12,7 @@ import (
 // TestEndedWakesAfterTheLastWrite: a terminal waiting for its run wakes when the execution ends,
 // and by then the run's final status is committed, so reading it once is enough.
 func TestEndedWakesAfterTheLastWrite(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("two", "name: two\nnodes:\n  - id: a\n    bash: \"true\"\n  - id: b\n    bash: \"true\"\n    depends_on: [a]\n")
 		ended := h.engine.Workers.Ended()
 		h.say(admin, "", "/workflow run two")

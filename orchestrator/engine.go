@@ -138,10 +138,9 @@ func (e *Engine) Run(ctx context.Context) {
 	wg.Wait()
 	stopCourier()
 	<-courierDone
-	// Then everything still owed here, in one pass that nothing else races: a message the loop was
-	// delivering when it stopped holds back its run's next one until it is recorded.
+	// Then everything still owed here, with nothing else racing, within the shutdown's notice grace.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), execution.NoticeGrace)
-	e.Courier.Once(dctx)
+	e.Courier.Drain(dctx)
 	cancel()
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"threadflow/db"
+	"threadflow/testkit/runevents"
 )
 
 // The harness's admins: admin starts most runs, ops is a second admin.
@@ -28,9 +29,7 @@ func (h *harness) startRun(name, args string) db.Run {
 }
 
 func TestIndependentBranchesRunInParallel(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("par", `
 name: par
 nodes:
@@ -58,8 +57,7 @@ nodes:
 }
 
 func TestFailedNodeResumesWithoutRerunningCompletedNodes(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		counters := t.TempDir()
 		fix := filepath.Join(counters, "fixed")
 		h.writeWorkflow("three", `
@@ -106,9 +104,7 @@ func assertLines(t *testing.T, path string, want int) {
 }
 
 func TestTriggerRulesAndConditionsSkipWithReasons(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("rules", `
 name: rules
 nodes:
@@ -147,7 +143,7 @@ nodes:
 			t.Errorf("after_broken skip reason = %q, want the failed dependency", reasons["after_broken"])
 		}
 		for _, node := range []string{"when_ok", "cleanup"} {
-			if countEvents(ev, db.EventNodeCompleted, node) != 1 {
+			if runevents.Count(ev, db.EventNodeCompleted, node) != 1 {
 				t.Errorf("%s did not complete once", node)
 			}
 		}
@@ -159,9 +155,7 @@ nodes:
 }
 
 func TestGatePausedRunSurvivesRestartAndGetsTheComment(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", `
 name: gated
 nodes:
@@ -186,35 +180,21 @@ nodes:
 		if !strings.Contains(run.Meta.Output, "shipping with note: looks good, ship it") {
 			t.Fatalf("output %q lacks the approval comment", run.Meta.Output)
 		}
-		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, "build"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeCompleted, "build"); n != 1 {
 			t.Fatalf("build completed %d times, want once", n)
 		}
 	})
 }
 
 func TestEditingWorkflowFileDoesNotChangeWhatResumeExecutes(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		h.writeWorkflow("frozen", `
-name: frozen
-nodes:
-  - id: gate
-    approval: {message: "go?"}
-  - id: after
-    depends_on: [gate]
-    bash: echo original
-`)
+	eachEngine(t, func(t *testing.T, h *harness) {
+		frozen := func(output string) string {
+			return "name: frozen\nnodes:\n  - id: gate\n    approval: {message: \"go?\"}\n" +
+				"  - id: after\n    depends_on: [gate]\n    bash: echo " + output + "\n"
+		}
+		h.writeWorkflow("frozen", frozen("original"))
 		run := h.waitStatus(h.startRun("frozen", "").ID, db.StatusPaused)
-		h.writeWorkflow("frozen", `
-name: frozen
-nodes:
-  - id: gate
-    approval: {message: "go?"}
-  - id: after
-    depends_on: [gate]
-    bash: echo edited
-`)
+		h.writeWorkflow("frozen", frozen("edited"))
 		h.say(admin, "", "/workflow approve "+run.ID)
 		run = h.waitStatus(run.ID, db.StatusCompleted)
 		if run.Meta.Output != "original" {
@@ -223,32 +203,34 @@ nodes:
 	})
 }
 
+// refineCalls counts the agent's "refine" turns that resumed the session stale and those that
+// started a fresh one.
+func refineCalls(h *harness, stale string) (resumed, fresh int) {
+	for _, c := range h.script.Calls() {
+		if strings.HasPrefix(c.Prompt, "refine") {
+			switch c.ResumeSession {
+			case stale:
+				resumed++
+			case "":
+				fresh++
+			}
+		}
+	}
+	return resumed, fresh
+}
+
 func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID) // expires during the human wait
 		h.say(admin, "", "/workflow approve "+run.ID)
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted {
-			t.Fatalf("run %s: %+v", run.Status, run.Meta.LastError)
-		}
-		var stale, fresh int
-		for _, c := range h.script.Calls() {
-			if strings.HasPrefix(c.Prompt, "refine") {
-				if c.ResumeSession == s.SessionID {
-					stale++
-				} else if c.ResumeSession == "" {
-					fresh++
-				}
-			}
-		}
+		run = h.waitCompleted(run.ID)
+		stale, fresh := refineCalls(h, s.SessionID)
 		if stale != 1 || fresh != 1 {
 			t.Fatalf("refine calls: %d with the stale id, %d fresh; want 1 and 1", stale, fresh)
 		}
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventNodeFailed, "") != 0 || countEvents(ev, db.EventSessionReset, "refine") != 1 {
+		if runevents.Count(ev, db.EventNodeFailed, "") != 0 || runevents.Count(ev, db.EventSessionReset, "refine") != 1 {
 			t.Fatalf("want no node_failed and one session_reset; events: %v", eventTypes(ev))
 		}
 		if len(h.waitMessage("Session continuity was lost")) != 1 {
@@ -262,9 +244,7 @@ func TestStaleAgentSessionFallsBackToAFreshOne(t *testing.T) {
 }
 
 func TestResumedInteractiveLoopSurvivesAStaleGateSession(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run := interactiveLoopAtGate(h)
 		gateSession := run.Meta.Pause.SessionID
 		if gateSession == "" || run.Meta.Pause.LoopIteration != 1 {
@@ -285,7 +265,7 @@ func TestResumedInteractiveLoopSurvivesAStaleGateSession(t *testing.T) {
 		if !strings.Contains(last.Prompt, "iteration 2 feedback: add a rollback step") {
 			t.Fatalf("prompt %q lacks $LOOP_USER_INPUT", last.Prompt)
 		}
-		if n := countEvents(h.events(run.ID), db.EventNodeFailed, ""); n != 0 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeFailed, ""); n != 0 {
 			t.Fatalf("%d node_failed events, want none", n)
 		}
 		h.say(admin, thread, "lgtm")
@@ -318,8 +298,7 @@ func eventTypes(ev []db.Event) []string {
 // A node skipped because its dependency failed is decided again after a resume, and may be skipped
 // again for another reason: that is a new record, not a conflict with the first.
 func TestResumeDecidesSkippedNodesAgain(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		fixed := filepath.Join(t.TempDir(), "fixed")
 		t.Setenv("FIXED", fixed)
 		h.writeWorkflow("skips", `
@@ -341,10 +320,7 @@ nodes:
 			t.Fatal(err)
 		}
 		h.say(admin, "", "/workflow resume "+run.ID)
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted {
-			t.Fatalf("resumed run is %s: %+v", run.Status, run.Meta.LastError)
-		}
+		run = h.waitCompleted(run.ID)
 		var reasons []string
 		for _, e := range h.events(run.ID) {
 			if e.Type == db.EventNodeSkipped && e.NodeID == "b" {
@@ -360,9 +336,7 @@ nodes:
 // A stale shared session whose fresh replacement also fails (here: not logged in) is forgotten in
 // every scope: the resume starts fresh instead of trying the dead id again.
 func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run, s := sharedSessionAtGate(t, h)
 		h.script.Expire(s.SessionID)
 		h.script.FailNext("not_logged_in", 1) // the fresh session's turn fails
@@ -370,21 +344,8 @@ func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 		h.waitMessage("not logged in")
 		h.waitStatus(run.ID, db.StatusFailed, db.StatusPaused)
 		h.say(admin, "", "/workflow resume "+run.ID)
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted {
-			t.Fatalf("run %s: %+v", run.Status, run.Meta.LastError)
-		}
-		var stale, fresh int
-		for _, c := range h.script.Calls() {
-			if strings.HasPrefix(c.Prompt, "refine") {
-				switch c.ResumeSession {
-				case s.SessionID:
-					stale++
-				case "":
-					fresh++
-				}
-			}
-		}
+		run = h.waitCompleted(run.ID)
+		stale, fresh := refineCalls(h, s.SessionID)
 		if stale != 1 || fresh != 2 {
 			t.Fatalf("refine calls: %d with the dead id, %d fresh; want 1 and 2 (the resume must not try the dead id)", stale, fresh)
 		}
@@ -393,9 +354,7 @@ func TestStaleSharedSessionIsNotTriedAgainAfterAResume(t *testing.T) {
 
 // The same for a loop's session: after a session_reset the resumed loop starts fresh.
 func TestStaleLoopSessionIsNotTriedAgainAfterAResume(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		run := interactiveLoopAtGate(h)
 		dead := run.Meta.Pause.SessionID
 		h.script.Expire(dead)

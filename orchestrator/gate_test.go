@@ -8,29 +8,14 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestratortest"
+	"threadflow/testkit/runevents"
 )
-
-// release is the bundled release workflow's shape: check, a gate whose note is captured, ship.
-const release = `name: release
-nodes:
-  - id: check
-    bash: echo "checked $ARGUMENTS"
-  - id: confirm
-    depends_on: [check]
-    approval:
-      message: Ship $ARGUMENTS?
-      capture_response: true
-%s
-  - id: ship
-    depends_on: [confirm]
-    bash: echo "shipped $ARGUMENTS with note [$confirm.output]"
-`
 
 // gated writes the release workflow with extra approval settings and starts it as admin, returning
 // the paused run and its thread.
-func gated(t *testing.T, h *harness, settings string) (db.Run, string) {
+func gated(t *testing.T, h *harness, settings ...string) (db.Run, string) {
 	t.Helper()
-	h.writeWorkflow("release", strings.Replace(release, "%s", settings, 1))
+	h.writeWorkflow("release", orchestratortest.ReleaseWorkflow(settings...))
 	run := h.waitStatus(h.startRun("release", "v1.2.3").ID, db.StatusPaused)
 	h.waitMessage("is waiting at")
 	return run, runThread(t, h, run.ID)
@@ -59,10 +44,8 @@ func shipped(h *harness) string {
 }
 
 func TestObjectionRejectsWithItsReason(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		h.say(admin, thread, "nah, fix the tests first")
 		h.waitStatus(run.ID, db.StatusCancelled)
 		h.waitMessage("🛑 Rejected by console:admin: gate confirm of run " + run.ID + " with reason: fix the tests first. The run is cancelled.")
@@ -73,17 +56,15 @@ func TestObjectionRejectsWithItsReason(t *testing.T) {
 			t.Fatalf("an objection shipped the release:\n%s", h.out.Dump())
 		}
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventGateResolved, "confirm") != 1 || countEvents(ev, db.EventNodeStarted, "ship") != 0 {
+		if runevents.Count(ev, db.EventGateResolved, "confirm") != 1 || runevents.Count(ev, db.EventNodeStarted, "ship") != 0 {
 			t.Fatalf("events: %+v", ev)
 		}
 	})
 }
 
 func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		h.say(admin, thread, "lgtm, ship it")
 		h.waitStatus(run.ID, db.StatusCompleted)
 		if out := shipped(h); !strings.Contains(out, "with note [ship it]") {
@@ -93,10 +74,8 @@ func TestApprovalNoteIsTheCapturedResponse(t *testing.T) {
 }
 
 func TestUnclearReplyIsAskedBackAndCanBeUsedWithOneClick(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h)
 		replies := h.say(admin, thread, "ship it but not on <!channel> friday")
 		if len(replies) != 1 || !strings.Contains(replies[0].Text, "I could not tell whether that approves or rejects confirm of run "+run.ID+": it also says “not”. Nothing was changed.") ||
 			!strings.Contains(replies[0].Text, "You said: ship it but not on <!channel> friday") {
@@ -133,10 +112,8 @@ func labels(p orchestratortest.Posted) string {
 }
 
 func TestOnlyApproversMayAnswer(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, `      approvers: ["console:alice", "@admins"]`)
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, `approvers: ["console:alice", "@admins"]`)
 		gate := h.waitMessage("is waiting at")[0]
 		if !strings.Contains(gate.Text, "Who may answer: console:alice and the admins (ADMIN_USER_IDS).") {
 			t.Fatalf("gate message does not say who may answer:\n%s", gate.Text)
@@ -159,7 +136,7 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 		if got, _ := h.store.GetRun(context.Background(), run.ID); got.Status != db.StatusPaused {
 			t.Fatalf("a refused answer changed the run to %s", got.Status)
 		}
-		if n := countEvents(h.events(run.ID), db.EventGateRefused, "confirm"); n != len(paths) {
+		if n := runevents.Count(h.events(run.ID), db.EventGateRefused, "confirm"); n != len(paths) {
 			t.Fatalf("%d refusals recorded, want %d", n, len(paths))
 		}
 		if got := h.out.ByID(gate.ID); len(got.Buttons) != 2 {
@@ -171,10 +148,8 @@ func TestOnlyApproversMayAnswer(t *testing.T) {
 }
 
 func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "      allow_self_approval: false")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, "allow_self_approval: false")
 		text := joined(h.say(admin, thread, "lgtm"))
 		if !strings.Contains(text, "You started this run, and gate confirm of run "+run.ID+" does not allow self-approval") {
 			t.Fatalf("self-approval said:\n%s", text)
@@ -182,16 +157,14 @@ func TestSelfApprovalRefusedButSelfRejectionAllowed(t *testing.T) {
 		h.say(ops, thread, "lgtm, go")
 		h.waitStatus(run.ID, db.StatusCompleted)
 
-		again, thread := gated(t, h, "      allow_self_approval: false")
+		again, thread := gated(t, h, "allow_self_approval: false")
 		h.say(admin, thread, "no, wrong version")
 		h.waitStatus(again.ID, db.StatusCancelled)
 	})
 }
 
 func TestTwoApprovalsFromDifferentPeople(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("two", `name: two
 nodes:
   - id: gate
@@ -225,10 +198,8 @@ nodes:
 }
 
 func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, _ := gated(t, h, "      timeout: 2s\n      remind_after: 1s")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, _ := gated(t, h, "timeout: 2s", "remind_after: 1s")
 		gate := h.waitMessage("is waiting at")[0]
 		if !strings.Contains(gate.Text, "⏳ If nobody answers by ") || !strings.Contains(gate.Text, "(2s after it was asked), it is rejected.") {
 			t.Fatalf("gate message does not say when it times out:\n%s", gate.Text)
@@ -250,8 +221,7 @@ func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
 }
 
 func TestStrangerCannotResumeSomeoneElsesRun(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		prior := failedDeploy(t, h, "task A")
 		text := joined(h.say("console:mallory", "", "/workflow resume "+prior.ID))
 		if !strings.Contains(text, "Only the run's owner (console:admin) or an admin (ADMIN_USER_IDS) may resume run "+prior.ID) {

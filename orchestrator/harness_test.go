@@ -48,6 +48,19 @@ func engines(t *testing.T, f func(t *testing.T, open opener)) {
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) { f(t, open) })
 }
 
+// eachEngine runs f, in parallel with other tests, on SQLite and on PostgreSQL, each time with a
+// fresh harness: the start of most tests here.
+func eachEngine(t *testing.T, f func(t *testing.T, h *harness)) {
+	t.Parallel()
+	eachEngineSerial(t, f)
+}
+
+// eachEngineSerial is eachEngine for a test that does not run in parallel with the others, as one
+// that sets the process's environment must not.
+func eachEngineSerial(t *testing.T, f func(t *testing.T, h *harness)) {
+	engines(t, func(t *testing.T, open opener) { f(t, newHarness(t, open)) })
+}
+
 func newHarness(t *testing.T, open opener) *harness {
 	t.Helper()
 	home := t.TempDir()
@@ -166,6 +179,16 @@ func (h *harness) waitStatus(id string, want ...db.Status) db.Run {
 	return run
 }
 
+// waitCompleted waits until the run ended, failing unless it completed (with its last error).
+func (h *harness) waitCompleted(id string) db.Run {
+	h.t.Helper()
+	run := h.waitStatus(id, db.StatusCompleted, db.StatusFailed)
+	if run.Status != db.StatusCompleted {
+		h.t.Fatalf("run %s is %s, want completed: %+v", id, run.Status, run.Meta.LastError)
+	}
+	return run
+}
+
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(testkit.Deadline)
@@ -196,17 +219,6 @@ func (h *harness) events(id string) []db.Event {
 		h.t.Fatal(err)
 	}
 	return ev
-}
-
-// countEvents counts events of a type for a node ("" for any node).
-func countEvents(events []db.Event, typ db.EventType, node string) int {
-	n := 0
-	for _, e := range events {
-		if e.Type == typ && (node == "" || e.NodeID == node) {
-			n++
-		}
-	}
-	return n
 }
 
 // catalogs discovers workflows on every call; a test workflow that does not parse fails the test.

@@ -13,9 +13,7 @@ import (
 // NUL bytes, invalid UTF-8 and oversized arguments are refused with a message naming the limit,
 // before anything is written: no run, no thread saying "queued", no recorded gate reply.
 func TestInputLimitsRefuseBeforeAnythingIsWritten(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("echo", "name: echo\nnodes:\n  - id: a\n    bash: printf '%s' \"$ARGUMENTS\" | wc -c\n")
 		for _, c := range []struct{ text, want string }{
 			{"/workflow run echo a\x00b", "NUL byte"},
@@ -43,9 +41,7 @@ func TestInputLimitsRefuseBeforeAnythingIsWritten(t *testing.T) {
 
 // A reply at a gate is checked as any message: a NUL is refused in the thread and records nothing.
 func TestGateReplyWithANulIsRefusedAndNotRecorded(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")
 		run := h.waitStatus(h.startRun("gate", "").ID, db.StatusPaused)
 		thread := h.waitMessage("Go?")[0].To.ThreadID
@@ -69,9 +65,7 @@ func TestGateReplyWithANulIsRefusedAndNotRecorded(t *testing.T) {
 
 // Chatter not meant for the bot is refused silently; a reply in a waiting run's thread is answered.
 func TestRefusalsAnswerOnlyMessagesMeantForTheBot(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gate", "name: gate\nnodes:\n  - id: ok\n    approval: {message: \"Go?\"}\n")
 		h.waitStatus(h.startRun("gate", "").ID, db.StatusPaused)
 		gateThread := h.waitMessage("Go?")[0].To.ThreadID

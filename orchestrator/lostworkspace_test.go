@@ -14,9 +14,7 @@ import (
 // lost; a plain resume says so and offers --fresh-workspace, which runs it again from its first
 // node with the same arguments. --fresh-workspace is refused for a run that still has its files.
 func TestLostWorkspaceResumesOnlyFresh(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("plan", "name: plan\nnodes:\n  - id: write\n    bash: echo \"$ARGUMENTS\" >> plan.txt\n"+
 			"  - id: gate\n    depends_on: [write]\n    approval: {message: \"go?\"}\n"+
 			"  - id: read\n    depends_on: [gate]\n    bash: cat plan.txt\n")
@@ -53,10 +51,7 @@ func TestLostWorkspaceResumesOnlyFresh(t *testing.T) {
 			t.Fatalf("the refused resume changed the run: attempt %d -> %d", run.Attempt, got.Attempt)
 		}
 
-		text = joined(h.say(admin, "", "/workflow resume "+run.ID+" --fresh-workspace"))
-		if !strings.Contains(text, "from its first node in a fresh workspace") {
-			t.Fatalf("fresh resume reply:\n%s", text)
-		}
+		resumeFresh(t, h, run.ID)
 		run = h.waitStatus(run.ID, db.StatusPaused) // the gate asks again: every node runs again
 		h.say(admin, "", "/workflow approve "+run.ID)
 		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)

@@ -31,10 +31,8 @@ func exactlyOne(t *testing.T, what string, texts []string, want string) {
 // that speaks to them alone: the refusal, the question about their unclear reply, the resume gate's
 // prompt and a refused resume. Someone who may approve is still offered both.
 func TestTheRequesterIsOfferedRejectNotApprove(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, "      allow_self_approval: false")
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, "allow_self_approval: false")
 		id := run.ID
 		exactlyOne(t, "the requester's own approval", onlyIn(h.say(admin, thread, "lgtm"), thread),
 			"You started this run, and gate confirm of run "+id+" does not allow self-approval. Nothing was changed. "+
@@ -73,11 +71,8 @@ func TestTheRequesterIsOfferedRejectNotApprove(t *testing.T) {
 
 // A gate that names its approvers names the others to a requester it does not let approve.
 func TestTheRequesterIsToldWhichApproversMayApprove(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
-		run, thread := gated(t, h, `      approvers: ["console:alice", "`+admin+`"]
-      allow_self_approval: false`)
+	eachEngine(t, func(t *testing.T, h *harness) {
+		run, thread := gated(t, h, `approvers: ["console:alice", "`+admin+`"]`, "allow_self_approval: false")
 		exactlyOne(t, "the requester's unclear reply", onlyIn(h.say(admin, thread, "maybe?"), thread),
 			"🤔 I could not tell whether that approves or rejects confirm of run "+run.ID+": it asks a question. Nothing was changed.\nYou said: maybe?\n"+
 				"Reply again with a clear no (a reason may follow after a comma), or use the button to reject with these words as they are. "+
@@ -95,9 +90,7 @@ func TestTheRequesterIsToldWhichApproversMayApprove(t *testing.T) {
 // Cancel says the run was cancelled, abandon that it was abandoned, each once where the run
 // reports, and once more where it was asked from when that is elsewhere.
 func TestCancelAndAbandonSayWhatTheyDidOnce(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("slow", "name: slow\nnodes:\n  - id: wait\n    bash: sleep 60\n")
 		run := h.startRun("slow", "")
 		h.waitStatus(run.ID, db.StatusRunning)
@@ -107,7 +100,7 @@ func TestCancelAndAbandonSayWhatTheyDidOnce(t *testing.T) {
 		exactlyOne(t, "a cancel typed in the run's thread", onlyIn(said, thread),
 			"Cancelled run "+run.ID+" of slow (was running; by console:admin): what it was running is stopped. A new /workflow run slow starts fresh.")
 
-		paused, thread := gated(t, h, "")
+		paused, thread := gated(t, h)
 		said = h.say(ops, "", "/workflow abandon "+paused.ID)
 		want := "Abandoned run " + paused.ID + " of release (was paused; by console:ops). A new /workflow run release starts fresh."
 		exactlyOne(t, "an abandon typed in the channel, in the channel", onlyIn(said, ""), want)

@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"threadflow/db"
+	"threadflow/testkit/runevents"
 )
 
 // A failed node fails the run even when the clean-up after it ran and succeeded (GitHub Actions'
 // semantics), also through a node the failure skipped; the notice names the node and its error.
 func TestFailedNodeFailsTheRunAfterItsCleanUpRan(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("ci", `
 name: ci
 nodes:
@@ -36,7 +35,7 @@ nodes:
 			t.Fatalf("last error = %+v, want node build with its stderr", run.Meta.LastError)
 		}
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventNodeCompleted, "cleanup") != 1 || countEvents(ev, db.EventNodeSkipped, "test") != 1 {
+		if runevents.Count(ev, db.EventNodeCompleted, "cleanup") != 1 || runevents.Count(ev, db.EventNodeSkipped, "test") != 1 {
 			t.Fatalf("want test skipped and cleanup completed: %v", eventTypes(ev))
 		}
 		msg := joined(h.waitMessage("failed at node build"))
@@ -52,9 +51,7 @@ nodes:
 // continue_on_error: the node's failure is shown and its dependents decide by their trigger
 // rules, but the run completes.
 func TestContinueOnErrorLetsTheRunComplete(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("lint", `
 name: lint
 nodes:
@@ -80,8 +77,7 @@ nodes:
 // retry on a shell node retries any failure by default; each retry is said in the thread and shown
 // by /workflow status with its reason, and the node's duration is the same number in both places.
 func TestShellNodeRetriesAnyFailureAndSaysWhy(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		counter := filepath.Join(t.TempDir(), "tries")
 		t.Setenv("COUNTER", counter)
 		h.writeWorkflow("flaky", `
@@ -97,10 +93,7 @@ nodes:
       if [ "$ATTEMPT" -lt 3 ]; then echo "port 8080 busy on attempt $ATTEMPT" >&2; exit 1; fi
       echo up
 `)
-		run := h.waitStatus(h.startRun("flaky", "").ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted {
-			t.Fatalf("run is %s (%+v); want completed on the third attempt", run.Status, run.Meta.LastError)
-		}
+		run := h.waitCompleted(h.startRun("flaky", "").ID)
 		assertLines(t, counter, 3)
 		for _, want := range []string{"attempt 1 of 3 failed: exit status 1: port 8080 busy on attempt 1", "attempt 2 of 3 failed: exit status 1: port 8080 busy on attempt 2"} {
 			h.waitMessage(want)
@@ -128,12 +121,10 @@ nodes:
 
 // `on: transient` narrows a shell node's retries back to timeouts.
 func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("strict", "name: strict\nnodes:\n  - id: once\n    retry: {max_attempts: 3, on: transient}\n    bash: exit 1\n")
 		run := h.waitStatus(h.startRun("strict", "").ID, db.StatusFailed)
-		if n := countEvents(h.events(run.ID), db.EventNodeStarted, "once"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeStarted, "once"); n != 1 {
 			t.Fatalf("once started %d times; `on: transient` must not retry an exit status", n)
 		}
 	})
@@ -141,9 +132,7 @@ func TestRetryOnTransientDoesNotRetryAnExitStatus(t *testing.T) {
 
 // /workflow status right after a run finished lists it.
 func TestStatusListsARunThatJustFinished(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("quick", "name: quick\nnodes:\n  - id: a\n    bash: echo done\n")
 		run := h.waitStatus(h.startRun("quick", "").ID, db.StatusCompleted)
 		got := joined(h.say(admin, "", "/workflow status"))
@@ -163,9 +152,7 @@ func TestStatusListsARunThatJustFinished(t *testing.T) {
 // continue_on_error does not cover a failure only a person can fix: with the agent CLI missing, the
 // run pauses for a resume instead of completing without its other nodes.
 func TestContinueOnErrorStillPausesForAMissingProvider(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		h.providers.bin.Store(&missing)
 		h.writeWorkflow("optional", `
@@ -183,7 +170,7 @@ nodes:
 		if run.Status != db.StatusPaused || run.Meta.Pause == nil || run.Meta.Pause.Kind != db.PauseRecovery {
 			t.Fatalf("run is %s (%+v); want a recovery pause", run.Status, run.Meta.Pause)
 		}
-		if n := countEvents(h.events(run.ID), db.EventNodeStarted, "after"); n != 0 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeStarted, "after"); n != 0 {
 			t.Fatalf("after started %d times while the run waits for a person", n)
 		}
 	})

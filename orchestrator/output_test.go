@@ -30,9 +30,7 @@ nodes:
 `
 
 func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("big", bigOutputWorkflow)
 		run := h.waitStatus(h.startRun("big", "").ID, db.StatusFailed)
 		if e := run.Meta.LastError; e == nil || e.Node != "consume" || e.Message != "exit status 1" {
@@ -65,9 +63,7 @@ func TestBigOutputReachesTheNextNodeTheSameBeforeAndAfterAResume(t *testing.T) {
 // script names, not every ancestor's: the variable names are listed from inside the real process
 // (built with $(...) so the listing does not itself name an ancestor).
 func TestShellNodeGetsTheOutputsItDependsOnOrNames(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("inputs", `
 name: inputs
 nodes:
@@ -98,9 +94,7 @@ nodes:
 
 // $node.output loses its trailing newlines, as the shell's $(...) does: `echo ok` gives "ok".
 func TestNodeOutputHasNoTrailingNewline(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("nl", `
 name: nl
 nodes:
@@ -148,9 +142,7 @@ func readFile(t *testing.T, path string) string {
 
 // An agent's reply is an output like a script's: a file, and the inline value later nodes read.
 func TestAgentReplyIsKeptAsAnOutputFile(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.script.SetReply("the plan\n")
 		h.writeWorkflow("plan", `
 name: plan

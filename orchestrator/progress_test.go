@@ -14,9 +14,7 @@ import (
 // with the last change: a node that ends right after the notice of its own start is shown
 // completed, and the next one running, while that next node runs, however long it takes.
 func TestStatusShowsTheLastChangeWhileALongNodeRuns(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		release := filepath.Join(h.home, "release")
 		h.writeWorkflow("pair", `
 name: pair
@@ -49,9 +47,7 @@ nodes:
 // The status message in the run's thread shows the node a paused run waits at as waiting, and once
 // the gate is rejected, every node as the run's end left it: the gate rejected, the rest not run.
 func TestStatusMessageShowsTheGateWaitingThenRejected(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: build\n    bash: \"true\"\n  - id: confirm\n    depends_on: [build]\n    approval: {message: ship it}\n  - id: ship\n    depends_on: [confirm]\n    bash: \"true\"\n")
 		run := h.waitStatus(h.startRun("gated", "").ID, db.StatusPaused)
 		status := func(want ...string) {

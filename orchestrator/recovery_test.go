@@ -4,22 +4,20 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"threadflow/agent/agenttest"
 	"threadflow/db"
+	"threadflow/testkit/runevents"
 )
 
 // The scenario of ../shared/seeds/000_22486c878f073d01.txt: a resume that fails for a tooling
 // reason before any progress must not burn the run. It stays resumable with a clear error, and the
 // same /workflow resume works once the tool is back.
 func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		real := *h.providers.bin.Load()
 		h.providers.bin.Store(&missing)
@@ -36,13 +34,13 @@ func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
 			}
 		}
 		ev := h.events(run.ID)
-		if n := countEvents(ev, db.EventResumeFailed, "ask"); n != 2 {
+		if n := runevents.Count(ev, db.EventResumeFailed, "ask"); n != 2 {
 			t.Fatalf("%d resume_failed events, want one per failed attempt; events %v", n, eventTypes(ev))
 		}
 		h.providers.bin.Store(&real)
 		h.say(admin, "", "/workflow resume "+run.ID)
 		h.waitStatus(run.ID, db.StatusCompleted)
-		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, "first"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeCompleted, "first"); n != 1 {
 			t.Fatalf("first node completed %d times, want once", n)
 		}
 	})
@@ -50,9 +48,7 @@ func TestResumeWithMissingProviderLeavesRunResumable(t *testing.T) {
 
 // An infrastructure failure before a run made any progress pauses it with the error and a hint.
 func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		missing := filepath.Join(t.TempDir(), "no-such-claude")
 		h.providers.bin.Store(&missing)
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: q\n    prompt: hi\n")
@@ -66,9 +62,7 @@ func TestMissingProviderBeforeProgressPausesWithAHint(t *testing.T) {
 }
 
 func TestTransientFailuresStopAfterTheRetryBudget(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("flaky", `
 name: flaky
 nodes:
@@ -79,7 +73,7 @@ nodes:
 `)
 		run := h.waitStatus(h.startRun("flaky", "").ID, db.StatusFailed)
 		ev := h.events(run.ID)
-		if s, f := countEvents(ev, db.EventNodeStarted, "slow"), countEvents(ev, db.EventNodeFailed, "slow"); s != 3 || f != 3 {
+		if s, f := runevents.Count(ev, db.EventNodeStarted, "slow"), runevents.Count(ev, db.EventNodeFailed, "slow"); s != 3 || f != 3 {
 			t.Fatalf("%d starts and %d failures, want 3 and 3 (the budget)", s, f)
 		}
 		if !strings.Contains(run.Meta.LastError.Message, "timed out") || run.Meta.LastError.Class != db.ClassTransient {
@@ -89,14 +83,12 @@ nodes:
 }
 
 func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("ask", "name: ask\nnodes:\n  - id: q\n    retry: {max_attempts: 2}\n    prompt: hello\n")
 		h.script.FailNext("rate_limit", 1)
 		run := h.waitStatus(h.startRun("ask", "").ID, db.StatusCompleted)
 		ev := h.events(run.ID)
-		if countEvents(ev, db.EventNodeFailed, "q") != 1 || countEvents(ev, db.EventNodeCompleted, "q") != 1 {
+		if runevents.Count(ev, db.EventNodeFailed, "q") != 1 || runevents.Count(ev, db.EventNodeCompleted, "q") != 1 {
 			t.Fatalf("want one transient failure then success: %v", eventTypes(ev))
 		}
 	})
@@ -105,9 +97,7 @@ func TestAgentRateLimitIsRetriedWithinTheBudget(t *testing.T) {
 // Graceful shutdown hands an unfinished run back to the queue without counting a recovery, and the
 // next worker continues it at the unfinished node as the next attempt.
 func TestShutdownHandsRunsBackWithoutCountingARecovery(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.cfg.Grace = 50 * time.Millisecond
 		h.restart()
 		h.writeWorkflow("long", `
@@ -120,7 +110,7 @@ nodes:
     bash: 'if [ "$ATTEMPT" = 1 ]; then sleep 60; fi; echo "attempt $ATTEMPT"'
 `)
 		run := h.startRun("long", "")
-		h.waitFor("the wait node to start", func() bool { return countEvents(h.events(run.ID), db.EventNodeStarted, "wait") == 1 })
+		h.waitFor("the wait node to start", func() bool { return runevents.Count(h.events(run.ID), db.EventNodeStarted, "wait") == 1 })
 		start := time.Now()
 		h.shutdown()
 		if d := time.Since(start); d > 10*time.Second {
@@ -130,12 +120,12 @@ nodes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != db.StatusQueued || got.Recoveries != 0 || countEvents(h.events(run.ID), db.EventRunReleased, "") != 1 {
+		if got.Status != db.StatusQueued || got.Recoveries != 0 || runevents.Count(h.events(run.ID), db.EventRunReleased, "") != 1 {
 			t.Fatalf("after shutdown run is %s with %d recoveries; want queued, released, none counted", got.Status, got.Recoveries)
 		}
 		h.start()
 		got = h.waitStatus(run.ID, db.StatusCompleted)
-		if got.Meta.Output != "attempt 2" || countEvents(h.events(run.ID), db.EventNodeCompleted, "first") != 1 {
+		if got.Meta.Output != "attempt 2" || runevents.Count(h.events(run.ID), db.EventNodeCompleted, "first") != 1 {
 			t.Fatalf("output %q; want the wait node continued as attempt 2 and first not repeated", got.Meta.Output)
 		}
 	})
@@ -144,14 +134,12 @@ nodes:
 // A worker that loses its lease (here: the run is abandoned under it) stops the node's processes at
 // once instead of finishing work nobody may record.
 func TestAbandonStopsTheRunningProcess(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.writeWorkflow("sleepy", "name: sleepy\nnodes:\n  - id: nap\n    bash: echo $$ > pid; sleep 60\n")
 		run := h.startRun("sleepy", "")
 		pidFile := filepath.Join(run.WorkingPath, "pid")
 		var pid int
-		h.waitFor("the node to write its pid", func() bool { pid = readPid(pidFile); return pid > 0 })
+		h.waitFor("the node to write its pid", func() bool { pid = agenttest.ReadPid(pidFile); return pid > 0 })
 		h.say(admin, "", "/workflow abandon "+run.ID)
 		h.waitFor("the node's process to be gone", func() bool { return !agenttest.Alive(pid) })
 		if got := h.waitStatus(run.ID, db.StatusCancelled); got.Status != db.StatusCancelled {
@@ -160,21 +148,10 @@ func TestAbandonStopsTheRunningProcess(t *testing.T) {
 	})
 }
 
-func readPid(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
-
 // A worker that dies between an interactive loop's iteration and its gate must not let the loop run
 // on unasked: the rescued run asks about the iteration that was already done.
 func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		h.shutdown()
 		h.writeWorkflow("loop", "name: loop\nnodes:\n  - id: plan\n    loop:\n      prompt: draft\n      until: DONE\n      max_iterations: 3\n      interactive: true\n      gate_message: more?\n")
 		h.start()
@@ -210,9 +187,7 @@ func TestInteractiveLoopCrashBeforeItsGateAsksAgain(t *testing.T) {
 // A run whose frozen workflow no longer parses (a corrupt row, a parser change) fails with the
 // reason; it must not take the worker down.
 func TestUnparsableFrozenWorkflowFailsTheRun(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		ctx := context.Background()
 		conv, err := h.store.EnsureConversation(ctx, db.Conversation{Platform: "console", ChannelID: "chan"})
 		if err != nil {

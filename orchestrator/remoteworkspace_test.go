@@ -12,6 +12,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/orchestrator/execution"
+	"threadflow/testkit/runevents"
 )
 
 // appendWorkflow appends its attempt to a file in its first node and prints the file in its second:
@@ -19,25 +20,47 @@ import (
 const appendWorkflow = "name: notes\nnodes:\n  - id: write\n    bash: echo \"write attempt $ATTEMPT\" >> notes.txt\n" +
 	"  - id: read\n    depends_on: [write]\n    bash: cat notes.txt\n"
 
-// takeoverHarness is a harness whose engine, on host b, shares WORKSPACE_REMOTE remote with a host a
-// that died while it ran a run: the run is left (by diedOnHostA) as a killed worker on a leaves
-// it, and the engine starts (h.start) to take it over once the dead worker's lease has expired.
-func takeoverHarness(t *testing.T, open opener) (h *harness, remote string) {
-	t.Helper()
-	h = newHarness(t, open)
-	remote = newRepo(t, true)
-	h.shutdown()
-	h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
-	h.writeWorkflow("notes", appendWorkflow)
-	h.start()
-	h.shutdown() // the run is created while no worker runs, so the dead worker claims it
-	return h, remote
+// afterHostADied runs f, in parallel with other tests, on each engine with a harness whose engine, on
+// host b, shares WORKSPACE_REMOTE remote with a host a that died while it ran run, a run of notes:
+// the run is left (by diedOnHostA, with saved) as a killed worker on a leaves it, and f starts the
+// engine (h.start) to take it over once the dead worker's lease has expired.
+func afterHostADied(t *testing.T, saved bool, f func(t *testing.T, h *harness, remote string, run db.Run)) {
+	eachEngine(t, func(t *testing.T, h *harness) {
+		remote := newRepo(t, true)
+		h.shutdown()
+		h.cfg.Dirs = execution.Dirs{Home: h.home, Remote: remote, Token: "home-b-0123456789", Host: "host-b"}
+		h.writeWorkflow("notes", appendWorkflow)
+		h.start()
+		h.shutdown() // the run is created while no worker runs, so the dead worker claims it
+		run := h.startRun("notes", "")
+		diedOnHostA(t, h, run, remote, saved)
+		f(t, h, remote, run)
+	})
 }
 
 // diedOnHostA leaves run as a worker on host a (its own THREADFLOW_HOME, the same remote) that was
 // killed during the node write leaves it: claimed under a lease that has expired, its workspace
 // made in a's home, write started (attempt 1) and its file written. With saved, write also
 // completed, its save pushed first as the executor does, and read started.
+// resumeFresh resumes the run with --fresh-workspace, which must answer that it starts again.
+func resumeFresh(t *testing.T, h *harness, id string) {
+	t.Helper()
+	if text := joined(h.say(admin, "", "/workflow resume "+id+" --fresh-workspace")); !strings.Contains(text, "from its first node in a fresh workspace") {
+		t.Fatalf("--fresh-workspace of run %s answered:\n%s", id, text)
+	}
+}
+
+// waitFreshAttempt waits for the run to end, failing unless it completed with the output of the
+// second attempt of its write node alone: the one in the fresh workspace (on host b).
+func waitFreshAttempt(t *testing.T, h *harness, id string) db.Run {
+	t.Helper()
+	run := h.waitStatus(id, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
+	if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
+		t.Fatalf("run is %s with output %q, want completed with only the fresh attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
+	}
+	return run
+}
+
 func diedOnHostA(t *testing.T, h *harness, run db.Run, remote string, saved bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -82,17 +105,10 @@ func branchLog(t *testing.T, remote, runID string) string {
 // and no save recorded, and starts the run again from its first node in a fresh workspace, saying
 // so in the thread. Nobody is asked; nothing of a's workspace is in b's.
 func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, false)
+	afterHostADied(t, false, func(t *testing.T, h *harness, remote string, run db.Run) {
 		h.start()
 
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("run is %s with output %q, want completed with only b's attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		run = waitFreshAttempt(t, h, run.ID)
 		note := h.waitMessage("never reached WORKSPACE_REMOTE")
 		want := "↻ The workspace of run " + run.ID + " on host host-a never reached WORKSPACE_REMOTE (no node had completed in it), " +
 			"so the run starts again from its first node in a fresh workspace: write runs again."
@@ -130,11 +146,7 @@ func TestWorkspaceThatNeverReachedTheRemoteStartsAfresh(t *testing.T) {
 // accepted. Once the remote is back, the fresh workspace's branch continues the one a pushed, so
 // its saves are fast-forwards and a's history stays.
 func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, true)
+	afterHostADied(t, true, func(t *testing.T, h *harness, remote string, run db.Run) {
 		aSaved := git(t, remote, "rev-parse", "threadflow/"+run.ID)
 		away := remote + ".away"
 		if err := os.Rename(remote, away); err != nil {
@@ -177,14 +189,8 @@ func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
 		if err := os.Rename(away, remote); err != nil {
 			t.Fatal(err)
 		}
-		text = joined(h.say(admin, "", "/workflow resume "+run.ID+" --fresh-workspace"))
-		if !strings.Contains(text, "from its first node in a fresh workspace") {
-			t.Fatalf("--fresh-workspace of a run whose remote did not answer:\n%s", text)
-		}
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("fresh run is %s with output %q, want completed with only the fresh attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		resumeFresh(t, h, run.ID)
+		run = waitFreshAttempt(t, h, run.ID)
 		if out, err := exec.Command("git", "-C", remote, "merge-base", "--is-ancestor", aSaved, "threadflow/"+run.ID).CombinedOutput(); err != nil {
 			t.Errorf("a's save is no longer in the branch's history: %v %s\n%s", err, out, branchLog(t, remote, run.ID))
 		}
@@ -195,11 +201,7 @@ func TestUnreachableRemotePausesAndAllowsAFreshWorkspace(t *testing.T) {
 // lost, and the pause names the branch rather than a host. A plain resume is refused;
 // --fresh-workspace runs the workflow again from its first node.
 func TestDeletedBranchIsALostWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h, remote := takeoverHarness(t, open)
-		run := h.startRun("notes", "")
-		diedOnHostA(t, h, run, remote, true)
+	afterHostADied(t, true, func(t *testing.T, h *harness, remote string, run db.Run) {
 		git(t, remote, "update-ref", "-d", "refs/heads/threadflow/"+run.ID)
 		h.start()
 
@@ -215,14 +217,8 @@ func TestDeletedBranchIsALostWorkspace(t *testing.T) {
 		if !strings.Contains(text, "cannot continue where it stopped: "+want) {
 			t.Fatalf("plain resume of a run whose branch is gone:\n%s", text)
 		}
-		text = joined(h.say(admin, "", "/workflow resume "+run.ID+" --fresh-workspace"))
-		if !strings.Contains(text, "from its first node in a fresh workspace") {
-			t.Fatalf("--fresh-workspace reply:\n%s", text)
-		}
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusPaused, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("fresh run is %s with output %q; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		resumeFresh(t, h, run.ID)
+		run = waitFreshAttempt(t, h, run.ID)
 	})
 }
 
@@ -230,9 +226,7 @@ func TestDeletedBranchIsALostWorkspace(t *testing.T) {
 // paused at its first node, a gate, on host a and approved while host b holds it finds nothing on
 // the remote: b starts it in a fresh workspace, and the answer stands (the gate is not asked again).
 func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		remote := newRepo(t, true)
 		h.shutdown()
 		h.cfg.Dirs = execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789", Host: "host-a"}
@@ -254,7 +248,7 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 		if note := h.waitMessage("never reached WORKSPACE_REMOTE"); len(note) != 1 || note[0].Text != want {
 			t.Errorf("the thread's note:\n%+v\nwant once:\n%s", note, want)
 		}
-		if n := countEvents(h.events(run.ID), db.EventGateRequested, "ask"); n != 1 {
+		if n := runevents.Count(h.events(run.ID), db.EventGateRequested, "ask"); n != 1 {
 			t.Errorf("the gate was asked %d times, want once", n)
 		}
 	})
@@ -264,9 +258,7 @@ func TestAnsweredFirstGateStandsInAFreshWorkspace(t *testing.T) {
 // run pauses blaming the remote), and nothing reached the remote. Resumed once host a is gone, the
 // run starts again in a fresh workspace on b, where the node runs again and its save is pushed.
 func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
-	t.Parallel()
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngine(t, func(t *testing.T, h *harness) {
 		remote := newRepo(t, true)
 		hook := filepath.Join(remote, "hooks", "pre-receive")
 		if err := os.WriteFile(hook, []byte("#!/bin/sh\necho refused by the test >&2\nexit 1\n"), 0o755); err != nil {
@@ -281,7 +273,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 			!strings.Contains(p.ResumeHint, "make WORKSPACE_REMOTE reachable and writable") {
 			t.Fatalf("run is %s with pause %+v; want paused blaming the remote; messages:\n%s", run.Status, p, h.out.Dump())
 		}
-		if n := countEvents(h.events(run.ID), db.EventNodeCompleted, ""); n != 0 {
+		if n := runevents.Count(h.events(run.ID), db.EventNodeCompleted, ""); n != 0 {
 			t.Fatalf("%d nodes recorded completed although nothing was pushed", n)
 		}
 		h.shutdown() // host a is gone for good
@@ -292,10 +284,7 @@ func TestNodeWhosePushFailedRunsAgainInAFreshWorkspace(t *testing.T) {
 		h.start()
 
 		h.say(admin, "", "/workflow resume "+run.ID)
-		run = h.waitStatus(run.ID, db.StatusCompleted, db.StatusFailed)
-		if run.Status != db.StatusCompleted || strings.TrimSpace(run.Meta.Output) != "write attempt 2" {
-			t.Fatalf("run is %s with output %q, want completed with only b's attempt of write; messages:\n%s", run.Status, run.Meta.Output, h.out.Dump())
-		}
+		run = waitFreshAttempt(t, h, run.ID)
 		h.waitMessage("never reached WORKSPACE_REMOTE (no node had completed in it), so the run starts again from its first node in a fresh workspace: write runs again.")
 	})
 }

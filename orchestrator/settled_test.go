@@ -36,8 +36,7 @@ func (o *slowFinish) Post(ctx context.Context, to conversation.Address, r conver
 // renewal finds the lease gone. A completion message still being posted then must not be cancelled:
 // the user would never hear that the run completed.
 func TestCompletionIsToldAfterTheLeaseEnds(t *testing.T) {
-	engines(t, func(t *testing.T, open opener) {
-		h := newHarness(t, open)
+	eachEngineSerial(t, func(t *testing.T, h *harness) {
 		out := &slowFinish{Outbox: h.out, holdFor: time.Second}
 		h.cfg.LeaseTTL = 300 * time.Millisecond // renewals every 100 ms: several while the post is held
 		h.cfg.Outboxes = map[string]conversation.Outbox{"console": out}

@@ -39,6 +39,35 @@ func newRepo(t *testing.T, bare bool) string {
 	return dir
 }
 
+// twoHosts runs f, for a workspace in a plain directory and in a REPO_PATH worktree, with two hosts
+// a and b sharing one WORKSPACE_REMOTE, after host a saved a workspace of run1abcdef holding file.
+func twoHosts(t *testing.T, file, content, message string, f func(t *testing.T, remote string, a, b execution.Dirs)) {
+	t.Parallel()
+	for _, withRepo := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain directory", true: "REPO_PATH worktree"}[withRepo], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			remote := newRepo(t, true)
+			a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
+			b := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
+			if withRepo {
+				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
+			}
+			w, err := a.Make(ctx, "run1abcdef")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.Path, file), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Save(ctx, "run1abcdef", w.Path, message); err != nil {
+				t.Fatal(err)
+			}
+			f(t, remote, a, b)
+		})
+	}
+}
+
 func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
 	t.Parallel()
 	d := execution.Dirs{Home: t.TempDir(), RepoPath: newRepo(t, false), Token: "home-a-0123456789"}
@@ -57,50 +86,30 @@ func TestRunsWorkInFreshGitWorktreesWhenRepoPathIsSet(t *testing.T) {
 // With WORKSPACE_REMOTE, what a node left is pushed, and another host (another home, another
 // repository) recreates the workspace with those files; the remote's URL is not written into it.
 func TestWorkspaceRecreatedFromRemoteOnAnotherHost(t *testing.T) {
-	t.Parallel()
-	for _, withRepo := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain directory", true: "REPO_PATH worktree"}[withRepo], func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			remote := newRepo(t, true)
-			a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
-			b := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
-			if withRepo {
-				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
-			}
-			w, err := a.Make(ctx, "run1abcdef")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(w.Path, "plan.txt"), []byte("step 1\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Save(ctx, "run1abcdef", w.Path, "node plan completed"); err != nil {
-				t.Fatal(err)
-			}
-			before := git(t, remote, "rev-list", "--count", "threadflow/run1abcdef")
-			got, err := b.Recreate(ctx, "run1abcdef")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.Recreated || got.Home != b.Token || !strings.HasPrefix(got.Path, b.Home) {
-				t.Errorf("recreated workspace = %+v", got)
-			}
-			if b, err := os.ReadFile(filepath.Join(got.Path, "plan.txt")); err != nil || string(b) != "step 1\n" {
-				t.Fatalf("plan.txt in the recreated workspace = %q, %v", b, err)
-			}
-			if cfg := git(t, got.Path, "config", "--list"); strings.Contains(cfg, remote) {
-				t.Errorf("the recreated workspace's git config names the remote:\n%s", cfg)
-			}
-			// The recreated workspace goes on where the first left off: its next save is a fast-forward.
-			if err := b.Save(ctx, "run1abcdef", got.Path, "node build completed"); err != nil {
-				t.Fatal(err)
-			}
-			if n := git(t, remote, "rev-list", "--count", "threadflow/run1abcdef"); n != map[string]string{"1": "2", "2": "3"}[before] {
-				t.Errorf("remote branch has %s commits after a save on top of %s", n, before)
-			}
-		})
-	}
+	twoHosts(t, "plan.txt", "step 1\n", "node plan completed", func(t *testing.T, remote string, a, b execution.Dirs) {
+		ctx := context.Background()
+		before := git(t, remote, "rev-list", "--count", "threadflow/run1abcdef")
+		got, err := b.Recreate(ctx, "run1abcdef")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Recreated || got.Home != b.Token || !strings.HasPrefix(got.Path, b.Home) {
+			t.Errorf("recreated workspace = %+v", got)
+		}
+		if b, err := os.ReadFile(filepath.Join(got.Path, "plan.txt")); err != nil || string(b) != "step 1\n" {
+			t.Fatalf("plan.txt in the recreated workspace = %q, %v", b, err)
+		}
+		if cfg := git(t, got.Path, "config", "--list"); strings.Contains(cfg, remote) {
+			t.Errorf("the recreated workspace's git config names the remote:\n%s", cfg)
+		}
+		// The recreated workspace goes on where the first left off: its next save is a fast-forward.
+		if err := b.Save(ctx, "run1abcdef", got.Path, "node build completed"); err != nil {
+			t.Fatal(err)
+		}
+		if n := git(t, remote, "rev-list", "--count", "threadflow/run1abcdef"); n != map[string]string{"1": "2", "2": "3"}[before] {
+			t.Errorf("remote branch has %s commits after a save on top of %s", n, before)
+		}
+	})
 }
 
 func TestRemoteCredentialsNeverShown(t *testing.T) {
@@ -180,49 +189,29 @@ func TestRemoteHasBranchTellsAbsentFromUnreadable(t *testing.T) {
 // earlier files, and its branch continues the remote's: its first save is a fast-forward that
 // replaces them, with their history kept.
 func TestRemakeContinuesTheRemoteBranch(t *testing.T) {
-	t.Parallel()
-	for _, withRepo := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain directory", true: "REPO_PATH worktree"}[withRepo], func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			remote := newRepo(t, true)
-			a := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-a-0123456789"}
-			b := execution.Dirs{Home: t.TempDir(), Remote: remote, Token: "home-b-0123456789"}
-			if withRepo {
-				a.RepoPath, b.RepoPath = newRepo(t, false), newRepo(t, false)
-			}
-			w, err := a.Make(ctx, "run1abcdef")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(w.Path, "old.txt"), []byte("old\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Save(ctx, "run1abcdef", w.Path, "old node completed"); err != nil {
-				t.Fatal(err)
-			}
-			old := git(t, remote, "rev-parse", "threadflow/run1abcdef")
+	twoHosts(t, "old.txt", "old\n", "old node completed", func(t *testing.T, remote string, a, b execution.Dirs) {
+		ctx := context.Background()
+		old := git(t, remote, "rev-parse", "threadflow/run1abcdef")
 
-			got, err := b.Remake(ctx, "run1abcdef")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Recreated || got.Home != b.Token {
-				t.Errorf("remade workspace = %+v", got)
-			}
-			if _, err := os.Stat(filepath.Join(got.Path, "old.txt")); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("the new workspace has the earlier workspace's file: %v", err)
-			}
-			if err := os.WriteFile(filepath.Join(got.Path, "new.txt"), []byte("new\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Save(ctx, "run1abcdef", got.Path, "new node completed"); err != nil {
-				t.Fatalf("the new workspace's first save: %v", err)
-			}
-			if files := git(t, remote, "ls-tree", "--name-only", "threadflow/run1abcdef"); strings.Contains(files, "old.txt") || !strings.Contains(files, "new.txt") {
-				t.Errorf("files on the branch after the new save:\n%s", files)
-			}
-			git(t, remote, "merge-base", "--is-ancestor", old, "threadflow/run1abcdef")
-		})
-	}
+		got, err := b.Remake(ctx, "run1abcdef")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Recreated || got.Home != b.Token {
+			t.Errorf("remade workspace = %+v", got)
+		}
+		if _, err := os.Stat(filepath.Join(got.Path, "old.txt")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the new workspace has the earlier workspace's file: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(got.Path, "new.txt"), []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Save(ctx, "run1abcdef", got.Path, "new node completed"); err != nil {
+			t.Fatalf("the new workspace's first save: %v", err)
+		}
+		if files := git(t, remote, "ls-tree", "--name-only", "threadflow/run1abcdef"); strings.Contains(files, "old.txt") || !strings.Contains(files, "new.txt") {
+			t.Errorf("files on the branch after the new save:\n%s", files)
+		}
+		git(t, remote, "merge-base", "--is-ancestor", old, "threadflow/run1abcdef")
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"threadflow/orchestrator"
@@ -90,4 +91,27 @@ func (e *Engine) Running() bool {
 func (e *Engine) Stop() {
 	e.stop()
 	<-e.stopped
+}
+
+// ReleaseWorkflow is the bundled release workflow's shape, the gate tests' workflow: check, a gate
+// confirm whose note is captured, and ship, which echoes the note. settings are more of the gate's
+// approval settings, one "key: value" each (allow_self_approval: false, approvers: [...]).
+func ReleaseWorkflow(settings ...string) string {
+	var extra strings.Builder
+	for _, s := range settings {
+		extra.WriteString("      " + s + "\n")
+	}
+	return `name: release
+nodes:
+  - id: check
+    bash: echo "checked $ARGUMENTS"
+  - id: confirm
+    depends_on: [check]
+    approval:
+      message: Ship $ARGUMENTS?
+      capture_response: true
+` + extra.String() + `  - id: ship
+    depends_on: [confirm]
+    bash: echo "shipped $ARGUMENTS with note [$confirm.output]"
+`
 }

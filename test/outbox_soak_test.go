@@ -26,6 +26,9 @@ import (
 // a run, and every run's thread has its announcement, its gate question and its final message
 // exactly once. Skipped unless SOAK_CRASH=1; SOAK_CRASH_RUNS overrides the 200 runs.
 
+// soakKills is how many SIGKILLs the crash soak deals.
+const soakKills = 24
+
 var (
 	soakGateRE  = regexp.MustCompile("^⏸ Run `([^`]+)` is waiting at `gate`.\nShip v([0-9]+)\\?")
 	soakFinalRE = regexp.MustCompile("^✅ Run `([^`]+)` of `gated` completed.")
@@ -60,13 +63,13 @@ func TestOutboxSoakWithKills(t *testing.T) {
 		kills     int
 		done      = make(chan struct{})
 	)
-	go func() { // the chaos: one replica killed at a time, started again at once
+	go func() { // the chaos: one replica killed at a time, started again at once, soakKills times
 		rng := rand.New(rand.NewPCG(27, 1))
-		for {
+		for range soakKills {
 			select {
 			case <-done:
 				return
-			case <-time.After(time.Duration(800+rng.IntN(1600)) * time.Millisecond): // how long a replica lives, not a wait for work
+			case <-time.After(time.Duration(1500+rng.IntN(3000)) * time.Millisecond): // how long a replica lives, not a wait for work
 			}
 			i := rng.IntN(len(bots))
 			mu.Lock()
@@ -77,7 +80,8 @@ func TestOutboxSoakWithKills(t *testing.T) {
 		}
 	}()
 	for i := 1; i <= runs; i++ {
-		env := fake.SlashCommand(fmt.Sprintf("UUSER%05d", i%16), channel, fmt.Sprintf("run gated v%d", i))
+		// --force: each request is a run of its own, not a prompt about the one waiting at its gate.
+		env := fake.SlashCommand(fmt.Sprintf("UUSER%05d", i%16), channel, fmt.Sprintf("run --force gated v%d", i))
 		mu.Lock()
 		envelopes[i] = env
 		mu.Unlock()
@@ -86,7 +90,7 @@ func TestOutboxSoakWithKills(t *testing.T) {
 
 	// A person approves every gate question, and asks again when a click was lost with its replica.
 	clicked := map[string]time.Time{}
-	deadline := time.Now().Add(15 * time.Minute)
+	deadline := time.Now().Add(6 * time.Minute)
 	for {
 		finals := 0
 		for _, m := range fake.Messages(channel) {
@@ -101,7 +105,7 @@ func TestOutboxSoakWithKills(t *testing.T) {
 		mu.Lock()
 		k := kills
 		mu.Unlock()
-		if finals >= runs && k >= 20 {
+		if finals >= runs && k >= soakKills {
 			break
 		}
 		if time.Now().After(deadline) {

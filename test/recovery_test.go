@@ -279,7 +279,7 @@ nodes:
 		a := botproc.Start(t, env)
 		ids := queueRuns(t, st, src, 1)
 		pidFile := filepath.Join(pids, "attempt-1")
-		testkit.Eventually(t, "attempt 1 to start", func() bool { return readPid(pidFile) > 0 })
+		testkit.Eventually(t, "attempt 1 to start", func() bool { return agenttest.ReadPid(pidFile) > 0 })
 		a.Freeze()
 		benv := copyEnv(env)
 		benv["HOME"], benv["REPLICA_ID"] = t.TempDir(), "replica-b"
@@ -291,7 +291,7 @@ nodes:
 		}
 		before, _ := st.Events(context.Background(), ids[0])
 		a.Thaw()
-		pid := readPid(pidFile)
+		pid := agenttest.ReadPid(pidFile)
 		testkit.Eventually(t, "the frozen worker to kill its node's process", func() bool { return !agenttest.Alive(pid) })
 		testkit.Eventually(t, "the frozen worker to log its lost lease", func() bool { return len(a.LogEvents("orchestrator.lease_lost")) > 0 })
 		after, _ := st.Events(context.Background(), ids[0])
@@ -338,15 +338,6 @@ func chatOnce(t *testing.T, env map[string]string, msg string) string {
 	cmd := botproc.CommandContext(ctx, t, env, "chat", "--conversation", "crash", msg)
 	out, _ := cmd.Output() // stdout is the chat; a crash exit is expected
 	return string(out)
-}
-
-func readPid(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
 }
 
 // The scenario of ../shared/seeds/002_ea3ceaae607d1167.txt: the process crashes after the first
@@ -413,7 +404,7 @@ nodes:
 		p := botproc.Start(t, env)
 		ids := queueRuns(t, st, src, 1)
 		p.Exit() // the build node kills the bot
-		pid := readPid(filepath.Join(counters, "stray.pid"))
+		pid := agenttest.ReadPid(filepath.Join(counters, "stray.pid"))
 		if pid == 0 || !running(pid) {
 			t.Fatalf("the background sleep (pid %d) is not running after the crash, so this test would prove nothing", pid)
 		}

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"threadflow/db"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
+	"threadflow/testkit/runevents"
 )
 
 // waitEphemeral waits until user was shown n private messages and returns the last one.
@@ -22,17 +22,7 @@ func (s *slackBot) waitEphemeral(t *testing.T, user string, n int) slackfake.Mes
 // countRunEvents counts a run's events of one type in the bot's database.
 func countRunEvents(t *testing.T, env map[string]string, id string, typ db.EventType) int {
 	t.Helper()
-	events, err := openStore(t, env).Events(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Type == typ {
-			n++
-		}
-	}
-	return n
+	return runevents.InRun(t, openStore(t, env), id, typ)
 }
 
 // TestSlackGateRules: a gate that only three people may answer, never its requester, needing two of

@@ -3,8 +3,6 @@ package test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,24 +112,6 @@ func claimers(t *testing.T, st db.Store, id string) []string {
 		}
 	}
 	return owners
-}
-
-// approveOn answers the run's gate with Approve on a bot's dashboard, as the web user bob.
-func approveOn(t *testing.T, base, id string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {"go"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: "bob"})
-	c := http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("approve on the dashboard answered %d", resp.StatusCode)
-	}
 }
 
 // workflowCLI runs `bot workflow ARGS...` as a person on replica b's host would, and returns what
@@ -244,7 +224,7 @@ func TestLostWorkspaceWithoutRemoteResumesFresh(t *testing.T) {
 		t.Errorf("b's warning: %v", p)
 	}
 
-	approveOn(t, b.URL(), id) // queued while both replicas are up: the run must go to a
+	botproc.ApproveOnDashboard(t, b.URL(), id, "bob", "go") // queued while both replicas are up: the run must go to a
 	nodeStarted(t, st, id, "read")
 	if owners := claimers(t, st, id); strings.Join(owners, ",") != "a,a" {
 		t.Fatalf("claims while a is alive: %v, want a's only", owners)

@@ -55,6 +55,7 @@ func TestMissingSkipsOffCIAndFailsOnCI(t *testing.T) {
 var skipsForNoMissingTool = map[string]int{
 	"agent/record_test.go":             1, // re-recording the CLI transcripts is opt-in (-record)
 	"test/soak_test.go":                1, // the soak test is opt-in (SOAK=1)
+	"test/outbox_soak_test.go":         1, // the crash soak is opt-in (SOAK_CRASH=1)
 	"test/recovery_test.go":            2, // engines a recovery scenario does not apply to
 	"test/chat_suite_test.go":          1, // a chat scenario on a platform that has no such gesture
 	"cmd/bench/bench_test.go":          1, // -short

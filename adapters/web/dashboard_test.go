@@ -14,6 +14,7 @@ import (
 
 	"threadflow/db"
 	"threadflow/testkit"
+	"threadflow/testkit/runevents"
 )
 
 func TestGatedRunFromChatToApproval(t *testing.T) {
@@ -273,7 +274,7 @@ func TestApprovalsWithNotesFromTheRunPage(t *testing.T) {
 			t.Errorf("completed run page lacks %q:\n%s", want, page)
 		}
 	}
-	if n := countEvents(t, r, run.ID, db.EventGateRefused); n != 1 {
+	if n := runevents.InRun(t, r.store, run.ID, db.EventGateRefused); n != 1 {
 		t.Errorf("%d refusals recorded, want mallory's one", n)
 	}
 }
@@ -292,21 +293,6 @@ func TestRejectWithAReasonFromTheRunPage(t *testing.T) {
 	if code, body := alice.post("/runs/"+run.ID+"/approve", url.Values{"note": {strings.Repeat("x", 16_001)}}); code != 400 || !strings.Contains(body, "MAX_ARGS_BYTES") {
 		t.Errorf("an oversized note answered %d %q, want 400 naming MAX_ARGS_BYTES", code, body)
 	}
-}
-
-func countEvents(t *testing.T, r *rig, id string, typ db.EventType) int {
-	t.Helper()
-	evs, err := r.store.Events(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range evs {
-		if e.Type == typ {
-			n++
-		}
-	}
-	return n
 }
 
 // A node's full output is linked from the run page and served as plain text, however long.

@@ -7,24 +7,9 @@ import (
 	"testing"
 
 	"threadflow/db"
+	"threadflow/orchestratortest"
 	"threadflow/testkit"
 )
-
-// releaseWorkflow is the bundled release's shape: its requester may not approve it.
-const releaseWorkflow = `name: release
-nodes:
-  - id: check
-    bash: echo "checked $ARGUMENTS"
-  - id: confirm
-    depends_on: [check]
-    approval:
-      message: Ship $ARGUMENTS?
-      capture_response: true
-      allow_self_approval: false
-  - id: ship
-    depends_on: [confirm]
-    bash: echo "shipped $ARGUMENTS with note [$confirm.output]"
-`
 
 // threadLink finds the link to a run's thread on a page.
 var threadLink = regexp.MustCompile(`href="/chat/threads/([0-9a-f]{16})"`)
@@ -51,7 +36,7 @@ func (b *browser) reply(thread, text string) {
 // another browser, finds the run's thread on his chat page and approves it in plain words there. Both
 // see the run complete in the thread; neither sees the other's own conversation.
 func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
-	r := newRig(t, rigOptions{workflows: map[string]string{"release.yaml": releaseWorkflow}})
+	r := newRig(t, rigOptions{workflows: map[string]string{"release.yaml": orchestratortest.ReleaseWorkflow("allow_self_approval: false")}})
 	local, bob := r.browser(""), r.browser("bob")
 	bob.say("hello from bob") // bob's own conversation, which local must not see
 	local.say("/workflow run release v1.0")

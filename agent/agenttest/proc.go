@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -21,4 +22,15 @@ func Alive(pid int) bool {
 	// The format is "pid (comm) state ..."; comm may itself contain parentheses.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// ReadPid returns the pid a test's process wrote to the file at path (`echo $$ > pid`), or 0 while
+// the file is not there or not yet whole.
+func ReadPid(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"maps"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
-	"threadflow/testkit"
-	"threadflow/testkit/botproc"
 	"time"
+
+	"threadflow/testkit/botproc"
 )
 
 // A run started from the terminal stays the terminal's while it is attached; once the terminal is
@@ -29,7 +27,7 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 		}
 		id := m[1] // the terminal has exited: nothing but the server is running now
 
-		approveOnDashboard(t, base, id, "bob", "ship it")
+		botproc.ApproveOnDashboard(t, base, id, "bob", "ship it")
 		deadline := time.Now().Add(5 * time.Second)
 		var page string
 		for {
@@ -51,24 +49,6 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 			t.Fatalf("workflow status after the server finished the run:\n%s", out)
 		}
 	})
-}
-
-// approveOnDashboard presses Approve on the run page as the web user name.
-func approveOnDashboard(t *testing.T, base, id, name, note string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {note}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: name})
-	c := http.Client{Timeout: testkit.Deadline, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("approve on the dashboard answered %d", resp.StatusCode)
-	}
 }
 
 // A script running a workflow executes and prints its own run only: a run of another invocation

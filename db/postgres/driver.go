@@ -220,13 +220,10 @@ func (d driver) RenewLeases(ctx context.Context, ls []db.Lease, expires, now tim
 // now, and lets rescuers on several replicas share the work.
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 	q, args := dialect.Expired(now)
-	rows, err := d.tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Expired, error) {
+	return queryAll(ctx, d.tx, q, args, func(row pgx.Row) (db.Expired, error) {
 		var x db.Expired
-		return x, row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		err := row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		return x, err
 	})
 }
 
@@ -242,11 +239,7 @@ func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, er
 
 func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
 	q, args := dialect.GateEvents(runID, node, after)
-	rows, err := d.tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
+	return queryAll(ctx, d.tx, q, args, scanEvent)
 }
 
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {

@@ -1,10 +1,9 @@
 package postgres
 
 import (
-	"time"
-
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,20 +54,11 @@ var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	q, args := dialect.Events(runID)
-	return s.queryEvents(ctx, q, args)
+	return queryAll(ctx, s.pool, q, args, scanEvent)
 }
 
 // ActionEvents returns what people did to runs since a time, newest first (db.Store).
 func (s *Store) ActionEvents(ctx context.Context, since time.Time, limit int) ([]db.Event, error) {
 	q, args := dialect.ActionEvents(since, limit)
-	return s.queryEvents(ctx, q, args)
-}
-
-func (s *Store) queryEvents(ctx context.Context, q string, args []any) ([]db.Event, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
-	return evs, translate(err)
+	return queryAll(ctx, s.pool, q, args, scanEvent)
 }

@@ -91,18 +91,13 @@ func setMessageRef(ctx context.Context, x execer, ref db.MessageRef) error {
 // MessageRefs returns the messages recorded for a run, by kind.
 func (s *Store) MessageRefs(ctx context.Context, runID string) ([]db.MessageRef, error) {
 	q, args := dialect.MessageRefs(runID)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read messages of run %s: %w", runID, translate(err))
-	}
-	defer rows.Close()
-	var out []db.MessageRef
-	for rows.Next() {
+	out, err := queryAll(ctx, s.pool, q, args, func(row pgx.Row) (db.MessageRef, error) {
 		ref := db.MessageRef{RunID: runID}
-		if err := rows.Scan(&ref.Kind, &ref.Platform, &ref.ChannelID, &ref.ThreadID, &ref.MessageID); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, ref)
+		err := row.Scan(&ref.Kind, &ref.Platform, &ref.ChannelID, &ref.ThreadID, &ref.MessageID)
+		return ref, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read messages of run %s: %w", runID, err)
 	}
-	return out, translate(rows.Err())
+	return out, nil
 }

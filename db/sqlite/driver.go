@@ -133,20 +133,11 @@ func (d dtx) NextQueued(ctx context.Context, reach db.Reach, now time.Time, n in
 
 func (d dtx) Expired(ctx context.Context, now time.Time) ([]db.Expired, error) {
 	q, args := dialect.Expired(now)
-	rows, err := d.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []db.Expired
-	for rows.Next() {
+	return queryAll(ctx, d.tx, q, args, func(row scanner) (db.Expired, error) {
 		var x db.Expired
-		if err := rows.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, x)
-	}
-	return out, translate(rows.Err())
+		err := row.Scan(&x.RunID, &x.Owner, &x.Token, &x.Recoveries)
+		return x, translate(err)
+	})
 }
 
 func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, error) {

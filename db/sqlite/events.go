@@ -1,12 +1,11 @@
 package sqlite
 
 import (
-	"time"
-
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"threadflow/db"
 )
@@ -94,7 +93,7 @@ func leaseForEvent(ctx context.Context, tx *wtx, l db.Lease, e db.Event) (db.Eve
 // Events returns a run's events in sequence order.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	q, args := dialect.Events(runID)
-	out, err := s.queryEvents(ctx, q, args)
+	out, err := queryAll(ctx, s.r, q, args, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
@@ -104,28 +103,11 @@ func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 // ActionEvents returns what people did to runs since a time, newest first (db.Store).
 func (s *Store) ActionEvents(ctx context.Context, since time.Time, limit int) ([]db.Event, error) {
 	q, args := dialect.ActionEvents(since, limit)
-	out, err := s.queryEvents(ctx, q, args)
+	out, err := queryAll(ctx, s.r, q, args, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("action events: %w", err)
 	}
 	return out, nil
-}
-
-func (s *Store) queryEvents(ctx context.Context, q string, args []any) ([]db.Event, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []db.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, translate(rows.Err())
 }
 
 func scanEvent(row scanner) (db.Event, error) {

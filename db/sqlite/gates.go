@@ -12,20 +12,11 @@ import (
 // gateEvents are the approvals and resolutions of the node after its latest question.
 func gateEvents(ctx context.Context, tx *wtx, runID, node string, after int64) ([]db.Event, error) {
 	q, args := dialect.GateEvents(runID, node, after)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, tx, q, args, scanEvent)
 	if err != nil {
-		return nil, fmt.Errorf("read gate %s of run %s: %w", node, runID, translate(err))
+		return nil, fmt.Errorf("read gate %s of run %s: %w", node, runID, err)
 	}
-	defer rows.Close()
-	var out []db.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, translate(rows.Err())
+	return out, nil
 }
 
 // NextGateTimer returns when the next gate timer is due; ok is false when no gate has one.

@@ -27,25 +27,17 @@ func (s *Store) AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) 
 // LiveHomes lists the announcements that have not expired, oldest owner first.
 func (s *Store) LiveHomes(ctx context.Context) ([]db.Home, error) {
 	q, args := dialect.LiveHomes(s.clock())
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list homes: %w", translate(err))
-	}
-	defer rows.Close()
-	var homes []db.Home
-	for rows.Next() {
+	homes, err := queryAll(ctx, s.r, q, args, func(row scanner) (db.Home, error) {
 		var (
 			h       db.Home
 			expires int64
 		)
-		if err := rows.Scan(&h.Token, &h.Owner, &h.Host, &h.Remote, &expires); err != nil {
-			return nil, fmt.Errorf("list homes: %w", translate(err))
-		}
+		err := row.Scan(&h.Token, &h.Owner, &h.Host, &h.Remote, &expires)
 		h.ExpiresAt = fromMicros(expires)
-		homes = append(homes, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list homes: %w", translate(err))
+		return h, translate(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list homes: %w", err)
 	}
 	return homes, nil
 }

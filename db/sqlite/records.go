@@ -85,18 +85,13 @@ func setMessageRef(ctx context.Context, tx *wtx, ref db.MessageRef) error {
 // MessageRefs returns the messages recorded for a run, by kind.
 func (s *Store) MessageRefs(ctx context.Context, runID string) ([]db.MessageRef, error) {
 	q, args := dialect.MessageRefs(runID)
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read messages of run %s: %w", runID, translate(err))
-	}
-	defer rows.Close()
-	var out []db.MessageRef
-	for rows.Next() {
+	out, err := queryAll(ctx, s.r, q, args, func(row scanner) (db.MessageRef, error) {
 		ref := db.MessageRef{RunID: runID}
-		if err := rows.Scan(&ref.Kind, &ref.Platform, &ref.ChannelID, &ref.ThreadID, &ref.MessageID); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, ref)
+		err := row.Scan(&ref.Kind, &ref.Platform, &ref.ChannelID, &ref.ThreadID, &ref.MessageID)
+		return ref, translate(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read messages of run %s: %w", runID, err)
 	}
-	return out, translate(rows.Err())
+	return out, nil
 }

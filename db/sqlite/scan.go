@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -35,15 +36,27 @@ func scanRun(row scanner) (db.Run, error) {
 	return r, nil
 }
 
-func scanRuns(rows *sql.Rows) ([]db.Run, error) {
+func scanRuns(rows *sql.Rows) ([]db.Run, error) { return collect(rows, scanRun) }
+
+// queryAll runs a query with q and reads every row with scan.
+func queryAll[T any](ctx context.Context, q queryer, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return collect(rows, scan)
+}
+
+// collect reads every row of rows with scan, and closes them.
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
-	var out []db.Run
+	var out []T
 	for rows.Next() {
-		r, err := scanRun(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out, translate(rows.Err())
 }
@@ -70,14 +83,9 @@ func fromNull(n sql.NullInt64) time.Time {
 
 // scanIDs reads a column of ids.
 func scanIDs(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
+	return collect(rows, func(row scanner) (string, error) {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, translate(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, translate(rows.Err())
+		err := row.Scan(&id)
+		return id, translate(err)
+	})
 }

@@ -95,20 +95,11 @@ func (s *Store) EditMessage(ctx context.Context, m db.TranscriptMessage) (db.Tra
 // Transcript returns the newest limit messages of a conversation, oldest first.
 func (s *Store) Transcript(ctx context.Context, conversationID string, limit int) ([]db.TranscriptMessage, error) {
 	q, args := dialect.Transcript(conversationID, limit)
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.r, q, args, scanMessage)
 	if err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", conversationID, translate(err))
+		return nil, fmt.Errorf("read transcript %s: %w", conversationID, err)
 	}
-	defer rows.Close()
-	var out []db.TranscriptMessage
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, translate(rows.Err())
+	return out, nil
 }
 
 // TranscriptChanged returns a channel closed at the conversation's next recorded change.

@@ -29,6 +29,8 @@ const (
 	// minClaimTTL bounds ClaimTTL from below: a delivery gets at least 3.75 s, what a platform
 	// slow to answer may take.
 	minClaimTTL = 5 * time.Second
+	// claimTimeout bounds one claim's statement.
+	claimTimeout = 10 * time.Second
 	// A platform failure is retried after retryFirst, doubling up to retryMax, until
 	// MaxDeliveryAttempts attempts failed: about 10 minutes of trying, then the message is failed.
 	retryFirst          = time.Second
@@ -166,7 +168,11 @@ func (c *Courier) Once(ctx context.Context) int {
 	}
 	delivered := 0
 	for ctx.Err() == nil {
-		es, err := c.Store.ClaimOwed(ctx, c.Owner, c.claimTTL(), reach, courierBatch)
+		// A claim is not cancelled half way: one that committed while its caller stopped listening
+		// would hold its messages back from every courier until it expires.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+		es, err := c.Store.ClaimOwed(cctx, c.Owner, c.claimTTL(), reach, courierBatch)
+		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				c.Log.Warn("orchestrator.outbox_claim_failed", zap.Error(err))
@@ -199,6 +205,30 @@ func (c *Courier) Once(ctx context.Context) int {
 		wg.Wait()
 	}
 	return delivered
+}
+
+// Drain delivers what runs in reach owe until nothing is owed or ctx ends, waiting for a message
+// held back by a retry or by the claim of a courier that died (a terminal killed by the run it
+// executed): what a process owes its conversations goes out before it ends, when it can.
+func (c *Courier) Drain(ctx context.Context) {
+	for {
+		c.Once(ctx)
+		reach, ok := c.reach()
+		if !ok {
+			return
+		}
+		next, ok, err := c.Store.NextOwed(ctx, reach)
+		if err != nil || !ok {
+			return
+		}
+		t := time.NewTimer(max(next.Sub(c.now()), 0) + time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // deliver posts one claimed message and records the outcome; it reports whether it was delivered.

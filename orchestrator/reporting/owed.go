@@ -52,9 +52,17 @@ func statusRef(run db.Run) string {
 	return refStatus + "." + strconv.Itoa(run.Attempt)
 }
 
-// statusOwed is the run's live status message as state and nodes show it: its latest content wins.
+// statusPost is the run's live status message as it is first posted, queued: with the announcement,
+// and again on a resume.
+func statusPost(run db.Run) db.Owed {
+	return owed("status", owedKey(run.ID, statusRef(run)), db.TargetLive, statusRef(run),
+		conversation.Reply{Text: statusText(run, string(db.StatusQueued), nil)})
+}
+
+// statusOwed is the edit of the run's live status message to what state and nodes show: one row
+// per status message whose latest content wins, so a burst of progress is one edit.
 func statusOwed(run db.Run, state string, nodes []execution.NodeStatus) db.Owed {
-	o := owed("status", owedKey(run.ID, statusRef(run)), db.TargetLive, statusRef(run),
+	o := owed("status", owedKey(run.ID, statusRef(run), "edit"), db.TargetEdit, statusRef(run),
 		conversation.Reply{Text: statusText(run, state, nodes)})
 	o.Replace = true
 	return o
@@ -68,7 +76,7 @@ func announceOwed(run db.Run, by conversation.Person) []db.Owed {
 		conversation.P(" by "), by.Span())
 	return []db.Owed{
 		owed("announce", owedKey(run.ID, "announce"), db.TargetOpen, "", conversation.Reply{Text: root}),
-		statusOwed(run, string(db.StatusQueued), nil),
+		statusPost(run),
 	}
 }
 
@@ -140,7 +148,7 @@ func resolvedOwed(runID string, p *db.Pause, askBacks []string, t conversation.T
 func resumedOwed(run db.Run, note conversation.Text) []db.Owed {
 	return []db.Owed{
 		owed("note", owedKey(run.ID, "resumed", strconv.Itoa(run.Attempt)), db.TargetThread, "", conversation.Reply{Text: note}),
-		statusOwed(run, string(db.StatusQueued), nil),
+		statusPost(run),
 	}
 }
 
