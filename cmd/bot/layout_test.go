@@ -50,6 +50,7 @@ var layers = map[string]int{
 	"threadflow/adapters/discord/discordfake":   -1,
 	"threadflow/adapters/web/signin/signinfake": -1, // the fakes' sign-in endpoints
 	"threadflow/testkit/botproc":                -1,
+	"threadflow/testkit/runevents":              -1, // on main without a layer (issue 28e); test support
 }
 
 // engines are the database engines: only cmd/ picks one, everything else sees db.Store.
