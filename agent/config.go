@@ -57,7 +57,8 @@ func (c Config) idleTimeout() time.Duration {
 // hiddenEnv names the bot's own secrets and database settings, and every chat platform's
 // credentials. They are removed from the agent CLI's environment even if the bot left them set: an
 // agent runs model-chosen commands.
-var hiddenEnv = append([]string{"DATABASE_URL", "TEST_DATABASE_URL", "DASHBOARD_TOKEN"}, platform.SecretEnv()...)
+var hiddenEnv = append([]string{"DATABASE_URL", "TEST_DATABASE_URL", "DASHBOARD_TOKEN",
+	"SESSION_SECRET", "OIDC_CLIENT_SECRET", "SLACK_CLIENT_SECRET", "DISCORD_CLIENT_SECRET"}, platform.SecretEnv()...)
 
 // childEnv is the environment of an agent CLI: the bot's own without its secrets and without the
 // PostgreSQL client variables (PG*), then extra.

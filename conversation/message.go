@@ -43,10 +43,13 @@ type Message struct {
 	Mentioned bool   // the bot was addressed by mention
 	Direct    bool   // a direct message to the bot
 	Action    *Action
+	Via       string // how the adapter knows who UserID is, if not from the platform itself (ViaSignIn)
 }
 
 // Sender is the person who sent the message.
-func (m Message) Sender() Person { return Person{ID: m.UserID, Name: m.UserName, Roles: m.UserRoles} }
+func (m Message) Sender() Person {
+	return Person{ID: m.UserID, Name: m.UserName, Roles: m.UserRoles, Via: m.Via}
+}
 
 // Action is set when the message is a button click rather than typed text.
 type Action struct {

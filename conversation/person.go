@@ -17,7 +17,12 @@ type Person struct {
 	// Roles are the person's Discord role ids as Discord sent them with this very message or click:
 	// a `discord:role:<id>` in a list of people is checked against them when the person acts.
 	Roles []string
+	Via   string // how the adapter knows who ID is, when the platform's own word is not it (ViaSignIn); recorded for the audit
 }
+
+// ViaSignIn is Person.Via of someone signed in to the dashboard: a web page acting as a Slack or
+// Discord id because the person proved it to that platform's sign-in.
+const ViaSignIn = "signed-in"
 
 // Label is how every message names a person: the display name their platform gave, else their
 // platform-qualified id ("console:local", "slack:U123"). A self-declared name (the terminal's

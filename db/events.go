@@ -16,6 +16,7 @@ type (
 	RunCreatedData struct {
 		User     string `json:"user"`
 		Workflow string `json:"workflow"`
+		Via      string `json:"via,omitempty"` // how the bot knew who User is, when not from the platform itself
 	}
 	// RunClaimedData is the data of run_claimed.
 	RunClaimedData struct {
@@ -93,18 +94,21 @@ type (
 		Text      string         `json:"text"`
 		Approvals []GateApproval `json:"approvals,omitempty"` // when several were required
 		TimedOut  bool           `json:"timed_out,omitempty"`
+		Via       string         `json:"via,omitempty"` // how the bot knew who By is (see RunCreatedData)
 	}
 	// GateApprovalData is the data of gate_approval.
 	GateApprovalData struct {
 		By     string `json:"by"`
 		ByName string `json:"by_name,omitempty"` // By's display name, for messages
 		Text   string `json:"text,omitempty"`
+		Via    string `json:"via,omitempty"` // how the bot knew who By is (see RunCreatedData)
 	}
 	// GateRefusedData is the data of gate_answer_refused.
 	GateRefusedData struct {
 		By       string        `json:"by"`
 		Decision GateDecision  `json:"decision"`
 		Reason   RefusalReason `json:"reason"`
+		Via      string        `json:"via,omitempty"` // how the bot knew who By is (see RunCreatedData)
 	}
 	// GateReplyData is the data of gate_reply_unclear.
 	GateReplyData struct {

@@ -30,6 +30,7 @@ type GateResolution struct {
 	// MemberOf are the groups (platform.People group entries) By was found in when acting: the
 	// caller asks the platform, since membership changes and only the platform knows it.
 	MemberOf []string
+	Via      string // how the adapter knew who By is (conversation.ViaSignIn), for the audit; "" for the platform's word
 	Text     string // comment, reason or answer
 	// ReplySeq, when set, makes the answer carry the text of the gate_reply_unclear event with that
 	// seq (the "Approve with this note" button); it must be a reply to the gate's current question.
@@ -211,7 +212,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 		approvals = append(approvals, GateApproval{By: g.By, Name: g.Name, Text: text, At: now})
 		res.Approvals = approvals
 		if len(approvals) < res.Required {
-			return GateVerdict{Result: res, Events: []Event{gateEvent(st, GateApprovalData{By: g.By, ByName: g.Name, Text: text}, now)}}
+			return GateVerdict{Result: res, Events: []Event{gateEvent(st, GateApprovalData{By: g.By, ByName: g.Name, Text: text, Via: g.Via}, now)}}
 		}
 	}
 	res.Resolved = true
@@ -220,7 +221,7 @@ func JudgeGate(st GateState, g GateResolution, now time.Time) GateVerdict {
 
 // resolve is the verdict that answers the gate for good.
 func resolve(st GateState, g GateResolution, res GateResult, now time.Time) GateVerdict {
-	data := GateAnswerData{Decision: g.Decision, By: g.By, ByName: g.Name, Text: res.Text}
+	data := GateAnswerData{Decision: g.Decision, By: g.By, ByName: g.Name, Text: res.Text, Via: g.Via}
 	if res.Required > 1 {
 		data.Approvals = res.Approvals
 	}
@@ -269,7 +270,7 @@ func refusedVerdict(st GateState, g GateResolution, p *GatePolicy, reason Refusa
 	}
 	v := GateVerdict{Err: e}
 	if reason != RefusedAlreadyApproved {
-		v.Events = []Event{gateEvent(st, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason}, now)}
+		v.Events = []Event{gateEvent(st, GateRefusedData{By: g.By, Decision: g.Decision, Reason: reason, Via: g.Via}, now)}
 	}
 	return v
 }

@@ -140,6 +140,6 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 		msg.RunID = n.ID
 		msgs[i] = msg
 	}
-	created := NewEvent(n.ID, "", 0, RunCreatedData{User: n.UserID, Workflow: n.Workflow}, now)
+	created := NewEvent(n.ID, "", 0, RunCreatedData{User: n.UserID, Workflow: n.Workflow, Via: n.UserVia}, now)
 	return RunCreation{Run: n, Digest: Digest(n.WorkflowSource), Conversations: convs, Created: created, Messages: msgs, Owe: n.Owe, At: now}, nil
 }

@@ -157,6 +157,7 @@ type NewRun struct {
 	ParentConversationID string
 	UserID               string
 	UserName             string // display name for messages, already bounded by the caller; never authorization
+	UserVia              string // how the adapter knew who UserID is (conversation.ViaSignIn), for the audit; "" for the platform's word
 	UserMessage          string
 	WorkingPath          string
 	WorkspaceHome        string // token of the THREADFLOW_HOME holding the workspace; "" until it is made

@@ -36,6 +36,18 @@ func (d Dialect) Events(runID string) (string, []any) {
 	return "SELECT " + EventColumns + " FROM run_events WHERE run_id = " + q.Arg(runID) + " ORDER BY seq", q.Args
 }
 
+// ActionTypes are the events that record what a person did to a run: started it, approved or
+// answered its gate (or was refused), resumed it, cancelled or abandoned it. The audit lists them.
+var ActionTypes = []EventType{EventRunCreated, EventGateApproval, EventGateResolved, EventGateRefused, EventResumeRequested, EventRunCancelled}
+
+// ActionEvents selects the ActionTypes events recorded at or after since, newest first
+// (Store.ActionEvents).
+func (d Dialect) ActionEvents(since time.Time, limit int) (string, []any) {
+	q := d.Query()
+	return "SELECT " + EventColumns + " FROM run_events WHERE " + q.In("type", strs(ActionTypes)) + " AND at >= " + q.Time(since) +
+		" ORDER BY at DESC, run_id DESC, seq DESC LIMIT " + q.Arg(ListLimit(limit)), q.Args
+}
+
 // FindResumable selects the newest run of workflow in the parent conversation that a resume may
 // leave (Transitions[OpResume]: failed or paused) (Store.FindResumable).
 func (d Dialect) FindResumable(workflow, parentConversationID string) (string, []any) {

@@ -100,6 +100,9 @@ type Store interface {
 
 	// GetRun returns one run or ErrNotFound.
 	GetRun(ctx context.Context, runID string) (Run, error)
+	// ActionEvents returns the events of every run that record what a person did (ActionTypes)
+	// at or after since, newest first, at most limit (DefaultListLimit when limit is 0): the audit.
+	ActionEvents(ctx context.Context, since time.Time, limit int) ([]Event, error)
 	// FindRunsByPrefix returns the runs whose id starts with prefix, newest first as ListRuns lists
 	// them (at most limit; DefaultListLimit when limit is 0).
 	FindRunsByPrefix(ctx context.Context, prefix string, limit int) ([]Run, error)

@@ -67,28 +67,30 @@ type chatLog struct {
 type chatPageData struct {
 	Name    string
 	User    string
+	Viewer  viewer
 	Log     chatLog
 	Threads []ChatMessage // the newest run threads, newest first
 }
 
 func (s *Server) chatPage(w http.ResponseWriter, r *http.Request) {
-	name := userName(r)
-	msgs, err := s.outbox.Messages(r.Context(), chatAddress(name).ConversationID(), userID(name))
+	v := s.viewer(r)
+	msgs, err := s.outbox.Messages(r.Context(), v.Chat.ConversationID(), v.ID)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	threads, err := s.outbox.Threads(r.Context(), userID(name))
+	threads, err := s.outbox.Threads(r.Context(), v.ID)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	s.render(w, "chat.html", chatPageData{Name: name, User: userID(name), Log: chatLog{Post: "/chat", Messages: msgs}, Threads: threads})
+	s.render(w, "chat.html", chatPageData{Name: v.Name, User: v.Label(), Viewer: v, Log: chatLog{Post: "/chat", Messages: msgs}, Threads: threads})
 }
 
 type threadPageData struct {
 	Name   string
 	User   string
+	Viewer viewer
 	Thread string
 	RunID  string // the run the thread reports on
 	Log    chatLog
@@ -96,11 +98,11 @@ type threadPageData struct {
 
 // threadPage shows a run's thread to any web user, with a composer that answers in it.
 func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
-	thread, name := r.PathValue("thread"), userName(r)
+	thread, v := r.PathValue("thread"), s.viewer(r)
 	var msgs []ChatMessage
 	var err error
 	if refPattern.MatchString(thread) {
-		msgs, err = s.outbox.Messages(r.Context(), threadAddress(thread).ConversationID(), userID(name))
+		msgs, err = s.outbox.Messages(r.Context(), threadAddress(thread).ConversationID(), v.ID)
 	}
 	if err != nil {
 		s.fail(w, err)
@@ -110,7 +112,7 @@ func (s *Server) threadPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, noThread, http.StatusNotFound)
 		return
 	}
-	data := threadPageData{Name: name, User: userID(name), Thread: thread, Log: chatLog{Post: threadPath(thread), Messages: msgs}}
+	data := threadPageData{Name: v.Name, User: v.Label(), Viewer: v, Thread: thread, Log: chatLog{Post: threadPath(thread), Messages: msgs}}
 	for _, m := range msgs {
 		if m.RunID != "" {
 			data.RunID = m.RunID
@@ -128,8 +130,7 @@ func threadPath(thread string) string { return "/chat/threads/" + thread }
 // chatSend hands a typed message, or a clicked button's command, to the bot as the web user, in
 // the person's own conversation.
 func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
-	name := userName(r)
-	s.say(w, r, chatAddress(name), true, "/chat")
+	s.say(w, r, s.viewer(r).Chat, true, "/chat")
 }
 
 // threadSend hands a message typed (or a button clicked) in a run's thread to the bot. A thread is
@@ -172,8 +173,11 @@ func (s *Server) say(w http.ResponseWriter, r *http.Request, at conversation.Add
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	name := userName(r)
-	m := conversation.Message{Address: at, UserID: userID(name), UserName: name, Text: text, Direct: direct}
+	v := s.viewer(r)
+	if !s.mayAct(w, v) {
+		return
+	}
+	m := conversation.Message{Address: at, UserID: v.ID, UserName: v.Name, Text: text, Direct: direct, Via: v.via()}
 	if ref != "" {
 		m.Action = &conversation.Action{Ref: conversation.Ref{Address: m.Address, MessageID: ref}}
 	}
@@ -199,6 +203,10 @@ func (s *Server) say(w http.ResponseWriter, r *http.Request, at conversation.Add
 
 // chatName sets the name the browser talks as.
 func (s *Server) chatName(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.SignIn != nil {
+		http.Error(w, "This dashboard signs people in (/signin): you act as who you signed in as, and picking a name is not offered.", http.StatusForbidden)
+		return
+	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	if !namePattern.MatchString(name) {
 		http.Error(w, "Use 1 to 64 letters, digits, '.', '_', '@' or '-' for your name (it becomes the user id web:NAME).", http.StatusBadRequest)
@@ -215,16 +223,16 @@ func (s *Server) chatName(w http.ResponseWriter, r *http.Request) {
 
 // liveChat streams the person's own conversation.
 func (s *Server) liveChat(w http.ResponseWriter, r *http.Request) {
-	name := userName(r)
-	s.liveLog(w, r, chatAddress(name).ConversationID(), "chat-log", func(ctx context.Context) (any, error) {
-		msgs, err := s.outbox.Messages(ctx, chatAddress(name).ConversationID(), userID(name))
+	v := s.viewer(r)
+	s.liveLog(w, r, v.Chat.ConversationID(), "chat-log", func(ctx context.Context) (any, error) {
+		msgs, err := s.outbox.Messages(ctx, v.Chat.ConversationID(), v.ID)
 		return chatLog{Post: "/chat", Messages: msgs}, err
 	})
 }
 
 // liveThread streams a run's thread.
 func (s *Server) liveThread(w http.ResponseWriter, r *http.Request) {
-	thread, user := r.PathValue("thread"), userID(userName(r))
+	thread, user := r.PathValue("thread"), s.viewer(r).ID
 	if !refPattern.MatchString(thread) {
 		http.Error(w, noThread, http.StatusNotFound)
 		return
@@ -238,7 +246,7 @@ func (s *Server) liveThread(w http.ResponseWriter, r *http.Request) {
 
 // liveThreads streams the list of run threads.
 func (s *Server) liveThreads(w http.ResponseWriter, r *http.Request) {
-	user := userID(userName(r))
+	user := s.viewer(r).ID
 	s.liveLog(w, r, threadsIndex.ConversationID(), "thread-list", func(ctx context.Context) (any, error) {
 		return s.outbox.Threads(ctx, user)
 	})

@@ -129,7 +129,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows, Counts: counts,
-		LiveURL: "/live/runs?" + f.query(), User: userID(userName(r))}
+		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label()}
 	if f.Page > 1 {
 		data.Prev = f.with(f.State, f.Page-1)
 	}
@@ -231,20 +231,21 @@ func (d runPageData) MayApprove() bool { return d.Offer == nil || d.Offer.MayApp
 func (d runPageData) MayReject() bool { return d.Offer == nil || d.Offer.MayReject() }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
-	data, err := s.readRun(r.Context(), r.PathValue("id"), userID(userName(r)))
+	v := s.viewer(r)
+	data, err := s.readRun(r.Context(), r.PathValue("id"), v)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	data.LiveURL, data.User, data.Thread = "/live/runs/"+data.Run.ID, userID(userName(r)), webThread(data.Run)
+	data.LiveURL, data.Thread = "/live/runs/"+data.Run.ID, webThread(data.Run)
 	if a := r.URL.Query().Get("sent"); buttonCommands[a] != "" {
 		data.Sent = "/workflow " + a + " " + data.Run.ID
 	}
 	s.render(w, "run.html", data)
 }
 
-// readRun reads what the run page shows user.
-func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, error) {
+// readRun reads what the run page shows the viewer.
+func (s *Server) readRun(ctx context.Context, id string, viewer viewer) (runPageData, error) {
 	if !runIDPattern.MatchString(id) {
 		return runPageData{}, db.ErrNotFound
 	}
@@ -262,14 +263,14 @@ func (s *Server) readRun(ctx context.Context, id, user string) (runPageData, err
 	if err != nil {
 		return runPageData{}, fmt.Errorf("web: read undelivered messages of run %s: %w", id, err)
 	}
-	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run)}
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run), User: viewer.Label()}
 	for _, o := range owed {
 		if o.State == db.OutboxFailed || o.LastError != "" { // not one on its way for a moment
 			data.Undelivered = append(data.Undelivered, o)
 		}
 	}
 	if v.CanAnswer() {
-		offer := s.cfg.Auth.GateOffer(run, user)
+		offer := s.cfg.Auth.GateOffer(run, viewer.ID)
 		data.Offer, data.Instead = &offer, Render(offer.Instead(""))
 	}
 	return data, nil
@@ -347,8 +348,11 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	name := userName(r)
-	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: chatAddress(name), UserID: userID(name), UserName: name,
+	v := s.viewer(r)
+	if !s.mayAct(w, v) {
+		return
+	}
+	s.cfg.Handler.Handle(r.Context(), conversation.Message{Address: v.Chat, UserID: v.ID, UserName: v.Name, Via: v.via(),
 		Text: text, Direct: true})
 	http.Redirect(w, r, "/runs/"+id+"?sent="+action, http.StatusSeeOther)
 }
@@ -401,7 +405,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) liveRun(w http.ResponseWriter, r *http.Request) {
-	id, user := r.PathValue("id"), userID(userName(r))
+	id, user := r.PathValue("id"), s.viewer(r)
 	if !runIDPattern.MatchString(id) {
 		http.NotFound(w, r)
 		return

@@ -324,3 +324,29 @@ func TestRunPageLinksTheFullOutput(t *testing.T) {
 		t.Fatalf("output of an unknown node answered %d, want 404", code)
 	}
 }
+
+// The audit page lists who started and answered a run, with how they were known: a web name
+// typed without sign-in is unverified.
+func TestAuditPageListsWhoDidWhat(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	alice := r.browser("alice")
+	alice.say("/workflow run gated")
+	run := r.waitRun("gated", db.StatusPaused)
+	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {"not today"}})
+	r.waitRun("gated", db.StatusCancelled)
+	code, page := alice.get("/audit")
+	for _, want := range []string{
+		`<tr class="audit-rejected"><td>`, `<td>rejected</td><td>web:alice (unverified)</td><td><span class="verified verified-unverified">unverified</span></td><td>at <code>ship</code> <span class="user-text">not today</span></td>`,
+		`<td>started</td><td>web:alice (unverified)</td>`, `href="/runs/` + run.ID + `"`,
+	} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("audit page (%d) lacks %q:\n%s", code, want, page)
+		}
+	}
+	if strings.Contains(page, "audit-cancelled") {
+		t.Errorf("the rejection is listed twice, also as a cancellation:\n%s", page)
+	}
+	if _, page := alice.get("/audit?since=1ns"); !strings.Contains(page, `id="audit-empty"`) {
+		t.Errorf("audit of the last nanosecond is not empty:\n%s", page)
+	}
+}

@@ -14,8 +14,12 @@ import (
 
 // person names someone on the dashboard: the name their platform showed (as chat messages do) with
 // the id that ALLOWED_USER_IDS and approvers use, or the id alone when the name adds nothing (none
-// was recorded, or it is the id's own, as for the web chat's users).
+// was recorded, or it is the id's own, as for the web chat's users). A web: id is a name someone
+// typed (sign-in acts under Slack or Discord ids), so it says so.
 func person(id, name string) string {
+	if strings.HasPrefix(id, Platform+":") {
+		return id + " (unverified)"
+	}
 	label := conversation.Person{ID: id, Name: name}.Label()
 	if label == (conversation.Person{ID: id}).Label() {
 		return id

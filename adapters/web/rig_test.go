@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"threadflow/adapters/web"
+	"threadflow/adapters/web/signin"
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/db/dbtest"
@@ -76,9 +77,10 @@ func (r *rig) idle() {
 type rigOptions struct {
 	allowed, admins []string
 	token           string
-	open            func(t testing.TB, opts db.Options) db.Store // nil: SQLite
-	workflows       map[string]string                            // more workflow files, by file name
-	home            string                                       // THREADFLOW_HOME; empty: a new one
+	open            func(t testing.TB, opts db.Options) db.Store    // nil: SQLite
+	workflows       map[string]string                               // more workflow files, by file name
+	home            string                                          // THREADFLOW_HOME; empty: a new one
+	signIn          func(t *testing.T, base string) *signin.Service // sign-in for a dashboard at base; nil: none
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -104,13 +106,20 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		Owner: "web-test", LeaseTTL: 10 * time.Second, Poll: 20 * time.Millisecond, Debounce: time.Millisecond,
 	})
 	in := conversation.NewInbox(eng.Dispatcher, st, 2, log)
-	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond, Auth: eng.Dispatcher.Auth})
+	srv := httptest.NewUnstartedServer(nil) // its address is known now; sign-in needs it
+	var signIn *signin.Service
+	if o.signIn != nil {
+		signIn = o.signIn(t, "http://"+srv.Listener.Addr().String())
+	}
+	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond, Auth: eng.Dispatcher.Auth,
+		SignIn: signIn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	outboxes[web.Platform] = w.Outbox()
 	orchestratortest.Run(t, eng) // stops after the cleanup below
-	srv := httptest.NewServer(w.Handler())
+	srv.Config.Handler = w.Handler()
+	srv.Start()
 	t.Cleanup(func() {
 		w.Close()
 		srv.Close()

@@ -67,7 +67,7 @@ func TestAnyWebUserAnswersARunInItsThread(t *testing.T) {
 	// The requester is offered Reject, not Approve, and told who may approve.
 	_, dash = local.get("/runs/" + run.ID)
 	if strings.Contains(dash, `id="btn-approve"`) || !strings.Contains(dash, `id="btn-reject"`) ||
-		!strings.Contains(dash, `<p class="hint" id="gate-offer">You talk as <code>web:local</code>: Someone other than you must approve it.</p>`) {
+		!strings.Contains(dash, `<p class="hint" id="gate-offer">You talk as <code>web:local (unverified)</code>: Someone other than you must approve it.</p>`) {
 		t.Errorf("the run page offers its requester Approve, or does not say who may approve:\n%s", dash)
 	}
 

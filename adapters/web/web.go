@@ -10,9 +10,11 @@
 // ("/workflow approve ID"), sent as the web user through the same Handler as typed chat, so the
 // orchestrator's authorization and state machine apply exactly as on Slack or Discord.
 //
-// Who the web user is comes from a name the person types on the chat page (a cookie, "local" by
-// default, giving the id "web:local"). The name is self-declared: the dashboard's own protection is
-// DASHBOARD_TOKEN (RequireToken), required whenever it listens beyond loopback.
+// Who the web user is: with sign-in configured (package signin), the person signed in, by their
+// platform id ("slack:U123"), so every gate and access rule naming them holds on the dashboard too.
+// Without it, a name the person types on the chat page (a cookie, "local" by default, giving the id
+// "web:local"), self-declared and shown as unverified. DASHBOARD_TOKEN (RequireToken) protects the
+// pages for machines, and is required whenever the dashboard listens beyond loopback.
 package web
 
 import (
@@ -27,6 +29,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/adapters/web/signin"
+	"threadflow/audit"
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
@@ -55,6 +59,7 @@ type Store interface {
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
+	audit.Source // the audit page
 	Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error)
 	Transcripts
 }
@@ -65,6 +70,7 @@ type Config struct {
 	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
 	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
 	Limits  commands.Limits      // MAX_ARGS_BYTES: a refused message is not shown nor handed on
+	SignIn  *signin.Service      // sign-in (DASHBOARD_URL, SESSION_SECRET, a provider); nil: self-declared web names
 	Auth    dispatch.Auth        // who is an admin, so a run page offers a person only the gate answers they may give
 	Log     *zap.Logger
 	Poll    time.Duration    // how often live views look for changes; 0 means one second
@@ -127,6 +133,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{id}/artifacts/{path...}", s.artifact) // issue 17
 	mux.HandleFunc("GET /live/runs", s.liveRuns)
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
+	mux.HandleFunc("GET /audit", s.auditPage)
 	mux.HandleFunc("GET /chat", s.chatPage)
 	mux.HandleFunc("POST /chat", s.chatSend)
 	mux.HandleFunc("POST /chat/name", s.chatName)
@@ -140,7 +147,10 @@ func (s *Server) Handler() http.Handler {
 		panic("web: the embedded static directory is missing: " + err.Error()) // a build fault, never input
 	}
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	return RequireToken(s.cfg.Token, http.NewCrossOriginProtection().Handler(mux))
+	if s.cfg.SignIn != nil {
+		s.cfg.SignIn.Register(mux)
+	}
+	return s.guard(http.NewCrossOriginProtection().Handler(mux))
 }
 
 // render executes a page template; a failure after the header went out can only be logged.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -123,7 +124,10 @@ func adapterStatus(w io.Writer, cfg Config, base string, on map[string]string) {
 		fmt.Fprintln(w, "Discord off: DISCORD_BOT_TOKEN not set (see docs/discord.md).")
 	}
 	webChat := "Web chat on: " + base + "chat (type /workflow run hello world)"
-	if cfg.DashboardToken != "" {
+	switch {
+	case cfg.SignIn.Enabled():
+		webChat += "; people sign in at " + strings.TrimSuffix(cfg.SignIn.DashboardURL, "/") + "/signin/ and act as their Slack or Discord id"
+	case cfg.DashboardToken != "":
 		webChat += "; open " + base + "?token=<DASHBOARD_TOKEN> once to sign the browser in"
 	}
 	fmt.Fprintln(w, webChat+".")

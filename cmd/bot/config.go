@@ -55,6 +55,7 @@ type Config struct {
 	Slack          SlackConfig
 	Discord        DiscordConfig
 	DashboardToken string // secret
+	SignIn         SignInConfig
 	ReplicaID      string // lease owner name of this process
 
 	scrubbed []string // the secret values among the settings (secretValues), as loadConfig read them

@@ -32,7 +32,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
 		MaxArgsBytes: 16_000,
 		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42", Host: "box",
-		Agent: agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+		Agent:  agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
+		SignIn: SignInConfig{SessionLifetime: 12 * time.Hour, OIDCIDClaim: "sub"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

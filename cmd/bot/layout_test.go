@@ -25,6 +25,8 @@ var layers = map[string]int{
 	// The orchestrator's rooms (README, Layout): execution knows nothing of chat messages or loops;
 	// reporting tells chat about runs; the loops and the dispatcher use both; orchestrator wires.
 	"threadflow/orchestrator/execution":   3,
+	"threadflow/audit":                    3, // who did what, read from run events (bot audit, /audit)
+	"threadflow/adapters/web/signin":      6, // the dashboard's sign-in: below the web adapter, imports none of ours
 	"threadflow/orchestrator/reporting":   4,
 	"threadflow/orchestrator/maintenance": 5,
 	"threadflow/orchestrator/dispatch":    5,
@@ -44,10 +46,11 @@ var layers = map[string]int{
 	"threadflow/agent/agenttest/":         -1,
 
 	// Each platform's fake lives next to its adapter, but is test support like the above.
-	"threadflow/adapters/slack/slackfake":     -1,
-	"threadflow/adapters/discord/discordfake": -1,
-	"threadflow/testkit/botproc":              -1,
-	"threadflow/testkit/runevents":            -1,
+	"threadflow/adapters/slack/slackfake":       -1,
+	"threadflow/adapters/discord/discordfake":   -1,
+	"threadflow/adapters/web/signin/signinfake": -1, // the fakes' sign-in endpoints
+	"threadflow/testkit/botproc":                -1,
+	"threadflow/testkit/runevents":              -1,
 }
 
 // engines are the database engines: only cmd/ picks one, everything else sees db.Store.

@@ -144,5 +144,5 @@ func (c *Config) check() error {
 	if c.DashboardToken == "" && !loopback(c.HTTPAddr) {
 		return &usageError{"DASHBOARD_TOKEN is required when HTTP_ADDR (" + c.HTTPAddr + ") is not a loopback address: the dashboard can approve and abandon runs; set DASHBOARD_TOKEN to a long random string, or listen on 127.0.0.1"}
 	}
-	return nil
+	return c.SignIn.check()
 }

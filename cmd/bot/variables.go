@@ -11,7 +11,10 @@ import (
 
 // settings lists every configuration variable in the order help prints them. Keep README.md and
 // .env.example in step with it.
-var settings = []setting{
+var settings = append(coreSettings, signInSettings...)
+
+// coreSettings are the settings besides the dashboard's sign-in (signin.go).
+var coreSettings = []setting{
 	{env: "DATABASE_URL", secret: true, show: redactURL, doc: "(SQLite)",
 		usage: "postgres:// or postgresql:// URL selects PostgreSQL; empty keeps runs in SQLite under THREADFLOW_HOME",
 		apply: func(c *Config, v string, _ hostInfo) error { return c.setDatabase(v) }},

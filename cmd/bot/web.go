@@ -37,8 +37,12 @@ func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper
 	outboxes map[string]conversation.Outbox) (webParts, error) {
 	wlog := log.With(zap.String("platform", web.Platform))
 	in := conversation.NewInbox(eng.Dispatcher, dedup, webInboxWorkers, wlog)
+	signIn, err := newSignIn(context.Background(), cfg)
+	if err != nil {
+		return webParts{}, err
+	}
 	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog,
-		Limits: cfg.limits(), Auth: eng.Dispatcher.Auth})
+		Limits: cfg.limits(), Auth: eng.Dispatcher.Auth, SignIn: signIn})
 	if err != nil {
 		return webParts{}, err
 	}

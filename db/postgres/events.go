@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,5 +54,11 @@ var leaseForEventSQL = `SELECT r.recoveries, e.seq, e.data, e.at FROM runs r
 // Events returns a run's events in sequence order; a run without events (or no such run) has none.
 func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	q, args := dialect.Events(runID)
+	return queryAll(ctx, s.pool, q, args, scanEvent)
+}
+
+// ActionEvents returns what people did to runs since a time, newest first (db.Store).
+func (s *Store) ActionEvents(ctx context.Context, since time.Time, limit int) ([]db.Event, error) {
+	q, args := dialect.ActionEvents(since, limit)
 	return queryAll(ctx, s.pool, q, args, scanEvent)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"threadflow/db"
 )
@@ -95,6 +96,16 @@ func (s *Store) Events(ctx context.Context, runID string) ([]db.Event, error) {
 	out, err := queryAll(ctx, s.r, q, args, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ActionEvents returns what people did to runs since a time, newest first (db.Store).
+func (s *Store) ActionEvents(ctx context.Context, since time.Time, limit int) ([]db.Event, error) {
+	q, args := dialect.ActionEvents(since, limit)
+	out, err := queryAll(ctx, s.r, q, args, scanEvent)
+	if err != nil {
+		return nil, fmt.Errorf("action events: %w", err)
 	}
 	return out, nil
 }

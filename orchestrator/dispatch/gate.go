@@ -107,7 +107,7 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 		return
 	}
 	res, err := b.Store.ResolveGate(ctx, db.GateResolution{RunID: run.ID, Node: db.AskedGate(run), Decision: a.decision,
-		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), MemberOf: groups, Text: a.text, ReplySeq: a.reply,
+		By: m.UserID, Name: conversation.DisplayName(m.UserName), Admin: b.Auth.IsAdmin(m.UserID), MemberOf: groups, Via: m.Via, Text: a.text, ReplySeq: a.reply,
 		Owe: b.Reporter.AnswerOwed(ctx, run, m.Sender())})
 	if err != nil {
 		b.gateRefused(ctx, m, run, a, err)

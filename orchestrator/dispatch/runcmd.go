@@ -105,7 +105,7 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	// The run, the conversation it was asked in and what it owes are recorded in one transaction:
 	// one write on the path every message of a burst shares.
 	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: at.ConversationID(), ParentConversationID: at.ConversationID(),
-		UserID: by.ID, UserName: by.Name, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
+		UserID: by.ID, UserName: by.Name, UserVia: by.Via, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
 		Parents: b.unrecorded(at), Owe: b.Reporter.Announce(db.Run{ID: id, Workflow: wf.Name}, by)})
 	if err != nil {
 		return db.Run{}, err

@@ -17,11 +17,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"threadflow/adapters/web/signin/signinfake"
 )
 
 // Server is one fake Discord. Its zero value is not usable; call New.
 type Server struct {
-	http *httptest.Server
+	http   *httptest.Server
+	signin *signinfake.Server // signing in with Discord (signin.go)
 
 	mu           sync.Mutex
 	nextID       int64
@@ -88,6 +91,7 @@ func New(t testing.TB) *Server {
 		nonces:       map[string]sent{},
 
 		callbackDeadline: CallbackDeadline,
+		signin:           signinfake.New(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/gateway", s.serveGateway)
@@ -95,6 +99,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc(ResumePath, s.serveGateway)
 	mux.HandleFunc(ResumePath+"/", s.serveGateway)
 	mux.HandleFunc("/api/", s.serveREST)
+	s.routeSignIn(mux)
 	s.http = httptest.NewServer(mux)
 	t.Cleanup(s.close)
 	return s

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"threadflow/adapters/web/signin/signinfake"
 )
 
 // Credentials and identities the fake accepts and reports. A bot under test is configured with
@@ -89,6 +91,8 @@ type Server struct {
 	usergroups     map[string][]string // user group id -> member user ids (SetUserGroup)
 	usergroupError string              // what usergroups.users.list answers instead; "" for members
 	usergroupReads map[string]int
+
+	signin *signinfake.Server // "Sign in with Slack" (signin.go)
 }
 
 // New starts a fake on a loopback port; it is closed when the test ends.
@@ -104,6 +108,7 @@ func New(t testing.TB) *Server {
 		posts:          map[string]int{},
 		refuseAfter:    -1,
 		ephemerals:     map[string][]Message{},
+		signin:         signinfake.New(),
 		// socketmode dials with Origin https://api.slack.com, which a loopback host never matches.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 	}
@@ -111,6 +116,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/socket", s.serveSocket)
 	mux.HandleFunc("/response/", s.serveResponseURL)
+	s.routeSignIn(mux)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.close)
 	return s
