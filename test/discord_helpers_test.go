@@ -69,11 +69,17 @@ type discordBot struct {
 // bots may share one fake: like replicas with one token, each then receives every event.
 func startDiscordBot(t *testing.T, fake *discordfake.Server, env map[string]string) *discordBot {
 	t.Helper()
+	return startDiscordBotIn(t, fake, env, writeDiscordWorkflows(t))
+}
+
+// startDiscordBotIn is startDiscordBot with the workflows of dir.
+func startDiscordBotIn(t *testing.T, fake *discordfake.Server, env map[string]string, dir string) *discordBot {
+	t.Helper()
 	env["DISCORD_BOT_TOKEN"] = "fake-discord-token"
 	env["DISCORD_APP_ID"] = discordfake.AppID
 	env["DISCORD_GUILD_IDS"] = discordfake.GuildID
 	env["DISCORD_API_URL"] = fake.URL()
-	env["WORKFLOWS_DIR"] = writeDiscordWorkflows(t)
+	env["WORKFLOWS_DIR"] = dir
 	for id, p := range discordProfiles {
 		fake.SetProfile(id, p)
 	}

@@ -167,3 +167,32 @@ func TestThreadHasItsMessagesID(t *testing.T) {
 		t.Errorf("second thread = %d %v; want 400 code 160004 and still one thread", code, second)
 	}
 }
+
+// TestHoldPostHoldsTheAnswerOrTheMessage: a post held after it is created is in its channel while
+// its answer waits; one held before is created only on release.
+func TestHoldPostHoldsTheAnswerOrTheMessage(t *testing.T) {
+	for _, posted := range []bool{true, false} {
+		s := New(t)
+		arrived, release := s.HoldPost("held", posted)
+		answered := make(chan int)
+		go func() { // not send: a goroutine may not end the test
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL()+"/api/v10/channels/7/messages", strings.NewReader(`{"content":"the held one"}`))
+			req.Header.Set("Authorization", "Bot test")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answered <- 0
+				return
+			}
+			resp.Body.Close()
+			answered <- resp.StatusCode
+		}()
+		<-arrived
+		if want := map[bool]int{true: 1, false: 0}[posted]; s.Posts("7") != want {
+			t.Errorf("posted=%v: %d messages while held, want %d", posted, s.Posts("7"), want)
+		}
+		release()
+		if code := <-answered; code != 200 || s.Posts("7") != 1 {
+			t.Errorf("posted=%v: answered %d with %d messages after release, want 200 and one", posted, code, s.Posts("7"))
+		}
+	}
+}

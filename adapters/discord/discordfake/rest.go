@@ -35,7 +35,7 @@ var routes = []route{
 	{"POST", "interactions/*/*/callback", withJSON("callback", (*Server).postCallback)},
 	{"POST", "webhooks/*/*", withJSON("followup", (*Server).postFollowup)},
 	{"PATCH", "webhooks/*/*/messages/@original", withJSON("edit original", (*Server).patchOriginal)},
-	{"POST", "channels/*/messages", withJSON("message", (*Server).postMessage)},
+	{"POST", "channels/*/messages", (*Server).createMessage},
 	{"PATCH", "channels/*/messages/*", withJSON("message", (*Server).patchMessage)},
 	{"POST", "channels/*/messages/*/threads", (*Server).postThread},
 }
@@ -223,6 +223,24 @@ func (b messageBody) nonce() (string, map[string]any) {
 func invalidForm(field, code, msg string) map[string]any {
 	return map[string]any{"code": 50035, "message": "Invalid Form Body",
 		"errors": map[string]any{field: map[string]any{"_errors": []map[string]any{{"code": code, "message": msg}}}}}
+}
+
+// createMessage is Create Message: postMessage, held when HoldPost asks.
+func (s *Server) createMessage(r *http.Request, args []string, raw []byte) (int, any) {
+	var b messageBody
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return 400, apiError("message: " + err.Error())
+	}
+	var h *hold
+	if b.Content != nil {
+		h = s.takeHold(*b.Content)
+	}
+	if !h.waitBefore(r.Context()) {
+		return 499, apiError("the bot is gone") // nobody reads this answer
+	}
+	code, out := s.postMessage(args, b)
+	h.waitAfter()
+	return code, out
 }
 
 func (s *Server) postMessage(args []string, b messageBody) (int, any) {

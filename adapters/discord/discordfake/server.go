@@ -23,6 +23,7 @@ import (
 
 // Server is one fake Discord. Its zero value is not usable; call New.
 type Server struct {
+	t      testing.TB
 	http   *httptest.Server
 	signin *signinfake.Server // signing in with Discord (signin.go)
 
@@ -41,6 +42,7 @@ type Server struct {
 	nonces       map[string]sent // the bot's messages by their nonce, for enforce_nonce
 	failSends    int
 	loseAnswers  int
+	hold         *hold // the next message creation whose content matches waits, see HoldPost
 	unhandled    []string
 	// callbackDeadline is how long after dispatch an interaction accepts its callback;
 	// CallbackDeadline except in the fake's own tests.
@@ -79,6 +81,7 @@ const CallbackDeadline = 3 * time.Second
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{
+		t:            t,
 		nextID:       1000,
 		channels:     map[string]channel{},
 		messages:     map[string][]*Message{},
