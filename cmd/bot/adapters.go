@@ -148,7 +148,9 @@ type duplicateCounter interface {
 }
 
 func (h inboxHandler) Handle(ctx context.Context, m conversation.Message) {
-	_ = h.Accept(ctx, m) // logged there
+	if err := h.Accept(ctx, m); err != nil {
+		return // Accept logged it; a platform that does not wait for Accept cannot be told
+	}
 }
 
 // Accept is Handle that returns the Inbox's error: the message was not recorded (conversation.Accepter).

@@ -242,8 +242,8 @@ func testOwedReplace(t *testing.T, e *env) {
 		t.Fatalf("Owe(replace): %v", err)
 	}
 	e.delivered(t, x, courier, "s1") // posted the old content: recorded, still owed
-	if refs, _ := e.s.MessageRefs(e.ctx, r.ID); len(refs) != 1 || refs[0].MessageID != "s1" {
-		t.Fatalf("MessageRefs = %+v; want the posted status recorded", refs)
+	if refs, err := e.s.MessageRefs(e.ctx, r.ID); err != nil || len(refs) != 1 || refs[0].MessageID != "s1" {
+		t.Fatalf("MessageRefs = %+v, %v; want the posted status recorded", refs, err)
 	}
 	y := e.claimOwed(t, courier, "status")[0]
 	if string(y.Reply) == string(x.Reply) || y.Version != x.Version+1 || !y.InDoubt() {

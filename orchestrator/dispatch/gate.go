@@ -145,7 +145,10 @@ func (b *Dispatcher) resolveGate(ctx context.Context, m conversation.Message, ru
 func (b *Dispatcher) gateOffer(ctx context.Context, m conversation.Message, run db.Run) reporting.GateOffer {
 	var groups []string
 	if p := run.Meta.Pause; p != nil && p.Gate != nil {
-		groups, _ = b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+		var err error
+		if groups, err = b.memberOf(ctx, m.Sender(), p.Gate.Approvers); err != nil {
+			b.Log.Debug("orchestrator.gate_offer_group_unread", zap.String("run_id", run.ID), zap.Error(err))
+		}
 	}
 	return b.Auth.GateOffer(run, m.UserID, groups...)
 }

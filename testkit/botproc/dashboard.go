@@ -14,7 +14,10 @@ import (
 // origin, answered by a redirect back to the page.
 func ApproveOnDashboard(t testing.TB, base, id, name, note string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {note}}.Encode()))
+	req, err := http.NewRequest("POST", base+"runs/"+id+"/approve", strings.NewReader(url.Values{"note": {note}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(&http.Cookie{Name: "threadflow_user", Value: name})

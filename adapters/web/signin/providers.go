@@ -26,7 +26,9 @@ func OIDC(ctx context.Context, issuer, clientID, secret, idClaim, platform strin
 	var meta struct {
 		Methods []string `json:"code_challenge_methods_supported"`
 	}
-	_ = op.Claims(&meta) // a document without the field offers no PKCE
+	if err := op.Claims(&meta); err != nil {
+		meta.Methods = nil // a document that does not decode (NewProvider read it already) offers no PKCE
+	}
 	if idClaim == "" {
 		idClaim = "sub"
 	}

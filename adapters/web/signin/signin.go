@@ -9,6 +9,7 @@
 package signin
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -167,14 +168,20 @@ func (s *Service) page(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) renderPage(w http.ResponseWriter, status int, problem string) {
+	// Rendered first, so a template that fails is a 500 that says so, not half a page.
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, struct {
+		Problem   string
+		Providers []*Provider
+	}{problem, s.cfg.Providers}); err != nil {
+		http.Error(w, "the sign-in page could not be rendered: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
 	w.WriteHeader(status)
-	_ = pageTemplate.Execute(w, struct { // the client went away; nothing to do
-		Problem   string
-		Providers []*Provider
-	}{problem, s.cfg.Providers})
+	w.Write(page.Bytes()) // the client went away if this fails; nothing to do
 }
 
 // start sends the browser to the provider, remembering state, nonce and PKCE verifier.
