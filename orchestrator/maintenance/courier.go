@@ -84,19 +84,7 @@ func (c *Courier) wakeChan() chan struct{} {
 
 // Run delivers until ctx ends.
 func (c *Courier) Run(ctx context.Context) {
-	wake := c.wakeChan()
-	for {
-		c.Once(ctx)
-		t := time.NewTimer(c.sleep(ctx))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	loop(ctx, c.wakeChan(), func(ctx context.Context) { c.Once(ctx) }, c.sleep)
 }
 
 func (c *Courier) claimTTL() time.Duration {

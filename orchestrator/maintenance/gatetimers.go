@@ -48,19 +48,7 @@ func (g *GateTimers) wakeChan() chan struct{} {
 
 // Run fires timers until ctx ends.
 func (g *GateTimers) Run(ctx context.Context) {
-	wake := g.wakeChan()
-	for {
-		g.Once(ctx)
-		t := time.NewTimer(g.sleep(ctx))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	loop(ctx, g.wakeChan(), g.Once, g.sleep)
 }
 
 // sleep is how long to wait for the next due timer, at most Interval.

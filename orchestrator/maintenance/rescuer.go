@@ -28,16 +28,7 @@ type Rescuer struct {
 // expire, not up to an Interval later (BENCHMARKS.md, recovery). Live replicas renew every third
 // of the TTL, so a healthy cluster still wakes the rescuer about once an Interval.
 func (r *Rescuer) Run(ctx context.Context) {
-	for {
-		r.Once(ctx)
-		t := time.NewTimer(r.sleep(ctx))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+	loop(ctx, nil, r.Once, r.sleep)
 }
 
 // pastExpiry is how long after a lease's expiry the rescuer looks: a lease expires when its time is
