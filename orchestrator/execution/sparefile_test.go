@@ -19,7 +19,7 @@ func TestOutputFilesUseTheSpareAndLeaveNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Close()
-	spare := waitForSpare(t, dir)
+	spare := waitForSpare(t, o, dir)
 	spareInode := inode(t, spare)
 
 	target := filepath.Join(dir, "b.attempt-1.out")
@@ -44,7 +44,7 @@ func TestOutputFilesUseTheSpareAndLeaveNothing(t *testing.T) {
 		t.Errorf("b's file mode = %v, %v; want 0644", st.Mode().Perm(), err)
 	}
 
-	waitForSpare(t, dir) // the maker replaced the spare it gave away
+	waitForSpare(t, o, dir) // the maker replaced the spare it gave away
 	o.close()
 	if spares, _ := filepath.Glob(filepath.Join(dir, ".spare-*")); len(spares) != 0 {
 		t.Errorf("spares left after close: %v", spares)
@@ -73,16 +73,21 @@ func TestOutputFilesOfOneNodeMakeNoSpare(t *testing.T) {
 	}
 }
 
-func waitForSpare(t *testing.T, dir string) string {
+// waitForSpare waits until o holds a spare ready to be taken, and returns its path. Ready, not just
+// on disk: the maker creates the file before it hands the name over, and a create in between
+// rightly makes a file of its own.
+func waitForSpare(t *testing.T, o *outputFiles, dir string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if spares, _ := filepath.Glob(filepath.Join(dir, ".spare-*")); len(spares) == 1 {
-			return spares[0]
+		if len(o.ready) == 1 {
+			if spares, _ := filepath.Glob(filepath.Join(dir, ".spare-*")); len(spares) == 1 {
+				return spares[0]
+			}
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // polling interval of the deadline above
 	}
-	t.Fatal("no spare file appeared within 10s")
+	t.Fatal("no spare was ready within 10s")
 	return ""
 }
 
