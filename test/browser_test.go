@@ -86,9 +86,7 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	screenshot(t, ctx, "dashboard-run-live.png")
 
 	// The build finishes: the page changes to paused by itself (no reload) and shows the gate.
-	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v2.0-finish"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	letFinish(t, env, "v2.0")
 	act(t, ctx, "watch the run page change to paused live",
 		chromedp.WaitVisible(chromedp.CSS("#run-state.state-paused")),
 		chromedp.WaitVisible(chromedp.CSS("#btn-approve")),
@@ -123,14 +121,10 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	screenshot(t, ctx, "dashboard-run-done.png")
 
 	// A second run is cancelled from its page while it builds.
-	act(t, ctx, "start a second run",
-		chromedp.Navigate(base+"chat"),
-		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
-		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v3.0"),
-		chromedp.Click(chromedp.CSS("#chat-send")),
+	act(t, ctx, "start a second run", append(runInChat(base, "v3.0"),
 		chromedp.Navigate(base+"?state=running"),
 		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
-	)
+	)...)
 	href = value(t, ctx, "read the second run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
 	act(t, ctx, "cancel the second run from its page while it builds",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
@@ -160,18 +154,12 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 	screenshot(t, ctx, "dashboard-runs.png")
 
 	// A third run is answered in words in its thread, which the chat page links to.
-	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v4.0-finish"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	act(t, ctx, "start a third run and open its thread from the chat page",
-		chromedp.Navigate(base+"chat"),
-		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
-		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v4.0"),
-		chromedp.Click(chromedp.CSS("#chat-send")),
+	letFinish(t, env, "v4.0")
+	act(t, ctx, "start a third run and open its thread from the chat page", append(runInChat(base, "v4.0"),
 		chromedp.WaitVisible(`//div[@id="thread-list"]//li[3]`), // the newest of three, listed first
 		clickLive(`#thread-list li:first-child a`),
 		chromedp.WaitVisible(`//div[@id="chat-log"]//div[contains(@class,"msg-body") and contains(., "is waiting at approve-release")]`),
-	)
+	)...)
 	act(t, ctx, "approve in plain words in the thread and see the run complete there",
 		chromedp.SendKeys(chromedp.CSS("#chat-text"), "lgtm, ship it"),
 		chromedp.Click(chromedp.CSS("#chat-send")),
@@ -185,18 +173,12 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 
 	// A fourth run is rejected at its gate on the dashboard, with a reason: the gate shows rejected,
 	// by whom and why, and the nodes after it did not run.
-	if err := os.WriteFile(filepath.Join(env["HOME"], "let-v5.0-finish"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	act(t, ctx, "start a fourth run",
-		chromedp.Navigate(base+"chat"),
-		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
-		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship v5.0"),
-		chromedp.Click(chromedp.CSS("#chat-send")),
+	letFinish(t, env, "v5.0")
+	act(t, ctx, "start a fourth run", append(runInChat(base, "v5.0"),
 		chromedp.WaitVisible(`//div[@id="thread-list"]//li[4]`), // started before the page is left
 		chromedp.Navigate(base+"?state=paused"),
 		chromedp.WaitVisible(chromedp.CSS("table.runs tbody a")),
-	)
+	)...)
 	href = value(t, ctx, "read the fourth run's link", chromedp.AttributeValue(chromedp.CSS("table.runs tbody a"), "href"))
 	act(t, ctx, "reject the fourth run's gate with a reason",
 		chromedp.Navigate(base+strings.TrimPrefix(href.Value, "/")),
@@ -224,6 +206,24 @@ func TestBrowserRunsAGatedWorkflowFromTheChatPage(t *testing.T) {
 // element in one task, so no update can come in between.
 func clickLive(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](`(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) throw new Error("no element " + ` + strconv.Quote(sel) + `); el.click(); })()`)
+}
+
+// letFinish lets the ship run of version finish its build (the test workflow waits for this file).
+func letFinish(t *testing.T, env map[string]string, version string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(env["HOME"], "let-"+version+"-finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runInChat are the steps that start a ship run of version from the chat page at base.
+func runInChat(base, version string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "chat"),
+		chromedp.WaitVisible(chromedp.CSS("#chat-text")),
+		chromedp.SendKeys(chromedp.CSS("#chat-text"), "/workflow run ship "+version),
+		chromedp.Click(chromedp.CSS("#chat-send")),
+	}
 }
 
 // typeLive types text into a field of a live-updating part of the page, in the page's own task: a

@@ -281,11 +281,7 @@ func TestApprovalsWithNotesFromTheRunPage(t *testing.T) {
 
 func TestRejectWithAReasonFromTheRunPage(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	alice := r.browser("alice")
-	alice.say("/workflow run gated v2")
-	run := r.waitRun("gated", db.StatusPaused)
-	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {"wrong version"}})
-	r.waitRun("gated", db.StatusCancelled)
+	alice, run := r.rejectedByAlice("wrong version")
 	if _, page := alice.get("/runs/" + run.ID); !strings.Contains(page, "<strong>reject</strong> by web:alice") || !strings.Contains(page, "wrong version") {
 		t.Errorf("rejected run page lacks the reason:\n%s", page)
 	}
@@ -329,11 +325,7 @@ func TestRunPageLinksTheFullOutput(t *testing.T) {
 // typed without sign-in is unverified.
 func TestAuditPageListsWhoDidWhat(t *testing.T) {
 	r := newRig(t, rigOptions{})
-	alice := r.browser("alice")
-	alice.say("/workflow run gated")
-	run := r.waitRun("gated", db.StatusPaused)
-	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {"not today"}})
-	r.waitRun("gated", db.StatusCancelled)
+	alice, run := r.rejectedByAlice("not today")
 	code, page := alice.get("/audit")
 	for _, want := range []string{
 		`<tr class="audit-rejected"><td>`, `<td>rejected</td><td>web:alice (unverified)</td><td><span class="verified verified-unverified">unverified</span></td><td>at <code>ship</code> <span class="user-text">not today</span></td>`,
@@ -349,4 +341,15 @@ func TestAuditPageListsWhoDidWhat(t *testing.T) {
 	if _, page := alice.get("/audit?since=1ns"); !strings.Contains(page, `id="audit-empty"`) {
 		t.Errorf("audit of the last nanosecond is not empty:\n%s", page)
 	}
+}
+
+// rejectedByAlice has alice start gated and reject it on its run page with note, and waits until
+// the run is cancelled.
+func (r *rig) rejectedByAlice(note string) (*browser, db.Run) {
+	alice := r.browser("alice")
+	alice.say("/workflow run gated v2")
+	run := r.waitRun("gated", db.StatusPaused)
+	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {note}})
+	r.waitRun("gated", db.StatusCancelled)
+	return alice, run
 }

@@ -65,21 +65,13 @@ func newEnv(t *testing.T, open Opener) *env {
 func (e *env) create(t *testing.T) db.Run {
 	t.Helper()
 	e.clock.Advance(time.Millisecond)
-	r, err := e.s.CreateRun(e.ctx, db.NewRun{Workflow: "build", ConversationID: conv, UserID: "slack:U1"})
-	if err != nil {
-		t.Fatalf("CreateRun: %v", err)
-	}
-	return r
+	return noErr[db.Run](t, "CreateRun")(e.s.CreateRun(e.ctx, db.NewRun{Workflow: "build", ConversationID: conv, UserID: "slack:U1"}))
 }
 
 // get reads a run back.
 func (e *env) get(t *testing.T, id string) db.Run {
 	t.Helper()
-	r, err := e.s.GetRun(e.ctx, id)
-	if err != nil {
-		t.Fatalf("GetRun(%s): %v", id, err)
-	}
-	return r
+	return noErr[db.Run](t, "GetRun("+id+")")(e.s.GetRun(e.ctx, id))
 }
 
 // update runs u through the driver in a transaction of its own.

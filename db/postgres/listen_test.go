@@ -57,14 +57,7 @@ func TestTranscriptNotifiesOtherReplicas(t *testing.T) {
 	if _, err := a.AppendMessage(t.Context(), webMessage("m1", "run completed")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "replica B woken by replica A's message", func() bool {
-		select {
-		case <-ch:
-			return true
-		default:
-			return false
-		}
-	})
+	waitWoken(t, ch, "replica B woken by replica A's message")
 	msgs, err := b.Transcript(t.Context(), "web:alice", 10)
 	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Text != "run completed" {
 		t.Fatalf("replica B reads %+v, %v; want A's message last", msgs, err)
@@ -91,7 +84,18 @@ func TestTranscriptListenerReconnects(t *testing.T) {
 	if _, err := a.AppendMessage(t.Context(), webMessage("m1", "written around the reconnect")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "replica B's reader woken after the reconnect", func() bool {
+	waitWoken(t, ch, "replica B's reader woken after the reconnect")
+	msgs, err := b.Transcript(t.Context(), "web:alice", 10)
+	if err != nil || msgs[len(msgs)-1].Text != "written around the reconnect" {
+		t.Fatalf("replica B reads %+v, %v; want the message written around the reconnect", msgs, err)
+	}
+	settle(t, a, b) // notifications flow again on the new connection
+}
+
+// waitWoken waits until ch, a TranscriptChanged channel, has woken its reader.
+func waitWoken(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	testkit.Eventually(t, what, func() bool {
 		select {
 		case <-ch:
 			return true
@@ -99,9 +103,4 @@ func TestTranscriptListenerReconnects(t *testing.T) {
 			return false
 		}
 	})
-	msgs, err := b.Transcript(t.Context(), "web:alice", 10)
-	if err != nil || msgs[len(msgs)-1].Text != "written around the reconnect" {
-		t.Fatalf("replica B reads %+v, %v; want the message written around the reconnect", msgs, err)
-	}
-	settle(t, a, b) // notifications flow again on the new connection
 }

@@ -174,14 +174,7 @@ func (e *execution) pauseLost(ctx context.Context, l lostWorkspace) error {
 	e.x.Log.Warn("orchestrator.workspace_lost", zap.String("run_id", e.run.ID), zap.String("host", l.where.Host), zap.String("saved_node", l.saved))
 	p := db.Pause{Kind: db.PauseRecovery, Error: l.text(e.run.ID), WorkspaceLost: true, Since: e.x.now(),
 		ResumeHint: FreshHint(e.run.ID)}
-	n := Notice{Kind: NoticePaused, Nodes: e.nodeStatuses()}
-	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
-	if err != nil {
-		return e.interrupted(err)
-	}
-	n.Run = run
-	e.settled(ctx, n)
-	return nil
+	return e.pauseRecovery(ctx, p)
 }
 
 // pauseUnreachable stops a run whose WORKSPACE_REMOTE did not answer. Its workspace is not lost: a
@@ -193,6 +186,11 @@ func (e *execution) pauseUnreachable(ctx context.Context, re *RemoteError) error
 	hint := fmt.Sprintf("make WORKSPACE_REMOTE %s reachable from this host, then /workflow resume %s", re.Remote, e.run.ID)
 	p := db.Pause{Kind: db.PauseRecovery, Error: fmt.Sprintf("the workspace of run %s cannot be recreated: %v", e.run.ID, re),
 		ResumeHint: hint, WorkspaceUnreachable: true, Since: e.x.now()}
+	return e.pauseRecovery(ctx, p)
+}
+
+// pauseRecovery pauses the run for a person with p, owing the paused notice, and settles it.
+func (e *execution) pauseRecovery(ctx context.Context, p db.Pause) error {
 	n := Notice{Kind: NoticePaused, Nodes: e.nodeStatuses()}
 	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
 	if err != nil {
