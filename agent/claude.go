@@ -1,13 +1,17 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
+
+	"threadflow/db"
 )
 
 const claudeBinEnv = "CLAUDE_BIN"
@@ -33,7 +37,7 @@ func (c *Claude) cli() cli {
 		name: NameClaude, display: "Claude Code", envVar: claudeBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
 		loginHint: "run `claude /login` on the bot host as the bot's user, or set ANTHROPIC_API_KEY", connectHint: "ANTHROPIC_BASE_URL",
 		args:   claudeArgs,
-		stream: func() stream { return &claudeStream{} },
+		stream: func(r Request) stream { return &claudeStream{resumed: r.SessionID != ""} },
 	}
 }
 
@@ -43,10 +47,42 @@ func claudeArgs(r Request) []string {
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
 	}
+	if r.Effort != "" {
+		args = append(args, "--effort", claudeEffort(r.Effort))
+	}
+	if r.ToolsSet {
+		tools := r.Tools
+		if len(r.OutputSchema) > 0 { // the structured answer comes through the CLI's own tool
+			tools = append(slices.Clone(tools), claudeStructuredTool)
+		}
+		args = append(args, "--tools", strings.Join(tools, ","))
+	}
+	if len(r.DeniedTools) > 0 {
+		args = append(args, "--disallowedTools", strings.Join(r.DeniedTools, ","))
+	}
+	if r.Settings != "" {
+		args = append(args, "--settings", r.Settings)
+	}
 	if r.SessionID != "" {
 		args = append(args, "--resume", r.SessionID)
 	}
+	if r.MaxBudgetNanos > 0 {
+		args = append(args, "--max-budget-usd", strconv.FormatFloat(db.USD(r.MaxBudgetNanos), 'f', -1, 64))
+	}
+	if len(r.OutputSchema) > 0 {
+		// The CLI offers the model a StructuredOutput tool with this schema and reports its input
+		// as the result event's structured_output.
+		args = append(args, "--json-schema", string(r.OutputSchema))
+	}
 	return args
+}
+
+// claudeEffort is the nearest level Claude Code has (low, medium, high, xhigh, max).
+func claudeEffort(e string) string {
+	if e == "minimal" {
+		return "low"
+	}
+	return e
 }
 
 // claudeEvent is the part of a stream-json line this package reads. Every event carries session_id;
@@ -57,8 +93,10 @@ type claudeEvent struct {
 	SessionID string          `json:"session_id"`
 	IsError   bool            `json:"is_error"`
 	Result    json.RawMessage `json:"result"`
-	Errors    json.RawMessage `json:"errors"`
-	Message   json.RawMessage `json:"message"`
+	// StructuredOutput is the answer under --json-schema (result events).
+	StructuredOutput json.RawMessage `json:"structured_output"`
+	Errors           json.RawMessage `json:"errors"`
+	Message          json.RawMessage `json:"message"`
 	// Error is the kind of an API failure: on an assistant message the CLI synthesised from it
 	// (authentication_failed, server_error, ...) and on system/api_retry notices.
 	Error string `json:"error"`
@@ -71,6 +109,11 @@ type claudeEvent struct {
 		ToolName string `json:"tool_name"`
 	} `json:"permission_denials"`
 	ToolName string `json:"tool_name"` // system/permission_denied
+	// The usage of result events, read apart (claudeUsage) so that an absurd figure cannot make the
+	// whole result unreadable.
+	NumTurns        json.RawMessage `json:"num_turns"`
+	ModelUsage      json.RawMessage `json:"modelUsage"`
+	ModelUsageSince json.RawMessage `json:"model_usage_since_last_result"`
 }
 
 // claudeStream folds the events of one turn.
@@ -82,6 +125,12 @@ type claudeStream struct {
 	lastError     string // the last API error, for a turn that is stopped before its result
 	denied        []string
 	result        *claudeEvent
+	resumed       bool // total figures span the whole session, not this turn
+	// structuredCalls are the ids of the model's StructuredOutput tool calls (--json-schema), and
+	// refusal is the CLI's last refusal of one (the answer did not match the schema): the failure
+	// names it when the turn ends without a structured answer.
+	structuredCalls []string
+	refusal         string
 }
 
 func (s *claudeStream) line(b []byte) signal {
@@ -94,11 +143,16 @@ func (s *claudeStream) line(b []byte) signal {
 	}
 	switch ev.Type {
 	case "assistant":
+		s.structuredCalls = append(s.structuredCalls, claudeToolUses(ev.Message, claudeStructuredTool)...)
 		text := claudeMessageText(ev.Message)
 		if ev.Error != "" {
 			s.errorKind, s.lastError = ev.Error, text
 		} else if text != "" {
 			s.assistantText = text
+		}
+	case "user":
+		if r := claudeToolErrors(ev.Message, s.structuredCalls); r != "" {
+			s.refusal = r
 		}
 	case "system":
 		return s.system(ev)
@@ -140,6 +194,8 @@ func (s *claudeStream) verdict() verdict {
 		v.failure = s.lastError
 		return v
 	}
+	u := claudeUsage(r, s.resumed)
+	v.usage = &u
 	for _, d := range r.PermissionDenials {
 		v.denied = appendNew(v.denied, d.ToolName)
 	}
@@ -147,6 +203,7 @@ func (s *claudeStream) verdict() verdict {
 	if !r.IsError && r.Subtype == "success" {
 		v.ok = true
 		v.text = text
+		v.structured, v.refusal = r.StructuredOutput, s.refusal
 		if strings.TrimSpace(text) == "" {
 			v.text = s.assistantText
 		}
@@ -165,6 +222,10 @@ func (s *claudeStream) verdict() verdict {
 	}
 	// Claude Code answers a --resume of a session it no longer has with error_during_execution.
 	v.staleOnResume = r.Subtype == "error_during_execution"
+	v.budgetStop = r.Subtype == "error_max_budget_usd" // it reached --max-budget-usd
+	if v.budgetStop {
+		v.staleOnResume = false
+	}
 	return v
 }
 
@@ -227,4 +288,49 @@ func looseText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// claudeStructuredTool is the tool Claude Code offers the model under --json-schema.
+const claudeStructuredTool = "StructuredOutput"
+
+// claudeToolUses returns the ids of an assistant message's calls of the tool name.
+func claudeToolUses(raw json.RawMessage, name string) []string {
+	var m struct {
+		Content []struct {
+			Type, ID, Name string
+		} `json:"content"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var ids []string
+	for _, c := range m.Content {
+		if c.Type == "tool_use" && c.Name == name {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// claudeToolErrors returns the text of the last error result, in a user message, of one of the
+// tool calls ids.
+func claudeToolErrors(raw json.RawMessage, ids []string) string {
+	var m struct {
+		Content []struct {
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			IsError   bool            `json:"is_error"`
+			Content   json.RawMessage `json:"content"`
+		} `json:"content"`
+	}
+	if len(ids) == 0 || json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	last := ""
+	for _, c := range m.Content {
+		if c.Type == "tool_result" && c.IsError && slices.Contains(ids, c.ToolUseID) {
+			last = cmp.Or(looseText(c.Content), claudeMessageText(raw), "refused")
+		}
+	}
+	return last
 }

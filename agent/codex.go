@@ -22,27 +22,54 @@ type Codex struct {
 // Name returns "codex".
 func (c *Codex) Name() string { return NameCodex }
 
-// Run runs one turn. The prompt goes to stdin (the "-" argument).
+// Run runs one turn. The prompt goes to stdin (the "-" argument). An OutputSchema is written to a
+// temporary file for --output-schema, removed when the turn ends.
 func (c *Codex) Run(ctx context.Context, r Request) (Result, error) {
-	return c.cli().run(ctx, r)
+	schema := ""
+	if len(r.OutputSchema) > 0 {
+		path, remove, err := schemaFile(r.OutputSchema)
+		if err != nil {
+			return Result{}, err
+		}
+		defer remove()
+		schema = path
+	}
+	return c.cli(schema).run(ctx, r)
 }
 
-// cli is what a Codex turn needs.
-func (c *Codex) cli() cli {
+// cli is what a Codex turn needs; schema is the --output-schema file, if any.
+func (c *Codex) cli(schema string) cli {
 	return cli{
 		name: NameCodex, display: "Codex", envVar: codexBinEnv, bin: c.Bin, log: c.Log, cfg: c.Config,
 		loginHint: "run `codex login` on the bot host as the bot's user, or set OPENAI_API_KEY", connectHint: "the model provider's base_url in CODEX_HOME/config.toml",
-		args:   codexArgs,
-		stream: func() stream { return &codexStream{} },
+		args: func(r Request) []string { return codexArgs(r, schema) },
+		stream: func(r Request) stream {
+			return &codexStream{home: codexHome(r.Env), before: codexBefore(r), model: r.Model}
+		},
 	}
 }
 
-func codexArgs(r Request) []string {
+// codexEffort is the nearest level Codex has (minimal, low, medium, high, xhigh).
+func codexEffort(e string) string {
+	if e == "max" {
+		return "xhigh"
+	}
+	return e
+}
+
+func codexArgs(r Request, schema string) []string {
 	global, exec := codexPermissionArgs(r.Permissions)
+	if r.Effort != "" {
+		global = append(global, "-c", "model_reasoning_effort="+codexEffort(r.Effort))
+	}
 	args := append(global, "exec", "--json", "--skip-git-repo-check")
 	args = append(args, exec...)
 	if r.Model != "" {
 		args = append(args, "--model", r.Model)
+	}
+	if schema != "" {
+		// Codex asks the model for a final message in this shape; it does not check the answer.
+		args = append(args, "--output-schema", schema)
 	}
 	if r.SessionID != "" {
 		args = append(args, "resume", r.SessionID)
@@ -58,7 +85,8 @@ type codexEvent struct {
 	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"` // type "turn.failed"
-	Item *struct {
+	Usage json.RawMessage `json:"usage"` // turn.completed: the session's token totals
+	Item  *struct {
 		Type     string `json:"type"`
 		ItemType string `json:"item_type"` // older CLI versions
 		Text     string `json:"text"`
@@ -75,6 +103,12 @@ type codexStream struct {
 	final     string   // the turn.failed message: the turn's own verdict
 	errors    []string // error events, including recovered ones, last few kept
 	lastError string
+	// Usage: the session's log directory, its token totals before the turn (nil: unknown), the
+	// model asked for, and turn.completed's totals.
+	home   string
+	before *codexTokens
+	model  string
+	totals json.RawMessage
 }
 
 // maxCodexErrors bounds the error notices kept: Codex may print "Reconnecting..." for ever.
@@ -103,6 +137,7 @@ func (s *codexStream) line(b []byte) signal {
 		}
 	case "turn.completed":
 		s.completed = true
+		s.totals = ev.Usage
 	case "turn.failed":
 		s.failed = true
 		if ev.Error != nil {
@@ -140,7 +175,7 @@ func (s *codexStream) retry(msg string) signal {
 
 func (s *codexStream) verdict() verdict {
 	if s.completed && !s.failed {
-		return verdict{ok: true, text: s.text, sessionID: s.threadID}
+		return verdict{ok: true, text: s.text, sessionID: s.threadID, structured: jsonText(s.text), usage: s.usage()}
 	}
 	// The turn's own verdict comes first: it is buried under the retry notices otherwise.
 	failure := s.final
@@ -151,4 +186,15 @@ func (s *codexStream) verdict() verdict {
 	}
 	return verdict{sessionID: s.threadID, failure: strings.TrimSpace(failure), lastError: s.lastError,
 		signals: signals{status: statusIn(failure)}}
+}
+
+// usage is the turn's usage; the model is the one the session's log names (Codex does not say it
+// on stdout), else the one asked for.
+func (s *codexStream) usage() *db.AgentUsageData {
+	model := s.model
+	if l, err := readCodexLog(codexSessionFile(s.home, s.threadID)); err == nil && l.model != "" {
+		model = l.model
+	}
+	u := codexUsage(s.totals, s.before, model)
+	return &u
 }

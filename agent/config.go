@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"slices"
-	"strings"
+	"sync"
 	"time"
-
-	"threadflow/platform"
 )
 
 // The operator's settings for every agent turn (cmd/bot parses them into Config).
@@ -28,6 +25,17 @@ type Config struct {
 	AllowFull   bool          // permissions: full is refused unless set
 	Timeout     time.Duration // 0 means DefaultTimeout
 	IdleTimeout time.Duration // 0 means DefaultIdleTimeout
+	Prices      *Prices       // prices tokens a CLI reports without a cost; nil means DefaultPrices
+}
+
+// builtinPrices is DefaultPrices, parsed once.
+var builtinPrices = sync.OnceValue(DefaultPrices)
+
+func (c Config) prices() *Prices {
+	if c.Prices != nil {
+		return c.Prices
+	}
+	return builtinPrices()
 }
 
 func (c Config) permissions(p Permissions) Permissions {
@@ -52,24 +60,4 @@ func (c Config) idleTimeout() time.Duration {
 		return c.IdleTimeout
 	}
 	return DefaultIdleTimeout
-}
-
-// hiddenEnv names the bot's own secrets and database settings, and every chat platform's
-// credentials. They are removed from the agent CLI's environment even if the bot left them set: an
-// agent runs model-chosen commands.
-var hiddenEnv = append([]string{"DATABASE_URL", "TEST_DATABASE_URL", "DASHBOARD_TOKEN",
-	"SESSION_SECRET", "OIDC_CLIENT_SECRET", "SLACK_CLIENT_SECRET", "DISCORD_CLIENT_SECRET"}, platform.SecretEnv()...)
-
-// childEnv is the environment of an agent CLI: the bot's own without its secrets and without the
-// PostgreSQL client variables (PG*), then extra.
-func childEnv(base, extra []string) []string {
-	env := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PG") || slices.Contains(hiddenEnv, name) {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
 }

@@ -24,6 +24,10 @@ type Error struct {
 	LastError string
 	// Err carries the details for logs: exit status, the CLI's error text, the tail of stderr.
 	Err error
+	// Usage is what the failed turn used, when the CLI reported it (a failed result still costs).
+	Usage *db.AgentUsageData
+	// BudgetStop: the CLI stopped the turn at the cap it was given (Request.MaxBudgetNanos).
+	BudgetStop bool
 }
 
 func (e *Error) Error() string {

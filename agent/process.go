@@ -44,7 +44,7 @@ type exit struct {
 func (p process) run(ctx context.Context) exit {
 	cmd := exec.CommandContext(ctx, p.bin, p.args...)
 	cmd.Dir = p.dir
-	cmd.Env = p.env // complete: see childEnv
+	cmd.Env = p.env // complete: see childenv
 	cmd.Stdin = strings.NewReader(p.stdin)
 	lines := &lineWriter{onLine: p.onLine}
 	cmd.Stdout = lines

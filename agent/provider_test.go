@@ -346,10 +346,12 @@ func TestTurnLimitsKillEveryProcessOfTheTurn(t *testing.T) {
 	limits := []struct {
 		name string
 		cfg  Config
-		want []string // in the error's message
+		idle time.Duration // the request's own idle limit (an Archon node's idle_timeout)
+		want []string      // in the error's message
 	}{
-		{"idle", Config{IdleTimeout: 500 * time.Millisecond}, []string{"printed nothing for 500ms", IdleTimeoutEnv}},
-		{"timeout", Config{Timeout: 500 * time.Millisecond}, []string{"took longer than 500ms (" + TimeoutEnv + ")"}},
+		{"idle", Config{IdleTimeout: 500 * time.Millisecond}, 0, []string{"printed nothing for 500ms", IdleTimeoutEnv}},
+		{"node idle", Config{IdleTimeout: time.Hour}, 500 * time.Millisecond, []string{"printed nothing for 500ms"}},
+		{"timeout", Config{Timeout: 500 * time.Millisecond}, 0, []string{"took longer than 500ms (" + TimeoutEnv + ")"}},
 	}
 	for _, limit := range limits {
 		for _, f := range flavors {
@@ -357,7 +359,9 @@ func TestTurnLimitsKillEveryProcessOfTheTurn(t *testing.T) {
 				fx := newFixture(t, f)
 				setConfig(fx.p, limit.cfg)
 				fx.script.FailNext("hang", 1)
-				_, err := fx.run(t, fx.request("wait forever", ""))
+				r := fx.request("wait forever", "")
+				r.IdleTimeout = limit.idle
+				_, err := fx.run(t, r)
 				var ae *Error
 				if !errors.As(err, &ae) || ae.Class != db.ClassTransient {
 					t.Fatalf("err = %v, want a transient error", err)

@@ -112,7 +112,7 @@ func recordOne(t *testing.T, name, bin string, rc recording) {
 	r := Request{Prompt: "Write the file out.txt, then say done.", SessionID: rc.session, Permissions: cmpPerm(rc.perms)}
 	args := claudeArgs(r)
 	if name == NameCodex {
-		args = codexArgs(r)
+		args = codexArgs(r, "")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

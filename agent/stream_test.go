@@ -2,6 +2,7 @@ package agent
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,10 +112,32 @@ func TestLooseText(t *testing.T) {
 
 func TestArgsNeverCarryThePrompt(t *testing.T) {
 	r := Request{Prompt: "SECRET PROMPT", Model: "m", SessionID: "s"}
-	for name, args := range map[string][]string{"claude": claudeArgs(r), "codex": codexArgs(r)} {
+	for name, args := range map[string][]string{"claude": claudeArgs(r), "codex": codexArgs(r, "")} {
 		if strings.Contains(strings.Join(args, " "), r.Prompt) {
 			t.Errorf("%s args %q contain the prompt", name, args)
 		}
+	}
+}
+
+// An Archon node's effort, tools and hooks become each CLI's flags; each CLI gets the nearest effort
+// level it has.
+func TestArgsCarryEffortToolsAndSettings(t *testing.T) {
+	r := Request{Effort: "minimal", Tools: []string{"Read", "Grep"}, ToolsSet: true, DeniedTools: []string{"Bash"}, Settings: `{"hooks":{}}`}
+	want := "--effort low --tools Read,Grep --disallowedTools Bash --settings {\"hooks\":{}}"
+	if got := strings.Join(claudeArgs(r), " "); !strings.Contains(got, want) {
+		t.Errorf("claude args %q lack %q", got, want)
+	}
+	r = Request{Tools: nil, ToolsSet: true}
+	if got := claudeArgs(r); !slices.Contains(got, "--tools") || got[slices.Index(got, "--tools")+1] != "" {
+		t.Errorf("allowed_tools: [] gives claude args %q, want --tools \"\"", got)
+	}
+	r = Request{ToolsSet: true, OutputSchema: []byte(`{"type":"object"}`)}
+	if got := claudeArgs(r); got[slices.Index(got, "--tools")+1] != "StructuredOutput" {
+		t.Errorf("allowed_tools: [] with output_format gives claude args %q, want the StructuredOutput tool kept", got)
+	}
+	r = Request{Effort: "max"}
+	if got := strings.Join(codexArgs(r, ""), " "); !strings.HasPrefix(got, "--ask-for-approval never -c model_reasoning_effort=xhigh exec ") {
+		t.Errorf("codex args %q", got)
 	}
 }
 

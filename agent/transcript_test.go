@@ -30,7 +30,7 @@ func replay(t *testing.T, c cli, file string, r Request) (Result, error, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.stream()
+	s := c.stream(r)
 	var cause error
 	n := 0
 	sc := bufio.NewScanner(f)
@@ -54,7 +54,7 @@ func providerCLI(name string) cli {
 	if name == NameClaude {
 		return (&Claude{}).cli()
 	}
-	return (&Codex{}).cli()
+	return (&Codex{}).cli("")
 }
 
 func TestTranscripts(t *testing.T) {

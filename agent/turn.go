@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"threadflow/childenv"
 	"threadflow/db"
 	"threadflow/proctag"
 )
@@ -42,7 +44,7 @@ type cli struct {
 	log     *zap.Logger
 	cfg     Config
 	args    func(Request) []string
-	stream  func() stream
+	stream  func(Request) stream
 	// loginHint says how to log this CLI in on the bot host.
 	loginHint string
 	// connectHint says what decides where this CLI connects.
@@ -72,15 +74,23 @@ const (
 
 // verdict is what a finished event stream says about the turn.
 type verdict struct {
-	ok        bool   // the CLI reported a successful turn
-	text      string // the final assistant text
-	sessionID string // the session the CLI reported; may be the new id of a failed resume
-	failure   string // the CLI's own error text
+	ok   bool   // the CLI reported a successful turn
+	text string // the final assistant text
+	// structured is the structured answer the CLI reported (claude's structured_output, codex's
+	// final message when it is JSON); read only when the request had an OutputSchema.
+	structured json.RawMessage
+	refusal    string // why the CLI refused a structured answer the model gave (claude)
+	sessionID  string // the session the CLI reported; may be the new id of a failed resume
+	failure    string // the CLI's own error text
 	// staleOnResume: the stream's shape alone proves a resumed session is gone, whatever the text.
 	staleOnResume bool
 	signals       signals  // the structured fields of the failure
 	lastError     string   // the last error the CLI reported, even one it meant to retry
 	denied        []string // tools the CLI refused to use under the turn's permissions
+	// usage is what the turn used, as the CLI reported it; nil when it ended without saying.
+	usage *db.AgentUsageData
+	// budgetStop: the CLI stopped at the spending cap it was given.
+	budgetStop bool
 }
 
 // run executes one turn and logs its outcome without the prompt or the reply.
@@ -98,7 +108,7 @@ func (c cli) run(ctx context.Context, r Request) (Result, error) {
 			zap.Duration("took", time.Since(start)))
 		return Result{}, err
 	}
-	log.Info("agent.turn_completed", zap.String("session_id", res.SessionID),
+	log.Info("agent.turn_completed", zap.String("session_id", res.SessionID), zap.Any("usage", res.Usage),
 		zap.Int("reply_bytes", len(res.Text)), zap.Duration("took", time.Since(start)))
 	return res, nil
 }
@@ -108,13 +118,29 @@ func (c cli) turn(ctx context.Context, r Request) (Result, error) {
 	if err := c.check(r); err != nil {
 		return Result{}, err
 	}
-	s := c.stream()
+	s := c.stream(r)
 	ex, cause := c.watch(ctx, r, s)
 	return c.decide(r, s.verdict(), ex, cause)
 }
 
-// decide turns what a finished (or stopped) CLI said into the turn's result.
+// decide turns what a finished (or stopped) CLI said into the turn's result, with its usage.
 func (c cli) decide(r Request, v verdict, ex exit, cause error) (Result, error) {
+	res, err := c.outcome(r, v, ex, cause)
+	var ae *Error
+	switch {
+	case err == nil && v.usage == nil:
+		res.Usage = c.checkedUsage(unknownUsage)
+	case err == nil:
+		res.Usage = c.checkedUsage(*v.usage)
+	case v.usage != nil && errors.As(err, &ae):
+		u := c.checkedUsage(*v.usage)
+		ae.Usage = &u
+	}
+	return res, err
+}
+
+// outcome is the turn's result or error.
+func (c cli) outcome(r Request, v verdict, ex exit, cause error) (Result, error) {
 	switch {
 	case cause == errHopeless:
 		return Result{}, c.failure(r, v, ex)
@@ -125,7 +151,11 @@ func (c cli) decide(r Request, v verdict, ex exit, cause error) (Result, error) 
 	case v.ok && len(v.denied) > 0:
 		return Result{}, c.denied(r, v)
 	case v.ok:
-		return Result{Text: v.text, SessionID: cmp.Or(v.sessionID, r.SessionID)}, nil
+		structured, err := c.structuredAnswer(r, v)
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Text: v.text, SessionID: cmp.Or(v.sessionID, r.SessionID), Structured: structured}, nil
 	}
 	return Result{}, c.failure(r, v, ex)
 }
@@ -138,7 +168,7 @@ func (c cli) watch(ctx context.Context, r Request, s stream) (exit, error) {
 	defer cancel(nil)
 	ctx, stop := context.WithTimeoutCause(ctx, c.cfg.timeout(), errTurnTimeout)
 	defer stop()
-	idle := c.cfg.idleTimeout()
+	idle := r.idle(c.cfg)
 	watchdog := time.AfterFunc(idle, func() { cancel(errIdle) })
 	defer watchdog.Stop()
 	onLine := func(b []byte) {
@@ -150,7 +180,7 @@ func (c cli) watch(ctx context.Context, r Request, s stream) (exit, error) {
 		}
 	}
 	tag := proctag.NewTurn()
-	env := childEnv(os.Environ(), append(r.Env, proctag.Entry(proctag.TurnEnv, tag)))
+	env := childenv.Environ(append(r.Env, proctag.Entry(proctag.TurnEnv, tag))...)
 	ex := process{bin: c.binary(), args: c.args(r), dir: r.Dir, env: env, stdin: r.Prompt, onLine: onLine}.run(ctx)
 	watchdog.Stop() // the CLI is done: a late firing must not recast its end as a hang
 	if killed := proctag.KillAll(proctag.TurnEnv, tag); len(killed) > 0 {
@@ -251,7 +281,7 @@ func (c cli) stopped(cause error, r Request, v verdict) *Error {
 	case errors.Is(cause, errTurnTimeout):
 		e.Class, e.Msg = db.ClassTransient, fmt.Sprintf("the %s turn took longer than %s (%s)", c.display, c.cfg.timeout(), TimeoutEnv)
 	case errors.Is(cause, errIdle):
-		e.Class, e.Msg = db.ClassTransient, fmt.Sprintf("%s printed nothing for %s and was stopped (%s)", c.display, c.cfg.idleTimeout(), IdleTimeoutEnv)
+		e.Class, e.Msg = db.ClassTransient, fmt.Sprintf("%s printed nothing for %s and was stopped (%s, or the node's idle_timeout)", c.display, r.idle(c.cfg), IdleTimeoutEnv)
 	case errors.Is(cause, context.DeadlineExceeded):
 		e.Class, e.Msg = db.ClassTransient, fmt.Sprintf("the %s turn timed out", c.display)
 	default:
@@ -286,11 +316,14 @@ func (c cli) failure(r Request, v verdict, ex exit) *Error {
 	sig := v.signals
 	sig.text = failure + "\n" + stderr
 	class, why := classify(sig, resumed, v.staleOnResume)
-	e := &Error{Class: class, Err: c.cause(ex.err, failure, stderr), Hint: c.hint(why)}
+	e := &Error{Class: class, Err: c.cause(ex.err, failure, stderr), Hint: c.hint(why), BudgetStop: v.budgetStop}
 	if class != db.ClassStaleSession {
 		e.SessionID = cmp.Or(v.sessionID, r.SessionID)
 	}
 	e.Msg = c.message(class, why, quoted(failure, stderr, e.Err))
+	if v.budgetStop {
+		e.Msg = fmt.Sprintf("%s stopped at the spending cap it was given (%s)", c.display, quoted(failure, stderr, e.Err))
+	}
 	return e
 }
 

@@ -51,7 +51,7 @@ type Entry struct {
 // in its own way: Slack and Discord sign what they deliver, a terminal user has the host, a web name
 // is typed.
 func Verification(id string) string {
-	if id == db.TimeoutActor {
+	if id == db.TimeoutActor || id == db.WorkflowActor {
 		return BySystem
 	}
 	name, _, _ := platform.SplitUserID(id)
@@ -128,14 +128,14 @@ func entry(e db.Event) (Entry, bool) {
 		return Entry{Node: e.NodeID, Action: Refused, By: d.By, Detail: string(d.Decision) + " refused: " + string(d.Reason), Verified: d.Via}, ok
 	case db.EventResumeRequested:
 		d, ok := decode[db.ResumeRequestedData](e)
-		return Entry{Action: Resumed, By: d.By, Detail: "from " + string(d.From)}, ok
+		return Entry{Action: Resumed, By: d.By, Detail: "from " + string(d.From), Verified: d.Via}, ok
 	case db.EventRunCancelled:
 		d, ok := decode[db.CancelData](e)
 		act := Cancelled
 		if d.By == db.TimeoutActor {
 			act = Abandoned
 		}
-		return Entry{Action: act, By: d.By, Name: d.ByName, Detail: d.Reason}, ok
+		return Entry{Action: act, By: d.By, Name: d.ByName, Detail: d.Reason, Verified: d.Via}, ok
 	}
 	return Entry{}, false
 }

@@ -14,6 +14,8 @@ func TestEntriesReadEveryAction(t *testing.T) {
 		return db.NewEvent(run, node, 0, p, at.Add(time.Duration(sec)*time.Second))
 	}
 	evs := []db.Event{ // newest first, as ActionEvents lists them
+		ev("r4", "", db.CancelData{By: "slack:U1", Reason: "abandoned", Via: SignedIn}, 11),
+		ev("r4", "", db.ResumeRequestedData{By: "slack:U1", From: db.StatusFailed, Via: SignedIn}, 10),
 		ev("r3", "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 1h"}, 9),
 		ev("r2", "", db.CancelData{By: db.TimeoutActor, Reason: "nobody answered within 2h"}, 8), // with the timed-out rejection
 		ev("r2", "ask", db.GateAnswerData{Decision: db.DecisionReject, By: db.TimeoutActor, TimedOut: true, Text: "nobody answered within 2h"}, 8),
@@ -27,6 +29,8 @@ func TestEntriesReadEveryAction(t *testing.T) {
 		got = append(got, strings.Join([]string{e.RunID, e.Action, e.By, e.Name, e.Verified, e.Node, e.Detail}, "|"))
 	}
 	want := []string{
+		"r4|cancelled|slack:U1||signed-in||abandoned",
+		"r4|resumed|slack:U1||signed-in||from failed",
 		"r3|abandoned|threadflow:timeout||system||nobody answered within 1h",
 		"r2|rejected|threadflow:timeout||system|ask|nobody answered within 2h",
 		"r1|resumed|discord:42||platform||from failed",

@@ -11,36 +11,66 @@ package conversation
 // worker goroutines). A queue is deleted as soon as it is empty, so memory follows the messages in
 // flight, not the number of conversations ever seen.
 //
-// De-duplication: Submit records (platform, EventID) through the Deduper, in the database, BEFORE
-// queueing. A redelivered event (Slack retries, Discord events reaching every replica, a restart
-// mid-delivery) is therefore handled at most once, across processes and restarts. The price is that
-// an event accepted just before a crash is not retried; the user sees no answer and types again,
-// which is safer than a command acting twice. Messages without an EventID (the terminal) are not
-// de-duplicated.
+// Keeping: Submit records (platform, EventID) through the Keeper, in the database, BEFORE queueing,
+// with the message itself and this Inbox's claim on it. A redelivered event (Slack retries, Discord
+// events reaching every replica, a restart mid-delivery) is therefore handled at most once while it
+// is held, across processes and restarts. The event is kept until its handler returns; the Inbox
+// renews its claims every third of their life (Keep). If the process dies first, the claim lapses
+// and another Inbox of the platform, in this process after a restart or in another replica, takes
+// the message over and handles it (Message.Recovered): a request accepted just before a crash is
+// answered, not lost. Handlers make what a request does idempotent (a run's id derives from the
+// event), because a handler that finished just before the crash is handed the message again.
+// Messages without an EventID (the terminal) are neither kept nor de-duplicated.
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
+
+	"threadflow/db"
 )
 
 // ErrClosed is returned by Submit after Close.
 var ErrClosed = errors.New("conversation: inbox closed")
 
-// Deduper records inbound platform events; db.Store satisfies it.
-type Deduper interface {
-	MarkInbound(ctx context.Context, platform, eventID string) (first bool, err error)
+// MinClaim is the shortest claim an Inbox holds on the events it keeps: renewals every third of it
+// must not keep the database busy, and a slow commit must not let another process take an event
+// its holder is still handling.
+const MinClaim = 5 * time.Second
+
+// ClaimFor is how long an Inbox's claim on a kept event holds without renewal, for a bot whose
+// run leases last leaseTTL: twice as long (a process that missed one renewal still holds its
+// events), and at least MinClaim.
+func ClaimFor(leaseTTL time.Duration) time.Duration { return max(2*leaseTTL, MinClaim) }
+
+// maxTakeOver bounds the lapsed events one claim of a Keep pass takes over; a full batch is
+// followed at once by another.
+const maxTakeOver = 32
+
+// InboxOption configures an Inbox.
+type InboxOption func(*Inbox)
+
+// defaultClaim is an Inbox's claim unless WithClaim says: ClaimFor the default LEASE_TTL.
+var defaultClaim = ClaimFor(30 * time.Second)
+
+// WithClaim sets how long the Inbox's claim on a kept event holds without renewal (ClaimFor).
+func WithClaim(d time.Duration) InboxOption {
+	return func(in *Inbox) { in.claim = max(d, MinClaim) }
 }
 
 // Inbox feeds inbound messages to a Handler: ordered per conversation, parallel across
-// conversations, bounded, de-duplicated. It is safe for concurrent use.
+// conversations, bounded, kept until handled. It is safe for concurrent use.
 type Inbox struct {
-	h   Handler
-	d   Deduper
-	log *zap.Logger
+	h     Handler
+	k     Keeper
+	log   *zap.Logger
+	owner string        // this Inbox's claim on the events it keeps: fresh per start
+	claim time.Duration // how long a claim holds unless renewed
 
 	mu      sync.Mutex
 	wake    *sync.Cond
@@ -50,24 +80,36 @@ type Inbox struct {
 	idle    chan struct{}         // closed when pending drops to zero
 	closed  bool                  // no more Submits
 	aborted bool                  // Close gave up: workers drop the queues and stop
-	running map[*Message]context.CancelFunc
-	done    chan struct{} // closed when every worker has returned
+	running map[*item]context.CancelFunc
+	done    chan struct{}            // closed when every worker has returned
+	claimed map[db.InboundEvent]bool // recorded by Claim, not submitted yet: whether kept
+	held    int                      // kept events this Inbox holds: Keep renews their claims
 }
 
 type convQueue struct {
 	id    string
-	items []Message
+	items []item
 }
 
-// NewInbox starts workers goroutines (at least one) that pass messages to h. d may be nil when the
-// platform never redelivers (the terminal).
-func NewInbox(h Handler, d Deduper, workers int, log *zap.Logger) *Inbox {
+// item is a queued message, and whether its event is kept until it is handled.
+type item struct {
+	Message
+	kept bool
+}
+
+// NewInbox starts workers goroutines (at least one) that pass messages to h. k may be nil when the
+// platform never redelivers (the terminal): nothing is then kept or de-duplicated.
+func NewInbox(h Handler, k Keeper, workers int, log *zap.Logger, opts ...InboxOption) *Inbox {
 	in := &Inbox{
-		h: h, d: d, log: log,
+		h: h, k: k, log: log, owner: db.NewToken(), claim: defaultClaim,
 		queues:  make(map[string]*convQueue),
-		running: make(map[*Message]context.CancelFunc),
+		running: make(map[*item]context.CancelFunc),
+		claimed: make(map[db.InboundEvent]bool),
 		idle:    closedChan(),
 		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(in)
 	}
 	in.wake = sync.NewCond(&in.mu)
 	workers = max(workers, 1)
@@ -92,24 +134,86 @@ func closedChan() chan struct{} {
 	return c
 }
 
-// Submit de-duplicates m by (platform, EventID) and queues it. accepted is false for a duplicate
-// event; err is ErrClosed after Close, or the Deduper's error (the message is then not queued, so the
-// platform's redelivery can try again).
+// Submit keeps m's event with m, de-duplicated by (platform, EventID), and queues it. accepted is
+// false for a duplicate event; err is ErrClosed after Close, or the Keeper's error (the message is
+// then not queued, so the platform's redelivery can try again). A message whose event this Inbox
+// recorded already through Claim is queued without being recorded again.
 func (in *Inbox) Submit(ctx context.Context, m Message) (accepted bool, err error) {
 	if in.isClosed() {
 		return false, ErrClosed
 	}
-	if in.d != nil && m.EventID != "" {
-		first, err := in.d.MarkInbound(ctx, m.Platform, m.EventID)
-		if err != nil {
-			return false, fmt.Errorf("conversation: record inbound event: %w", err)
-		}
-		if !first {
-			in.log.Debug("conversation.inbound_duplicate", zap.String("platform", m.Platform), zap.String("event_id", m.EventID))
-			return false, nil
+	kept := false
+	if in.k != nil && m.EventID != "" {
+		var claimed bool
+		if kept, claimed = in.takeClaimed(m); !claimed {
+			first, k, err := in.keep(ctx, m)
+			if err != nil {
+				return false, err
+			}
+			if !first {
+				in.log.Debug("conversation.inbound_duplicate", zap.String("platform", m.Platform), zap.String("event_id", m.EventID))
+				return false, nil
+			}
+			kept = k
 		}
 	}
-	return in.enqueue(m)
+	return in.enqueue(item{Message: m, kept: kept})
+}
+
+// Claim records m's event with m, as Submit does, without queueing it: first is whether this Inbox
+// is the first to record it, and then the caller must Submit m. A platform that delivers every event
+// to every replica (Discord) claims before it answers the platform, so only one replica answers.
+func (in *Inbox) Claim(ctx context.Context, m Message) (first bool, err error) {
+	if in.k == nil || m.EventID == "" {
+		return true, nil
+	}
+	first, kept, err := in.keep(ctx, m)
+	if err != nil || !first {
+		return false, err
+	}
+	in.mu.Lock()
+	in.claimed[event(m)] = kept
+	in.mu.Unlock()
+	return true, nil
+}
+
+// takeClaimed reports whether m's event was recorded by Claim, and whether it was kept.
+func (in *Inbox) takeClaimed(m Message) (kept, claimed bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	kept, claimed = in.claimed[event(m)]
+	delete(in.claimed, event(m))
+	return kept, claimed
+}
+
+func event(m Message) db.InboundEvent {
+	return db.InboundEvent{Platform: m.Platform, EventID: m.EventID}
+}
+
+// keep records m's event with m under this Inbox's claim. A message too large to keep (more than
+// db.MaxKeptMessage encoded) is recorded for de-duplication only, as every event was before
+// messages were kept: kept is false.
+func (in *Inbox) keep(ctx context.Context, m Message) (first, kept bool, err error) {
+	e := db.KeptEvent{InboundEvent: event(m), Owner: in.owner, TTL: in.claim}
+	msg, err := json.Marshal(m)
+	switch {
+	case err != nil || len(msg) > db.MaxKeptMessage:
+		in.log.Warn("conversation.inbound_not_kept", zap.String("platform", m.Platform), zap.String("event_id", m.EventID),
+			zap.Int("bytes", len(msg)), zap.Error(err))
+	default:
+		e.Message = msg
+	}
+	got, err := in.k.KeepInbound(ctx, []db.KeptEvent{e})
+	if err != nil {
+		return false, false, fmt.Errorf("conversation: record inbound event: %w", err)
+	}
+	kept = got[0] && e.Message != nil
+	if kept {
+		in.mu.Lock()
+		in.held++
+		in.mu.Unlock()
+	}
+	return got[0], kept, nil
 }
 
 func (in *Inbox) isClosed() bool {
@@ -118,11 +222,11 @@ func (in *Inbox) isClosed() bool {
 	return in.closed
 }
 
-func (in *Inbox) enqueue(m Message) (bool, error) {
+func (in *Inbox) enqueue(m item) (bool, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
-		return false, ErrClosed
+		return false, ErrClosed // a kept event stays kept: another Inbox takes it over
 	}
 	id := m.ConversationID()
 	q, ok := in.queues[id]
@@ -148,13 +252,14 @@ func (in *Inbox) work() {
 			return
 		}
 		in.handle(m)
+		in.handled(m)
 		in.finish(q)
 	}
 }
 
 // take waits for a ready conversation and pops its first message; ok is false when the worker must
 // stop.
-func (in *Inbox) take() (*convQueue, *Message, bool) {
+func (in *Inbox) take() (*convQueue, *item, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for len(in.ready) == 0 && !in.closed {
@@ -167,13 +272,13 @@ func (in *Inbox) take() (*convQueue, *Message, bool) {
 	in.ready[0] = nil
 	in.ready = in.ready[1:]
 	m := q.items[0]
-	q.items[0] = Message{}
+	q.items[0] = item{}
 	q.items = q.items[1:]
 	return q, &m, true
 }
 
 // handle runs the handler with a context that Close cancels when it gives up waiting.
-func (in *Inbox) handle(m *Message) {
+func (in *Inbox) handle(m *item) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in.mu.Lock()
@@ -188,7 +293,23 @@ func (in *Inbox) handle(m *Message) {
 			in.log.Error("conversation.handle_panicked", zap.String("conversation", m.ConversationID()), zap.Any("panic", r))
 		}
 	}()
-	in.h.Handle(ctx, *m)
+	in.h.Handle(ctx, m.Message)
+}
+
+// handled records that m's kept event was handled, so it is kept no longer. If that write fails
+// the event is taken over once its claim lapses and handled again, which handlers allow.
+func (in *Inbox) handled(m *item) {
+	if !m.kept {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if err := in.k.HandledInbound(ctx, []db.InboundEvent{event(m.Message)}); err != nil {
+		in.log.Warn("conversation.inbound_handled_unrecorded", zap.String("platform", m.Platform), zap.String("event_id", m.EventID), zap.Error(err))
+	}
+	in.mu.Lock()
+	in.held--
+	in.mu.Unlock()
 }
 
 // finish hands the conversation back: to the end of the ready list, or deleted when empty.

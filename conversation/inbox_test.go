@@ -9,29 +9,19 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"threadflow/db"
+	"threadflow/db/dbtest"
 )
 
-// memDeduper is an in-memory test double of the Deduper interface; the real store's MarkInbound is
-// covered by the store conformance suite.
-type memDeduper struct {
-	mu   sync.Mutex
-	seen map[string]bool
-	err  error
+// refusingKeeper is the real store refusing to keep anything, as a database that is down does.
+type refusingKeeper struct {
+	db.Store
+	err error
 }
 
-func (d *memDeduper) MarkInbound(_ context.Context, platform, eventID string) (bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.err != nil {
-		return false, d.err
-	}
-	if d.seen == nil {
-		d.seen = make(map[string]bool)
-	}
-	k := platform + "\x00" + eventID
-	first := !d.seen[k]
-	d.seen[k] = true
-	return first, nil
+func (k refusingKeeper) KeepInbound(context.Context, []db.KeptEvent) ([]bool, error) {
+	return nil, k.err
 }
 
 // recorder is a Handler that records the texts it saw per conversation and how many ran at once.
@@ -120,7 +110,7 @@ func (r *recorder) wantHandled(t *testing.T, conv string, n int, why string) {
 	}
 }
 
-func newTestInbox(t *testing.T, h Handler, d Deduper, workers int) *Inbox {
+func newTestInbox(t *testing.T, h Handler, d Keeper, workers int) *Inbox {
 	t.Helper()
 	in := NewInbox(h, d, workers, zaptest.NewLogger(t))
 	t.Cleanup(func() {
@@ -214,7 +204,7 @@ func TestInboxBoundsConcurrentHandlers(t *testing.T) {
 func TestInboxHandlesDuplicateEventsOnce(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	in := newTestInbox(t, rec, &memDeduper{}, 2)
+	in := newTestInbox(t, rec, dbtest.SQLite(t, db.Options{}), 2)
 	m := msg("C", "/workflow run deploy")
 	m.EventID = "Ev1"
 	submit(t, in, m)
@@ -239,7 +229,7 @@ func TestInboxDeduperFailureQueuesNothing(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
 	boom := errors.New("database down")
-	in := newTestInbox(t, rec, &memDeduper{err: boom}, 1)
+	in := newTestInbox(t, rec, refusingKeeper{Store: dbtest.SQLite(t, db.Options{}), err: boom}, 1)
 	m := msg("C", "x")
 	m.EventID = "Ev1"
 	ok, err := in.Submit(context.Background(), m)

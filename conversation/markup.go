@@ -12,6 +12,9 @@ type Markup struct {
 	Block    func(s string) string // a code block's content, without its final newline; Render adds the fences
 	UserText func(s string) string // untrusted text from a person
 	Output   func(s string) string // untrusted Markdown; its first or last line may be a fence
+	// Mention renders a mention of a platform-qualified id or group; nil (a platform that pings
+	// nobody: the terminal, the web) writes the id as UserText.
+	Mention func(id string) string
 }
 
 // Render writes t with m. Plain text is written as is. A span of a kind added later is written as
@@ -32,6 +35,12 @@ func (m Markup) Render(t Text) string {
 			w.block(m.Block(strings.TrimSuffix(sp.S, "\n")))
 		case Output:
 			w.output(m.Output(sp.S))
+		case Mention:
+			if m.Mention != nil {
+				w.write(m.Mention(sp.S))
+			} else {
+				w.write(m.UserText(sp.S))
+			}
 		default:
 			w.write(m.UserText(sp.S))
 		}

@@ -44,6 +44,9 @@ type Message struct {
 	Direct    bool   // a direct message to the bot
 	Action    *Action
 	Via       string // how the adapter knows who UserID is, if not from the platform itself (ViaSignIn)
+	// Recovered says the message was taken over from a process that died before it was handled
+	// (Inbox.Keep): it may have been acted on in part, so what it asks must be asked idempotently.
+	Recovered bool `json:"-"`
 }
 
 // Sender is the person who sent the message.

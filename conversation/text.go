@@ -1,5 +1,7 @@
 package conversation
 
+import "slices"
+
 // SpanKind says how an adapter must render a span. The distinction between trusted text the bot wrote
 // and untrusted text that came from a user or a workflow is what keeps mentions and markup from being
 // injected: adapters escape UserText and Output, and render only Plain, Strong and Code as markup.
@@ -13,6 +15,10 @@ const (
 	CodeBlock                 // fenced block; content kept verbatim inside a fence
 	UserText                  // untrusted text from a person: every markup and mention escaped
 	Output                    // untrusted workflow or agent output: inert text, some Markdown (OutputLines)
+	// Mention pings a person or group the workflow's YAML names (a gate's approvers, escalate_to):
+	// S is a platform-qualified id or group. Only an adapter of that platform renders it as a
+	// mention; user text never becomes one (the bot builds these only from the YAML's lists).
+	Mention
 )
 
 // Span is one piece of a Text.
@@ -44,6 +50,21 @@ func U(s string) Span { return Span{Kind: UserText, S: s} }
 
 // O is untrusted workflow output.
 func O(s string) Span { return Span{Kind: Output, S: s} }
+
+// M mentions a person or group a workflow names (a platform-qualified id, `slack:group:S…`,
+// `discord:role:…`).
+func M(id string) Span { return Span{Kind: Mention, S: id} }
+
+// Mentions are the ids the text mentions, in order, each once.
+func (t Text) Mentions() []string {
+	var out []string
+	for _, s := range t {
+		if s.Kind == Mention && !slices.Contains(out, s.S) {
+			out = append(out, s.S)
+		}
+	}
+	return out
+}
 
 // Append returns t with spans added.
 func (t Text) Append(spans ...Span) Text { return append(t, spans...) }

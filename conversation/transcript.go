@@ -62,6 +62,9 @@ type recorded struct {
 
 func (r recorded) Platform() string { return r.ob.Platform() }
 
+// Unwrap is the recorded Outbox, for what recording does not cover (MessengerOf).
+func (r recorded) Unwrap() Outbox { return r.ob }
+
 // Capabilities are the wrapped Outbox's: recording changes nothing people can do.
 func (r recorded) Capabilities() Capabilities { return CapabilitiesOf(r.ob) }
 

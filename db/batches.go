@@ -21,9 +21,8 @@ const (
 	// MaxCreateBatch bounds the runs one CreateRun group commit writes (groupcommit).
 	MaxCreateBatch = 64
 
-	// MaxInboundBatch is the most events one PostgreSQL MarkInboundMany statement carries, and the
-	// most a BatchDeduper writes at once. It keeps a statement's parameters far below PostgreSQL's
-	// limit.
+	// MaxInboundBatch is the most inbound events a BatchKeeper writes at once (conversation): one
+	// KeepInbound transaction, one round trip on PostgreSQL, for a burst of messages.
 	MaxInboundBatch = 500
 
 	// MaxOwedBatch bounds the owed messages one courier claim takes (Store.ClaimOwed); each is the
@@ -33,6 +32,13 @@ const (
 	// MaxTimerBatch bounds the due gate timers one FireGateTimers call fires; the rest fire at the
 	// next call, which the gate timer loop makes at once when this one fired a full batch.
 	MaxTimerBatch = 100
+
+	// MaxPruneBatch bounds the runs one prune transaction deletes (Store.Prune), with everything
+	// they own: each transaction holds its rows for milliseconds, so runs being worked on never
+	// wait long behind retention, and a stop loses at most one batch's work.
+	MaxPruneBatch = 50
+	// MaxInboundPruneBatch bounds the handled inbound events one prune statement deletes.
+	MaxInboundPruneBatch = 1000
 
 	// DefaultListLimit is how many runs a listing (ListRuns, FindRunsByPrefix) returns when the
 	// caller does not say.

@@ -30,9 +30,17 @@ type Dialect struct {
 	// SkipLocked ends a SELECT whose rows the transaction takes, passing over rows another
 	// transaction holds (" FOR UPDATE SKIP LOCKED"); empty where the single writer holds them all.
 	SkipLocked string
+	// DeletingCTEs: a WITH may delete and return rows (PostgreSQL's data-modifying WITH), so a
+	// prune batch is one statement (Dialect.PruneBatch) instead of one per table.
+	DeletingCTEs bool
+	// Size is the expression of how many bytes the column (or expression) col holds.
+	Size func(col string) string
 	// NextOutboxID is a fresh id of run_outbox, after every one so far: a replaced message moves
 	// to the end of its run's (Dialect.Owe).
 	NextOutboxID string
+	// Micros is the expression of the time expr as whole microseconds since the Unix epoch (NULL
+	// stays NULL): how a statement rendered here returns a time both engines scan alike.
+	Micros func(expr string) string
 }
 
 // MetaEdit is what a compare-and-set changes in runs.meta, in this order: Remove drops top-level

@@ -36,13 +36,29 @@ type Driver interface {
 	// queued run, its run_created event at seq 1, its messages, what it owes) and returns the runs in order. With an
 	// error nothing was written.
 	InsertRuns(ctx context.Context, cs []RunCreation) ([]Run, error)
+	// Dialect is how the engine writes SQL.
+	Dialect() Dialect
+	// Query runs a read rendered by this package outside any write transaction (Querier).
+	Querier
+	// ReadRow runs a query of one row outside any write transaction, scanning it into dest;
+	// ErrNotFound when it returns no row.
+	ReadRow(ctx context.Context, q string, args []any, dest ...any) error
+	// ReadStrings runs a query of one text column outside any write transaction.
+	ReadStrings(ctx context.Context, q string, args []any) ([]string, error)
 	// DueGateTimers lists the paused approval runs in reach with a gate timer due at now, at most
 	// n of them, in id order.
 	DueGateTimers(ctx context.Context, reach Reach, now time.Time, n int) ([]string, error)
 }
 
+// Querier runs a query rendered by this package and calls each with every row's scan, in order.
+type Querier interface {
+	Query(ctx context.Context, q string, args []any, each func(scan func(dest ...any) error) error) error
+}
+
 // DriverTx is one transaction of a Driver.
 type DriverTx interface {
+	// Query runs a query rendered by this package in the transaction (Querier).
+	Querier
 	// UpdateRun runs the compare-and-set u: UPDATE runs SET u.Set WHERE u's guard RETURNING the run.
 	// ok is false when no row matched.
 	UpdateRun(ctx context.Context, u RunUpdate) (r Run, ok bool, err error)
@@ -50,6 +66,15 @@ type DriverTx interface {
 	// at the run's next seqs, in order. ok[i] tells whether ts[i] matched; runs[i] is then the run
 	// it left. An engine may send them all at once: nothing of one depends on another's result.
 	TransitAll(ctx context.Context, ts []Transit) (runs []Run, ok []bool, err error)
+	// InsertRun writes one creation as Driver.InsertRuns does, in this transaction.
+	InsertRun(ctx context.Context, c RunCreation) (Run, error)
+	// Exec runs a statement the core rendered and returns how many rows it changed.
+	Exec(ctx context.Context, q string, args []any) (int64, error)
+	// QueryStrings runs a query of one text column the core rendered, appending its rows to out.
+	QueryStrings(ctx context.Context, q string, args []any, out *[]string) error
+	// QueryRow runs a query of one row the core rendered, scanning it into dest; ErrNotFound when
+	// it returns no row.
+	QueryRow(ctx context.Context, q string, args []any, dest ...any) error
 	// LockRun reads a run and holds its row until the transaction ends; ErrNotFound if none.
 	LockRun(ctx context.Context, runID string) (Run, error)
 	// AppendEvent gives e the run's next seq and inserts it.
@@ -67,12 +92,13 @@ type DriverTx interface {
 	GateEvents(ctx context.Context, runID, node string, after int64) ([]Event, error)
 	// EventAt is the run's event at seq; ErrNotFound if none.
 	EventAt(ctx context.Context, runID string, seq int64) (Event, error)
-	// ClearReminder forgets a run's gate reminder once it was sent.
-	ClearReminder(ctx context.Context, runID string) error
 	// LeaseForEvent reads what recording e under l depends on, in one statement: whether l is the
 	// lease of a running run (holding the run's row until the transaction ends when it is), the
 	// run's rescue counter, and the recorded copy of e when e is a lifecycle event (Idempotent).
 	LeaseForEvent(ctx context.Context, l Lease, e Event) (EventLease, error)
+	// OpenChildren are the ids of the run's child runs (runs.parent_run_id) that are not completed
+	// or cancelled, in id order.
+	OpenChildren(ctx context.Context, runID string) ([]string, error)
 	// ResetRecoveries sets the run's rescue counter back to 0.
 	ResetRecoveries(ctx context.Context, runID string) error
 	// Owe records messages the run owes, due at now, after every message it owes already
@@ -149,7 +175,7 @@ type RunSet struct {
 	StartedAt   time.Time // started_at, unless it is set already
 	DropLease   bool      // lease_owner = '', lease_token = '', lease_expires_at = NULL
 	EndLease    bool      // lease_expires_at = NULL; the token stays, so a replay is recognised
-	Pause       *Pause    // pause_kind, pause_node, gate_due_at, gate_remind_at (meta.pause is in Meta)
+	Pause       *Pause    // pause_kind, pause_node, gate_due_at, gate_remind_at, gate_escalate_at (meta.pause is in Meta)
 	LeavePause  bool      // pause_kind = '', pause_node = '', gate timers NULL, meta.pause removed
 	QueuedAt    time.Time
 	FinishedAt  time.Time

@@ -37,12 +37,27 @@ type (
 		By   string `json:"by"`
 		From Status `json:"from"` // the status the run was resumed from
 		// FreshWorkspace: the run starts again from its first node in a new workspace.
-		FreshWorkspace bool `json:"fresh_workspace,omitempty"`
+		FreshWorkspace bool   `json:"fresh_workspace,omitempty"`
+		Via            string `json:"via,omitempty"` // how the bot knew who By is, when not from the platform itself
 	}
 	// RunCompletedData is the data of run_completed: {}.
 	RunCompletedData struct{}
 	// GateRemindedData is the data of gate_reminder_sent: {}.
 	GateRemindedData struct{}
+	// GateEscalatedData is the data of gate_escalated: who the escalation let answer too.
+	GateEscalatedData struct {
+		To     []string `json:"to,omitempty"`     // ids and groups (escalate_to)
+		Admins bool     `json:"admins,omitempty"` // escalate_to lists @admins
+	}
+	// NotifiedData is the data of notified: one notification delivered (a message that mentions
+	// people, or direct messages), written in the delivery's transaction.
+	NotifiedData struct {
+		About   string   `json:"about"`             // what it told: gate, reminder, escalation, decision, end
+		How     string   `json:"how"`               // mention or dm
+		To      []string `json:"to,omitempty"`      // who was reached: ids and groups mentioned, or the ids sent a DM
+		Skipped []string `json:"skipped,omitempty"` // ids a DM could not reach (they refuse DMs from the bot)
+		Why     string   `json:"why,omitempty"`     // why some were not reached (a group too big, a lookup that failed)
+	}
 	// SessionResetData is the data of session_reset: a node's provider session was dropped.
 	SessionResetData struct {
 		Provider string `json:"provider"`
@@ -120,6 +135,7 @@ type (
 		By     string `json:"by"`
 		ByName string `json:"by_name,omitempty"` // By's display name, for messages
 		Reason string `json:"reason"`
+		Via    string `json:"via,omitempty"` // how the bot knew who By is, when not from the platform itself
 	}
 )
 
@@ -144,6 +160,8 @@ func (RunRescuedData) EventType() EventType      { return EventRunRescued }
 func (ResumeRequestedData) EventType() EventType { return EventResumeRequested }
 func (RunCompletedData) EventType() EventType    { return EventRunCompleted }
 func (GateRemindedData) EventType() EventType    { return EventGateReminded }
+func (GateEscalatedData) EventType() EventType   { return EventGateEscalated }
+func (NotifiedData) EventType() EventType        { return EventNotified }
 func (SessionResetData) EventType() EventType    { return EventSessionReset }
 func (NodeStartedData) EventType() EventType     { return EventNodeStarted }
 func (NodeCompletedData) EventType() EventType   { return EventNodeCompleted }
@@ -174,7 +192,8 @@ var EventTypes = []EventType{
 	EventResumeRequested, EventResumeFailed, EventRunCompleted, EventRunFailed, EventRunCancelled,
 	EventNodeStarted, EventNodeCompleted, EventNodeFailed, EventNodeSkipped, EventLoopIteration,
 	EventGateRequested, EventGateResolved, EventSessionReset, EventGateApproval, EventGateRefused,
-	EventGateReply, EventGateReminded, EventWorkspace,
+	EventGateReply, EventGateReminded, EventWorkspace, EventGateEscalated, EventNotified, EventAgentUsage,
+	EventBudgetChanged,
 }
 
 // payloads holds a value of every payload type: NewPayload finds an event type's by EventType.
@@ -183,7 +202,8 @@ var payloads = []Payload{
 	ResumeRequestedData{}, ResumeFailedData{}, RunCompletedData{}, RunError{}, CancelData{},
 	NodeStartedData{}, NodeCompletedData{}, NodeFailedData{}, NodeSkippedData{}, LoopIterationData{},
 	Pause{Kind: PauseApproval}, GateAnswerData{}, SessionResetData{}, GateApprovalData{}, GateRefusedData{},
-	GateReplyData{}, GateRemindedData{}, Workspace{},
+	GateReplyData{}, GateRemindedData{}, Workspace{}, GateEscalatedData{}, NotifiedData{}, AgentUsageData{},
+	BudgetChangedData{},
 }
 
 var payloadTypes = func() map[EventType]reflect.Type {

@@ -11,7 +11,7 @@ import (
 // read, so a change here is a change of the stored format and needs a migration of old rows.
 func TestEventPayloadJSON(t *testing.T) {
 	t.Parallel()
-	ms := int64(1500)
+	ms, cost := int64(1500), int64(1_637_500)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	golden := map[EventType]struct {
 		data any
@@ -39,8 +39,15 @@ func TestEventPayloadJSON(t *testing.T) {
 		EventGateRefused:     {GateRefusedData{By: "slack:U3", Decision: DecisionApprove, Reason: RefusedNotApprover}, `{"by":"slack:U3","decision":"approve","reason":"not_an_approver"}`},
 		EventGateReply:       {GateReplyData{By: "slack:U9", Text: "maybe"}, `{"by":"slack:U9","text":"maybe"}`},
 		EventGateReminded:    {GateRemindedData{}, `{}`},
+		EventGateEscalated:   {GateEscalatedData{To: []string{"slack:group:S1"}, Admins: true}, `{"to":["slack:group:S1"],"admins":true}`},
+		EventNotified: {NotifiedData{About: "gate", How: "dm", To: []string{"slack:U1"}, Skipped: []string{"slack:U2"}},
+			`{"about":"gate","how":"dm","to":["slack:U1"],"skipped":["slack:U2"]}`},
 		EventWorkspace: {Workspace{Home: "h1", Host: "a", Path: "/h/runs/r1/work", Branch: "threadflow/r1", Remote: "file:///srv/ws.git", Recreated: true},
 			`{"home":"h1","host":"a","path":"/h/runs/r1/work","branch":"threadflow/r1","remote":"file:///srv/ws.git","recreated":true}`},
+		EventAgentUsage: {AgentUsageData{Provider: "codex", Model: "gpt-5", InputTokens: 900, OutputTokens: 50, CacheReadTokens: 100, Turns: 1, CostNanos: &cost, Estimated: true},
+			`{"provider":"codex","model":"gpt-5","input_tokens":900,"output_tokens":50,"cache_read_tokens":100,"turns":1,"cost_nanos":1637500,"estimated":true}`},
+		EventBudgetChanged: {BudgetChangedData{By: "slack:U1", RunNanos: &cost, Nodes: map[string]int64{"loop": 50_000_000}},
+			`{"by":"slack:U1","run_nanos":1637500,"nodes":{"loop":50000000}}`},
 	}
 	for _, typ := range EventTypes {
 		g, ok := golden[typ]

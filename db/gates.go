@@ -49,7 +49,21 @@ type GatePolicy struct {
 	Admins            bool            `json:"admins,omitempty"`    // ADMIN_USER_IDS may answer too
 	AllowSelfApproval bool            `json:"-"`                   // the run's requester may approve; stored as gatePolicyJSON says
 	Required          int             `json:"required,omitempty"`  // distinct approvals needed; 0 means 1
+	// Notify is how the approvers are told the gate waits (NotifyMention, NotifyDM); "" tells nobody
+	// (notify: none, and gates frozen before notifications existed).
+	Notify string `json:"notify,omitempty"`
+	// EscalateTo are the people (ids, groups) the gate escalates to at Pause.EscalateAt: told as
+	// Notify says and, from then on, allowed to answer; EscalateAdmins is its @admins.
+	EscalateTo     platform.People `json:"escalate_to,omitempty"`
+	EscalateAdmins bool            `json:"escalate_admins,omitempty"`
 }
+
+// How a gate tells its approvers it waits (gate option notify).
+const (
+	NotifyMention = "mention" // the gate's messages in the thread mention them
+	NotifyDM      = "dm"      // each gets a direct message linking to the gate's message
+	NotifyNone    = "none"    // nobody is told; stored as ""
+)
 
 // storedPolicy is GatePolicy without its JSON methods, to embed in gatePolicyJSON.
 type storedPolicy GatePolicy
@@ -90,7 +104,12 @@ func (p *GatePolicy) UnmarshalJSON(b []byte) error {
 
 // Plain reports whether p sets no rule: anyone allowed to use the bot answers alone, the requester
 // included. A plain gate's pause stores no policy.
-func (p GatePolicy) Plain() bool { return !p.Restricted() && p.AllowSelfApproval && p.Required <= 1 }
+func (p GatePolicy) Plain() bool {
+	return !p.Restricted() && p.AllowSelfApproval && p.Required <= 1 && p.Notify == "" && !p.Escalates()
+}
+
+// Escalates reports whether the gate names people to escalate to.
+func (p *GatePolicy) Escalates() bool { return p != nil && (len(p.EscalateTo) > 0 || p.EscalateAdmins) }
 
 // AllowsSelfApproval reports whether the run's requester may approve; with no policy, they may.
 func (p *GatePolicy) AllowsSelfApproval() bool { return p == nil || p.AllowSelfApproval }
@@ -114,6 +133,9 @@ const (
 
 // TimeoutActor is who answers a gate that timed out, in events and errors.
 const TimeoutActor = "threadflow:timeout"
+
+// WorkflowActor is who cancels a run that its own workflow cancelled (a cancel node), in events.
+const WorkflowActor = "threadflow:workflow"
 
 // RefusalReason says why an answer was refused; it is stored in gate_answer_refused events.
 type RefusalReason string
@@ -244,7 +266,7 @@ func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalRea
 	if run.Meta.Pause != nil {
 		p = run.Meta.Pause.Gate
 	}
-	if p.Restricted() && !p.Approvers.Includes(g.By, g.MemberOf) && !(p.Admins && g.Admin) {
+	if p.Restricted() && !p.Approvers.Includes(g.By, g.MemberOf) && !(p.Admins && g.Admin) && !escalatedTo(run.Meta.Pause, g) {
 		return RefusedNotApprover
 	}
 	if g.Decision != DecisionApprove {
@@ -259,6 +281,15 @@ func GateRefusal(run Run, g GateResolution, approvals []GateApproval) RefusalRea
 		}
 	}
 	return ""
+}
+
+// escalatedTo reports whether the gate escalated to g's author: escalation adds people who may
+// answer, it never takes anyone away.
+func escalatedTo(p *Pause, g GateResolution) bool {
+	if !p.Widened() {
+		return false
+	}
+	return p.Gate.EscalateTo.Includes(g.By, g.MemberOf) || (p.Gate.EscalateAdmins && g.Admin)
 }
 
 // refusedVerdict records a refusal (a repeated approval is not recorded: it is no attempt to exceed one's

@@ -12,6 +12,8 @@ type GateTimerKind string
 const (
 	TimerTimeout  GateTimerKind = "timeout"  // nobody answered in time: the gate was rejected or the run abandoned
 	TimerReminder GateTimerKind = "reminder" // the one reminder is due
+	// TimerEscalation: escalate_after came; the gate's escalate_to may answer from now on, and is told.
+	TimerEscalation GateTimerKind = "escalation"
 )
 
 // GateTimer is a timer that fired, for the notice that tells the run's thread.
@@ -22,7 +24,8 @@ type GateTimer struct {
 }
 
 // JudgeTimer decides what is due at now for a run read in the timer's transaction: its timeout
-// (which wins over a reminder due at the same time) or its reminder. ok is false when nothing is
+// (which wins over the others due at the same time), its reminder, or its escalation (after a
+// reminder due with it: one fires per pass, the next pass fires the other). ok is false when nothing is
 // due, for example because the gate was answered since the run was selected: that is how a timer
 // fires once however many replicas look.
 func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateTimerKind, ok bool) {
@@ -37,6 +40,9 @@ func JudgeTimer(run Run, askSeq int64, now time.Time) (v GateVerdict, kind GateT
 	case !p.RemindAt.IsZero() && !now.Before(p.RemindAt):
 		ev := gateEvent(st, GateRemindedData{}, now)
 		return GateVerdict{Events: []Event{ev}, Result: GateResult{Run: run, Node: p.Node}}, TimerReminder, true
+	case !p.EscalateAt.IsZero() && !p.Escalated && p.Gate.Escalates() && !now.Before(p.EscalateAt):
+		ev := gateEvent(st, GateEscalatedData{To: p.Gate.EscalateTo, Admins: p.Gate.EscalateAdmins}, now)
+		return GateVerdict{Events: []Event{ev}, Result: GateResult{Run: run, Node: p.Node}}, TimerEscalation, true
 	}
 	return GateVerdict{}, "", false
 }

@@ -29,6 +29,19 @@ func NewRunID() string {
 	return string(b)
 }
 
+// EventRunID is the id of the run a chat request starts: derived from the platform's event, so the
+// same request handled twice (after a crash, by the process that took it over) names the same run,
+// and the second creation finds the first instead of starting another. 50 bits of a hash, like a
+// random id's.
+func EventRunID(platform, eventID string) string {
+	sum := sha256.Sum256([]byte("run\x00" + platform + "\x00" + eventID))
+	b := make([]byte, RunIDLength)
+	for i := range b {
+		b[i] = runIDAlphabet[sum[i]&31]
+	}
+	return string(b)
+}
+
 // NewToken returns a random fencing token for a lease.
 func NewToken() string {
 	b := make([]byte, 16)
@@ -76,4 +89,16 @@ func containsByte(s string, c byte) bool {
 		}
 	}
 	return false
+}
+
+// ChildRunID is the id of the run a `workflow:` node starts (item is the fan_out item's index, or
+// -1 for none): derived from its parent's id and node, so a takeover of the parent, or its resume,
+// finds the child the node started instead of starting another.
+func ChildRunID(parentID, node string, item int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "child\x00%s\x00%s\x00%d", parentID, node, item))
+	b := make([]byte, RunIDLength)
+	for i := range b {
+		b[i] = runIDAlphabet[sum[i]&31]
+	}
+	return string(b)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"threadflow/groupcommit"
@@ -16,6 +17,8 @@ import (
 // Engines embed a *Machine in their Store.
 type Machine struct {
 	Driver Driver
+	// Dialect is the engine's, for the statements the core renders itself (Prune).
+	Dialect Dialect
 	// Now is the engine's clock, in UTC at the precision the engine stores.
 	Now func() time.Time
 	// Moved, when set, is told about every transition that committed (engines log it).
@@ -23,6 +26,8 @@ type Machine struct {
 
 	createsOnce sync.Once
 	creates     *groupcommit.Batcher[NewRun, createdRun] // CreateRun's group commit
+	notes       atomic.Pointer[GroupNotes]               // SetGroupNotes
+	childNotes  atomic.Pointer[ChildNotes]               // SetChildNotes
 }
 
 // opHeartbeat names heartbeat writes in errors; a heartbeat is not a state transition.
@@ -46,10 +51,14 @@ func (m *Machine) transit(ctx context.Context, tx DriverTx, op Op, u RunUpdate, 
 		r, _, err := ExplainMiss(ctx, tx, op, u.RunID, u.Token, Transitions[op].Lease)
 		return r, err
 	}
-	for _, e := range events(r) {
+	evs := events(r)
+	for _, e := range evs {
 		if _, err := tx.AppendEvent(ctx, e); err != nil {
 			return Run{}, err
 		}
+	}
+	if err := m.ended(ctx, tx, r, evs, m.Now()); err != nil {
+		return Run{}, err
 	}
 	for _, o := range owe {
 		if o == nil {
@@ -90,6 +99,11 @@ func (m *Machine) transitAll(ctx context.Context, tx DriverTx, op Op, ts []Trans
 			return nil, err
 		}
 		runs[i] = r
+	}
+	for _, r := range runs { // a run that ended gives up its concurrency group
+		if err := m.ended(ctx, tx, r, nil, m.Now()); err != nil {
+			return nil, err
+		}
 	}
 	return runs, nil
 }
@@ -317,23 +331,23 @@ func (m *Machine) ReleaseRun(ctx context.Context, l Lease) (Run, error) {
 
 // ResumeRun moves failed or recovery-paused -> queued. A gate pause is answered with ResolveGate,
 // never resumed. Leaving paused clears the pause.
-func (m *Machine) ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
+func (m *Machine) ResumeRun(ctx context.Context, runID string, by Actor, owe ...Owing) (Run, error) {
 	return m.resume(ctx, runID, by, false, owe)
 }
 
 // ResumeFresh is ResumeRun that also forgets the run's workspace (see Store.ResumeFresh).
-func (m *Machine) ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error) {
+func (m *Machine) ResumeFresh(ctx context.Context, runID string, by Actor, owe ...Owing) (Run, error) {
 	return m.resume(ctx, runID, by, true, owe)
 }
 
-func (m *Machine) resume(ctx context.Context, runID, by string, fresh bool, owe []Owing) (Run, error) {
+func (m *Machine) resume(ctx context.Context, runID string, by Actor, fresh bool, owe []Owing) (Run, error) {
 	now := m.Now()
 	u := update(OpResume, runID, "")
 	u.IfPaused = []PauseKind{PauseRecovery}
 	u.Set.NextAttempt, u.Set.LeavePause, u.Set.QueuedAt, u.Set.Reopen, u.Set.ResumedFrom = true, true, now, true, true
 	u.Set.ForgetWorkspace = fresh
 	r, err := m.move(ctx, OpResume, u, func(r Run) []Event {
-		data := ResumeRequestedData{By: by, From: r.Meta.ResumedFrom, FreshWorkspace: fresh}
+		data := ResumeRequestedData{By: by.ID, From: r.Meta.ResumedFrom, FreshWorkspace: fresh, Via: by.Via}
 		return []Event{NewEvent(r.ID, "", 0, data, now)}
 	}, owe)
 	var te *TransitionError
@@ -358,9 +372,20 @@ func leave(op Op, runID string, now time.Time) RunUpdate {
 }
 
 // CancelRun abandons a queued, running, paused or failed run.
-func (m *Machine) CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error) {
+// Its child runs (started by its `workflow:` nodes), at any depth, are cancelled with it in the
+// same transaction, as with every way a run is cancelled (ended).
+func (m *Machine) CancelRun(ctx context.Context, runID string, by Actor, reason string, owe ...Owing) (Run, error) {
 	now := m.Now()
-	return m.move(ctx, OpCancel, leave(OpCancel, runID, now), one("", now, CancelData{By: by, Reason: reason}), owe)
+	var out Run
+	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		var err error
+		out, err = m.transit(ctx, tx, OpCancel, leave(OpCancel, runID, now), one("", now, CancelData{By: by.ID, Reason: reason, Via: by.Via}), owe)
+		return err
+	})
+	if err == nil && m.Moved != nil {
+		m.Moved(OpCancel, out)
+	}
+	return out, err
 }
 
 // RescueExpired re-queues running runs whose lease expired before now, each counting a recovery; a

@@ -25,7 +25,7 @@ func (m *Machine) ResolveGate(ctx context.Context, g GateResolution) (GateResult
 			return err
 		}
 		v = JudgeGate(st, g, now)
-		if err := applyVerdict(ctx, tx, st, &v, now); err != nil || v.Err != nil || g.Owe == nil {
+		if err := m.applyVerdict(ctx, tx, st, &v, now); err != nil || v.Err != nil || g.Owe == nil {
 			return err
 		}
 		return oweChecked(ctx, tx, g.RunID, g.Owe(v.Result), now)
@@ -77,8 +77,8 @@ func gateState(ctx context.Context, tx DriverTx, g GateResolution) (GateState, e
 }
 
 // applyVerdict makes the verdict's transition, a compare-and-set on the gate the state was read
-// for, and appends its events.
-func applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict, now time.Time) error {
+// for, and appends its events; a run it ends takes with it what every end does (ended).
+func (m *Machine) applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict, now time.Time) error {
 	if v.Op != "" {
 		u := leave(v.Op, st.Run.ID, now)
 		u.IfPaused, u.PauseNode = gateKinds, st.Node
@@ -92,13 +92,16 @@ func applyVerdict(ctx context.Context, tx DriverTx, st GateState, v *GateVerdict
 		}
 		v.Result.Run = r
 	}
-	for _, e := range v.Events {
-		e.RunID, e.At = st.Run.ID, now
-		if _, err := tx.AppendEvent(ctx, e); err != nil {
+	for i := range v.Events {
+		v.Events[i].RunID, v.Events[i].At = st.Run.ID, now
+		if _, err := tx.AppendEvent(ctx, v.Events[i]); err != nil {
 			return err
 		}
 	}
-	return nil
+	if v.Op == "" {
+		return nil
+	}
+	return m.ended(ctx, tx, v.Result.Run, v.Events, now) // a rejection, a gate's timeout, ends the run
 }
 
 // RecordGateReply records a reply to the gate the run waits at that was neither a clear yes nor no,
@@ -162,13 +165,14 @@ func (m *Machine) fireTimer(ctx context.Context, id string, now time.Time, owe f
 		if !ok {
 			return nil
 		}
-		if kind == TimerReminder {
-			if err := tx.ClearReminder(ctx, id); err != nil {
-				return fmt.Errorf("fire reminder of run %s: %w", id, err)
+		if kind != TimerTimeout {
+			if run, err = spendTimer(ctx, tx, run, kind); err != nil {
+				return fmt.Errorf("fire %s of run %s: %w", kind, id, err)
 			}
+			v.Result.Run = run
 		}
 		st := GateState{Run: run, Node: run.Meta.Pause.Node, AskSeq: ask}
-		if err := applyVerdict(ctx, tx, st, &v, now); err != nil {
+		if err := m.applyVerdict(ctx, tx, st, &v, now); err != nil {
 			return err
 		}
 		out, fired = GateTimer{Kind: kind, Run: v.Result.Run, Pause: *run.Meta.Pause}, true
@@ -178,6 +182,26 @@ func (m *Machine) fireTimer(ctx context.Context, id string, now time.Time, owe f
 		return oweChecked(ctx, tx, id, owe(out), now)
 	})
 	return out, fired, err
+}
+
+// spendTimer records that the reminder or the escalation of the gate run waits at fired, in the
+// timer's transaction that holds the run: the reminder is forgotten (its column and meta.pause's
+// remind_at, so no later pass finds it due again), the escalation marks the gate escalated
+// (Pause.Escalated, which GateRefusal reads) and leaves no timer.
+func spendTimer(ctx context.Context, tx DriverTx, run Run, kind GateTimerKind) (Run, error) {
+	p := *run.Meta.Pause
+	if kind == TimerReminder {
+		p.RemindAt = time.Time{}
+	} else {
+		p.Escalated = true
+	}
+	u := RunUpdate{RunID: run.ID, From: []Status{StatusPaused}, IfPaused: []PauseKind{PauseApproval}, PauseNode: p.Node,
+		Set: RunSet{Pause: &p, Meta: Meta{Pause: &p}}}
+	r, ok, err := tx.UpdateRun(ctx, u)
+	if err == nil && !ok {
+		err = &TransitionError{RunID: run.ID, Op: OpApprove, Found: run.Status}
+	}
+	return r, err
 }
 
 // oweChecked records owed messages decided inside a transaction, refusing any the outbox could

@@ -78,6 +78,12 @@ func (m *Machine) CreateRuns(ctx context.Context, ns []NewRun) ([]Run, []error) 
 			errs[i] = fmt.Errorf("create run: %w", err)
 			continue
 		}
+		if c.Run.Group != "" { // rare, and decided by what is read in its transaction: one at a time
+			if runs[i], err = m.createGrouped(ctx, c); err != nil {
+				errs[i] = createError(c.Run, err)
+			}
+			continue
+		}
 		cs, idx = append(cs, c), append(idx, i)
 	}
 	if len(cs) == 0 {
@@ -127,6 +133,9 @@ func (m *Machine) creation(n NewRun, now time.Time) (RunCreation, error) {
 	}
 	if n.WorkflowSource == nil {
 		n.WorkflowSource = []byte{} // the column is NOT NULL; an empty source is still a source
+	}
+	if n.Group != "" && n.WhenBusy != GroupQueue && n.WhenBusy != GroupRefuse {
+		return RunCreation{}, fmt.Errorf("concurrency group %q: when busy %q is neither %s nor %s", n.Group, n.WhenBusy, GroupQueue, GroupRefuse)
 	}
 	if err := CheckOwed(n.Owe); err != nil {
 		return RunCreation{}, err

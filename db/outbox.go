@@ -29,6 +29,9 @@ const (
 	TargetLive OwedTarget = "live"
 	// TargetEdit edits the run's message recorded as Ref; there is nothing to do when none is.
 	TargetEdit OwedTarget = "edit"
+	// TargetDirect sends the message to people directly (a DM each), not to the run's
+	// conversation: its Reply is a conversation.Direct saying to whom and about what.
+	TargetDirect OwedTarget = "direct"
 )
 
 // Owed is one message a transition (or a report) owes to the run's conversation.
@@ -104,6 +107,9 @@ type Delivery struct {
 	// recorded (if new) in order, and the last becomes the run's conversation, in the same
 	// transaction. None: the run stays where it is (a platform without threads).
 	Conversations []Conversation
+	// Events are recorded with the delivery, in its transaction: who a notification reached
+	// (notified), so the run's history says it once it happened.
+	Events []Event
 }
 
 // Retry is the outcome of an attempt that did not deliver, recorded with RetryOwed.
@@ -131,7 +137,7 @@ func CheckOwed(o []Owed) error {
 			return fmt.Errorf("owed %s %s: its reply is not JSON", x.Kind, x.Key)
 		case (x.Target == TargetLive || x.Target == TargetEdit) && x.Ref == "":
 			return fmt.Errorf("owed %s %s: target %s needs the message kind it edits", x.Kind, x.Key, x.Target)
-		case x.Target != TargetOpen && x.Target != TargetThread && x.Target != TargetLive && x.Target != TargetEdit:
+		case x.Target != TargetOpen && x.Target != TargetThread && x.Target != TargetLive && x.Target != TargetEdit && x.Target != TargetDirect:
 			return fmt.Errorf("owed %s %s: unknown target %q", x.Kind, x.Key, x.Target)
 		}
 	}

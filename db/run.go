@@ -13,8 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"threadflow/platform"
 )
 
 // Status is a run's place in the state machine. The strings are stored in the database and logged.
@@ -71,10 +74,14 @@ type Run struct {
 	UserMessage          string // the arguments as the user typed them
 	Status               Status
 	WorkingPath          string
-	WorkspaceHome        string // token of the THREADFLOW_HOME holding the workspace; "" until it is made
-	WorkspaceRemote      string // WORKSPACE_REMOTE the workspace is pushed to (no credentials); "" for none
-	WorkflowSource       []byte // frozen at creation; resume executes this copy
-	WorkflowDigest       string // sha256 hex of WorkflowSource
+	WorkspaceHome        string            // token of the THREADFLOW_HOME holding the workspace; "" until it is made
+	WorkspaceRemote      string            // WORKSPACE_REMOTE the workspace is pushed to (no credentials); "" for none
+	WorkflowSource       []byte            // frozen at creation; resume executes this copy
+	WorkflowDigest       string            // sha256 hex of WorkflowSource
+	Inputs               map[string]string // typed inputs by name; nil when the workflow has none
+	ParentRunID          string            // the run whose `workflow:` node started this one; "" for a run a person started
+	ParentNode           string            // that node of ParentRunID; "" with it
+	Group                string            // the concurrency group the run joined; "" for none
 	Meta                 Meta
 	Attempt              int // explicit resumes so far
 	Recoveries           int // rescues since the last node progress
@@ -128,6 +135,24 @@ type Pause struct {
 	DueAt     time.Time   `json:"due_at,omitzero"`      // an unanswered gate times out then; zero: never
 	OnTimeout string      `json:"on_timeout,omitempty"` // TimeoutReject or TimeoutAbandon
 	RemindAt  time.Time   `json:"remind_at,omitzero"`   // one reminder is posted then; zero: none
+	// EscalateAt: the gate escalates then (Gate.EscalateTo may answer too, and is told); zero: never.
+	EscalateAt time.Time `json:"escalate_at,omitzero"`
+	Escalated  bool      `json:"escalated,omitempty"` // the escalation fired
+}
+
+// Widened reports whether the gate escalated: its EscalateTo may answer besides its approvers.
+func (p *Pause) Widened() bool { return p != nil && p.Escalated && p.Gate != nil }
+
+// Answerers are the people (ids and groups) the gate names as who may answer: its approvers, and
+// once it escalated its escalate_to too; whose groups a person's membership is checked against.
+func (p *Pause) Answerers() platform.People {
+	if p == nil || p.Gate == nil {
+		return nil
+	}
+	if !p.Widened() {
+		return p.Gate.Approvers
+	}
+	return append(slices.Clone(p.Gate.Approvers), p.Gate.EscalateTo...)
 }
 
 // ErrorClass is decided where an error happens and steers what the orchestrator does with it.
@@ -149,6 +174,14 @@ type RunError struct {
 	Message string     `json:"message"`
 }
 
+// Actor is who asks for a transition (a resume, a cancel) and how the bot knew it was them: Via
+// is conversation.ViaSignIn for someone signed in to the dashboard, "" for the platform's own
+// word. Both are recorded in the transition's event, for the audit.
+type Actor struct {
+	ID  string // platform-qualified
+	Via string
+}
+
 // NewRun is what the dispatcher knows when it creates a run.
 type NewRun struct {
 	ID                   string // optional; generated when empty
@@ -163,6 +196,15 @@ type NewRun struct {
 	WorkspaceHome        string // token of the THREADFLOW_HOME holding the workspace; "" until it is made
 	WorkspaceRemote      string // WORKSPACE_REMOTE the workspace is pushed to (no credentials); "" for none
 	WorkflowSource       []byte
+	ParentRunID          string // a child run: the run whose node started it (see ChildRunID); "" otherwise
+	ParentNode           string // that node
+	// Inputs are the run's typed inputs by name (workflow.Workflow.RunInputs); nil for none.
+	Inputs map[string]string
+	// Group is the concurrency group the run joins ("" for none) and WhenBusy what it does when
+	// another run holds it: GroupQueue (wait in line) or GroupRefuse (a *GroupBusyError, nothing
+	// written).
+	Group    string
+	WhenBusy string
 	// Conversation, when set, is recorded (if new) in the same transaction: the run's own thread,
 	// opened just before the run was created.
 	Conversation *Conversation
@@ -205,7 +247,11 @@ const (
 	EventGateRefused     EventType = "gate_answer_refused" // someone not allowed tried to answer
 	EventGateReply       EventType = "gate_reply_unclear"  // a reply that was neither a clear yes nor no
 	EventGateReminded    EventType = "gate_reminder_sent"
+	EventGateEscalated   EventType = "gate_escalated"    // the gate's escalate_after came: escalate_to may answer too
+	EventNotified        EventType = "notified"          // people were told (mentioned, sent a direct message)
 	EventWorkspace       EventType = "workspace_created" // a worker made (or recreated) the run's workspace
+	EventAgentUsage      EventType = "agent_usage"       // what one agent turn used (AgentUsageData)
+	EventBudgetChanged   EventType = "budget_changed"    // a resume re-read the run's budgets
 )
 
 // Idempotent reports whether recording the same (run, type, node, attempt) twice is a no-op rather
@@ -242,8 +288,20 @@ type RunFilter struct {
 	Workflow             string
 	ConversationID       string
 	ParentConversationID string
-	UserID               string
-	Limit                int // 0 means 100
+	// InConversation: runs started in this conversation or reporting in it (a thread the run
+	// opened there), as /workflow status and the dashboard's conversation filter list them.
+	InConversation string
+	UserID         string
+	ParentRunID    string // the children of this run
+	Limit          int    // 0 means 100
+	// WithoutSource: the runs come without their frozen workflow source (WorkflowSource empty),
+	// for lists that show runs and never run them: the source is the largest column of a run
+	// (54 KB at 1,000 nodes), and a list of 50 would read it 50 times (/workflow status).
+	WithoutSource bool
+	// Each lists each status it names up to its own limit, in one list newest first, instead of
+	// Statuses up to Limit together (both are then ignored): /workflow status's sections, 50 active
+	// runs and 5 of each stopped state, in one query.
+	Each map[Status]int
 }
 
 // Conversation is a place where messages are exchanged: a channel, a thread, a DM, a terminal.

@@ -4,7 +4,10 @@ package db
 // statuses come from Transitions and the Go constants, so the SQL cannot disagree with the state
 // machine.
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Reachable is the condition that keeps the runs a process with reach r executes and reports (see
 // Reach) at now: runs of its platforms, of its conversations, and of its unattended platforms
@@ -39,7 +42,7 @@ func (q *SQL) workspaceReachable(r Reach, now time.Time) string {
 // their rows (DriverTx.NextQueued): who may execute a run.
 func (d Dialect) NextQueued(r Reach, now time.Time, n int) (string, []any) {
 	q := d.Query()
-	where := whereAll(statusIs("", Transitions[OpClaim].From...), q.Reachable(r, now), q.workspaceReachable(r, now))
+	where := whereAll(statusIs("", Transitions[OpClaim].From...), q.Reachable(r, now), q.workspaceReachable(r, now), notWaiting())
 	return "SELECT id FROM runs" + where + " ORDER BY queued_at, id LIMIT " + q.Arg(n) + d.SkipLocked, q.Args
 }
 
@@ -67,20 +70,26 @@ func timerGate() string {
 
 // DueGateTimers selects the ids of at most n runs in reach with a gate timer due at now
 // (Driver.DueGateTimers).
+// One branch per timer, each a search of its own partial index (runs_gate_due, runs_gate_remind,
+// runs_gate_escalate): with the three as one OR, SQLite's planner walked every paused run instead.
 func (d Dialect) DueGateTimers(r Reach, now time.Time, n int) (string, []any) {
 	q := d.Query()
-	due := "(gate_due_at <= " + q.Time(now) + " OR gate_remind_at <= " + q.Time(now) + ")"
-	return "SELECT id FROM runs" + whereAll(timerGate(), due, q.Reachable(r, now)) + " ORDER BY id LIMIT " + q.Arg(n), q.Args
+	var branches []string
+	for _, col := range []string{"gate_due_at", "gate_remind_at", "gate_escalate_at"} {
+		branches = append(branches, "SELECT id FROM runs"+whereAll(timerGate(), col+" <= "+q.Time(now), q.Reachable(r, now)))
+	}
+	return strings.Join(branches, " UNION ") + " ORDER BY id LIMIT " + q.Arg(n), q.Args
 }
 
 // NextGateTimer selects when the next gate timer of a run in reach is due (Store.NextGateTimer);
 // NULL when none is set. Each MIN is one step of its partial index (runs_gate_due,
-// runs_gate_remind).
+// runs_gate_remind, runs_gate_escalate).
 func (d Dialect) NextGateTimer(r Reach, now time.Time) (string, []any) {
 	q := d.Query()
 	due := "SELECT MIN(gate_due_at) AS t FROM runs" + whereAll("gate_due_at IS NOT NULL", timerGate(), q.Reachable(r, now))
 	remind := "SELECT MIN(gate_remind_at) AS t FROM runs" + whereAll("gate_remind_at IS NOT NULL", timerGate(), q.Reachable(r, now))
-	return "SELECT MIN(t) FROM (" + due + " UNION ALL " + remind + ") AS timers", q.Args
+	escalate := "SELECT MIN(gate_escalate_at) AS t FROM runs" + whereAll("gate_escalate_at IS NOT NULL", timerGate(), q.Reachable(r, now))
+	return "SELECT MIN(t) FROM (" + due + " UNION ALL " + remind + " UNION ALL " + escalate + ") AS timers", q.Args
 }
 
 // LastAsk selects the node and seq of the run's latest gate_requested, of node unless node is ""

@@ -9,9 +9,12 @@ import (
 // courier may claim, when the next one is due, and how a message is owed.
 
 // firstOwed is the condition that the outbox row o is owed and is its run's next: a run's messages
-// go out in order, and a message failed for good no longer holds the others back.
+// go out in order, and a message failed for good no longer holds the others back. A child run's
+// messages also wait for the announcement that opens its parent's thread (runs is o's run): they
+// are said in that thread, where the delivery that opens it moves the child (SetRunConversation).
 const firstOwed = `o.state = 'owed' AND NOT EXISTS (SELECT 1 FROM run_outbox p
-	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id)`
+	WHERE p.run_id = o.run_id AND p.state = 'owed' AND p.id < o.id) AND NOT EXISTS (SELECT 1 FROM run_outbox p
+	WHERE p.run_id = runs.parent_run_id AND p.state = 'owed' AND p.target = 'open')`
 
 // DueOwed selects the ids of at most n owed messages a courier with reach r may claim at now (the
 // next of their runs, due, not claimed by a courier whose claim still holds), oldest first, taking

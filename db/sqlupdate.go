@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // statusIs is the condition that the run's status (prefix "" or "r.") is one of ss, written with
@@ -68,11 +69,16 @@ func (q *SQL) set(s RunSet) string {
 	}
 	q.setLease(s, add)
 	if p := s.Pause; p != nil {
+		escalate := p.EscalateAt
+		if p.Escalated {
+			escalate = time.Time{}
+		}
 		add("pause_kind = " + q.Arg(string(p.Kind)) + ", pause_node = " + q.Arg(p.Node) +
-			", gate_due_at = " + q.NullTime(p.DueAt) + ", gate_remind_at = " + q.NullTime(p.RemindAt))
+			", gate_due_at = " + q.NullTime(p.DueAt) + ", gate_remind_at = " + q.NullTime(p.RemindAt) +
+			", gate_escalate_at = " + q.NullTime(escalate))
 	}
 	if s.LeavePause {
-		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL")
+		add("pause_kind = '', pause_node = '', gate_due_at = NULL, gate_remind_at = NULL, gate_escalate_at = NULL")
 	}
 	if !s.QueuedAt.IsZero() {
 		add("queued_at = " + q.Time(s.QueuedAt))
@@ -137,12 +143,6 @@ func metaEdit(s RunSet) MetaEdit {
 		e.FromColumn = [][2]string{{"resumed_from", "status"}}
 	}
 	return e
-}
-
-// ClearReminder forgets a run's gate reminder once it was sent (DriverTx.ClearReminder).
-func (d Dialect) ClearReminder(runID string) (string, []any) {
-	q := d.Query()
-	return "UPDATE runs SET gate_remind_at = NULL WHERE id = " + q.Arg(runID), q.Args
 }
 
 // ResetRecoveries sets the run's rescue counter back to 0: it made progress (DriverTx.ResetRecoveries).

@@ -15,6 +15,7 @@ import (
 // at all.
 type Store interface {
 	Outbox
+	UsageStore
 	// CreateRun inserts a queued run and its run_created event.
 	CreateRun(ctx context.Context, n NewRun) (Run, error)
 	// CreateRuns is CreateRun for each of ns with one commit; the errors are per run.
@@ -43,11 +44,11 @@ type Store interface {
 	ReleaseRun(ctx context.Context, l Lease) (Run, error)
 	// ResumeRun is the explicit resume: failed or recovery-paused -> queued. It is the single place
 	// that claims a run for resuming; two concurrent resumes have exactly one winner.
-	ResumeRun(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
+	ResumeRun(ctx context.Context, runID string, by Actor, owe ...Owing) (Run, error)
 	// ResumeFresh is ResumeRun for a run whose workspace is lost: the run forgets its workspace and
 	// its node progress (run_resume_requested with fresh_workspace), so the next worker runs it from
 	// its first node, with the same arguments, in a new workspace.
-	ResumeFresh(ctx context.Context, runID, by string, owe ...Owing) (Run, error)
+	ResumeFresh(ctx context.Context, runID string, by Actor, owe ...Owing) (Run, error)
 	// SetWorkspace records where the run's workspace now lives (workspace_created), under the lease.
 	SetWorkspace(ctx context.Context, l Lease, w Workspace) (Run, error)
 	// AnnounceHome records (or renews) that process h.Owner sees the THREADFLOW_HOME h.Token until
@@ -79,7 +80,7 @@ type Store interface {
 	// DetachTerminal ends every attachment of the terminal process owner.
 	DetachTerminal(ctx context.Context, owner string) error
 	// CancelRun abandons a queued, running, paused or failed run.
-	CancelRun(ctx context.Context, runID, by, reason string, owe ...Owing) (Run, error)
+	CancelRun(ctx context.Context, runID string, by Actor, reason string, owe ...Owing) (Run, error)
 	// RescueExpired re-queues running runs whose lease expired before now, adding one to their
 	// recovery counter; a run that would exceed maxRecoveries moves to failed instead.
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]Rescue, error)
@@ -98,6 +99,18 @@ type Store interface {
 	// Events returns a run's events in sequence order.
 	Events(ctx context.Context, runID string) ([]Event, error)
 
+	// GroupPlace says where a run stands in its concurrency group (holding it, or its place in
+	// line); ErrNotFound when it has no place (no group, or it ended).
+	GroupPlace(ctx context.Context, runID string) (GroupPlace, error)
+	// SetGroupNotes sets what a run waiting for its concurrency group owes its thread when it is
+	// created waiting and each time its place changes (GroupNotes). Set once, before runs are created.
+	SetGroupNotes(f GroupNotes)
+	// SetChildNotes sets what a child run cancelled with its parent owes (ChildNotes). Set once,
+	// before runs are created.
+	SetChildNotes(f ChildNotes)
+	// GroupWaiters lists the runs waiting in line for group, first first.
+	GroupWaiters(ctx context.Context, group string) ([]string, error)
+
 	// GetRun returns one run or ErrNotFound.
 	GetRun(ctx context.Context, runID string) (Run, error)
 	// ActionEvents returns the events of every run that record what a person did (ActionTypes)
@@ -111,6 +124,10 @@ type Store interface {
 	FindResumable(ctx context.Context, workflow, parentConversationID string) (Run, error)
 	// ListRuns returns runs matching f, newest first.
 	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	// CountRuns counts the runs matching f per status; a status without runs is absent. With
+	// f.Limit, a count stops past it (Limit+1 says "more than Limit"), so it costs the same at any
+	// size of history.
+	CountRuns(ctx context.Context, f RunFilter) (map[Status]int, error)
 
 	// SetRunConversation moves a run to another conversation: adapters that open a thread per run
 	// record the thread here so replies in it reach the run. It is not a status transition.
@@ -150,12 +167,40 @@ type Store interface {
 	// SetSession stores s; an empty SessionID clears the stored id.
 	SetSession(ctx context.Context, s Session) error
 
-	// MarkInbound records a platform event id as handled. first is false when it was already.
+	// MarkInbound records a platform event id as handled, keeping no message. first is false when it
+	// was recorded already.
 	MarkInbound(ctx context.Context, platform, eventID string) (first bool, err error)
-	// MarkInboundMany records several platform events in one transaction: first[i] tells whether
-	// events[i] was new. An event listed twice is new at most at its first position. On error
-	// nothing was recorded.
-	MarkInboundMany(ctx context.Context, events []InboundEvent) (first []bool, err error)
+	// KeepInbound records several platform events in one transaction, each keeping its message
+	// under its owner's claim until it is handled (KeptEvent): first[i] tells whether events[i] was
+	// new. An event recorded before, kept or handled, is not new. An event listed twice is new at most
+	// at its first position. On error nothing was recorded.
+	KeepInbound(ctx context.Context, events []KeptEvent) (first []bool, err error)
+	// HandledInbound records that the events were handled: their messages are kept no longer.
+	HandledInbound(ctx context.Context, events []InboundEvent) error
+	// RenewInbound extends by ttl the claim of every event owner keeps, and says how many it holds.
+	RenewInbound(ctx context.Context, owner string, ttl time.Duration) (int, error)
+	// ClaimInbound takes over for owner, for ttl, at most n kept events of platform whose claim
+	// lapsed, and returns them with their messages. Each lapsed event goes to one claimant.
+	ClaimInbound(ctx context.Context, platform, owner string, ttl time.Duration, n int) ([]KeptEvent, error)
+
+	// FireTrigger records one fire of a trigger and, as its overlap rule allows, creates its run,
+	// once whichever process calls it (Machine.FireTrigger).
+	FireTrigger(ctx context.Context, f Fire) (FireResult, error)
+	// StartWaitingFire starts the run of the trigger's oldest waiting fire once its earlier run ended.
+	StartWaitingFire(ctx context.Context, trigger string, run NewRun) (FireResult, bool, error)
+	// TriggerStates is every recorded trigger's state, by trigger.
+	TriggerStates(ctx context.Context) (map[string]TriggerState, error)
+	// NoteTriggers records triggers not recorded yet, first seen now.
+	NoteTriggers(ctx context.Context, triggers []string) error
+	// TriggerFires lists a trigger's newest fires.
+	TriggerFires(ctx context.Context, trigger string, limit int) ([]TriggerFire, error)
+	// FirePayload is the payload of the delivery that started the run.
+	FirePayload(ctx context.Context, runID string) ([]byte, bool, error)
+	// Prune deletes the runs past their retention (p.Retention) with everything they own: their
+	// events, messages owed and recorded, transcript messages and node sessions, MaxPruneBatch runs
+	// per transaction; each run once, whichever processes prune at the same time. A run that
+	// still owes its thread a message stays. A dry run deletes nothing and says what it would.
+	Prune(ctx context.Context, p PruneRequest) (PruneReport, error)
 
 	// Ready reports nil when the database answers and every migration is applied.
 	Ready(ctx context.Context) error

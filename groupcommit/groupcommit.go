@@ -4,7 +4,7 @@
 // once, so a lone caller pays no extra delay, and under a burst the number of commits, not the
 // number of callers, is what grows slowly.
 //
-// It is the one shape behind the inbound-event deduper (conversation.BatchDeduper) and the
+// It is the one shape behind the inbound-event deduper (conversation.BatchKeeper) and the
 // creation of runs on SQLite's single writer (db/sqlite Store.CreateRun): a burst of 500 messages
 // then costs a few transactions instead of 500, each of which every later message waited behind.
 package groupcommit

@@ -40,6 +40,10 @@ type Metrics struct {
 	outboxFailed     *prometheus.CounterVec
 	transcriptFailed *prometheus.CounterVec
 	duplicates       *prometheus.CounterVec
+	triggerFires     *prometheus.CounterVec
+	triggerSkips     *prometheus.CounterVec
+	triggerRefusals  *prometheus.CounterVec
+	agent            agentCounters
 }
 
 var _ execution.Observer = (*Metrics)(nil)
@@ -73,8 +77,20 @@ func New(st Store, log *zap.Logger, now func() time.Time) *Metrics {
 			Help: "Messages posted on a platform but not recorded in the conversation transcript, by platform."}, []string{"platform"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "inbound_duplicates_dropped_total",
 			Help: "Inbound platform events dropped because they were already handled, by platform."}, []string{"platform"}),
+		triggerFires: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "trigger_fires_total",
+			Help: "Fires of triggers this process recorded, by trigger (workflow/name), kind and outcome (started, skipped, waiting, refused)."},
+			[]string{"trigger", "kind", "outcome"}),
+		triggerSkips: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "trigger_skips_total",
+			Help: "Fires of triggers that started no run, by trigger and reason (overlap, already_waiting, missed, group_busy)."},
+			[]string{"trigger", "reason"}),
+		triggerRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "trigger_refusals_total",
+			Help: "Webhook deliveries refused before anything was written, by trigger (empty when unknown) and reason."},
+			[]string{"trigger", "reason"}),
 	}
+	m.agent = newAgentCounters()
 	m.reg.MustRegister(m.runs, m.nodes, m.dispatch, m.rescues, m.retries, m.sendFailed, m.outboxFailed, m.transcriptFailed, m.duplicates,
+		m.triggerFires, m.triggerSkips, m.triggerRefusals,
+		m.agent.turns, m.agent.unknown, m.agent.tokens, m.agent.cost,
 		newStoreCollector(st, log, now),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -124,3 +140,16 @@ func (m *Metrics) TranscriptWriteFailed(platform string) {
 
 // DuplicateDropped counts an inbound event dropped as already handled.
 func (m *Metrics) DuplicateDropped(platform string) { m.duplicates.WithLabelValues(platform).Inc() }
+
+// TriggerFired counts a fire this process recorded, and its skip when it started no run.
+func (m *Metrics) TriggerFired(trigger, kind string, outcome db.FireOutcome, reason string) {
+	m.triggerFires.WithLabelValues(trigger, kind, string(outcome)).Inc()
+	if outcome == db.FireSkipped || outcome == db.FireRefused {
+		m.triggerSkips.WithLabelValues(trigger, reason).Inc()
+	}
+}
+
+// TriggerRefused counts a delivery refused before anything was written.
+func (m *Metrics) TriggerRefused(trigger, reason string) {
+	m.triggerRefusals.WithLabelValues(trigger, reason).Inc()
+}

@@ -124,7 +124,13 @@ func TestCountersWithoutARun(t *testing.T) {
 	m.DuplicateDropped("slack")
 	m.Rescued(3)
 	m.Retried("deploy")
+	m.TriggerFired("nightly/schedule", "schedule", db.FireStarted, "")
+	m.TriggerFired("nightly/schedule", "schedule", db.FireSkipped, db.ReasonOverlap)
+	m.TriggerRefused("deploy/hook", "bad_signature")
 	tests := []struct{ series, want string }{
+		{"threadflow_trigger_fires_total", `threadflow_trigger_fires_total{kind="schedule",outcome="skipped",trigger="nightly/schedule"} 1`},
+		{"threadflow_trigger_skips_total", `threadflow_trigger_skips_total{reason="overlap",trigger="nightly/schedule"} 1`},
+		{"threadflow_trigger_refusals_total", `threadflow_trigger_refusals_total{reason="bad_signature",trigger="deploy/hook"} 1`},
 		{"threadflow_inbound_duplicates_dropped_total", `threadflow_inbound_duplicates_dropped_total{platform="slack"} 2`},
 		{"threadflow_rescues_total", `threadflow_rescues_total 3`},
 		{"threadflow_retries_total", `threadflow_retries_total{workflow="deploy"} 1`},

@@ -37,7 +37,7 @@ func TestARunCancelledElsewhereEndsWithoutAWarning(t *testing.T) {
 		ref, oerr := execution.NodeOutputFile(run, h.events(id), "a")
 		return err == nil && oerr == nil && ref.Partial == "the node is still running" && ref.Bytes > 0
 	})
-	if _, err := h.store.CancelRun(context.Background(), id, "web:alice", "abandoned"); err != nil { // as another process does
+	if _, err := h.store.CancelRun(context.Background(), id, db.Actor{ID: "web:alice"}, "abandoned"); err != nil { // as another process does
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(release, nil, 0o644); err != nil { // the node ends; recording it finds the lease gone

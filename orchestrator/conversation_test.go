@@ -137,6 +137,9 @@ func TestAssistantHungTurnDoesNotHoldTheConversation(t *testing.T) {
 		for _, pid := range h.script.Hung() {
 			h.waitFor(fmt.Sprintf("pid %d to die", pid), func() bool { return !agenttest.Alive(pid) })
 		}
+		// The watchdog's short limit was for the hung turn; a loaded CI machine can take longer than
+		// 300ms to start the fake CLI, so the healthy turn gets a limit it cannot hit by slowness alone.
+		h.providers.cfg.Store(&agent.Config{IdleTimeout: time.Minute})
 		if replies := joined(h.say(admin, "", "are you there")); !strings.Contains(replies, "ok: are you there") {
 			t.Fatalf("the next message was not answered:\n%s", replies)
 		}
@@ -179,6 +182,40 @@ func TestWorkersClaimOnlyRunsTheyCanReport(t *testing.T) {
 		ours := h.waitStatus(h.startRun("hello", "world").ID, db.StatusCompleted)
 		if got, _ := h.store.GetRun(ctx, other.ID); got.Status != db.StatusQueued {
 			t.Fatalf("the Slack run is %s after run %s completed; a process without Slack must leave it queued", got.Status, ours.ID)
+		}
+	})
+}
+
+// Issue 27: a request handled again (a process took it over from one that died after creating its
+// run, or two handled it at once) starts one run, whose id derives from the event, announced once;
+// nobody is told anything failed.
+func TestARequestHandledAgainStartsOneRunAnnouncedOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, h *harness) {
+		m := chatMessage("evt-again", "/workflow run hello world")
+		recovered := m
+		recovered.Recovered = true
+		done := make(chan struct{})
+		for i := range 4 { // the original and the take-over at once, twice over
+			go func() {
+				defer func() { done <- struct{}{} }()
+				h.engine.Dispatcher.Handle(context.Background(), []conversation.Message{m, recovered}[i%2])
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+		id := db.EventRunID("console", "evt-again")
+		h.waitCompleted(id)
+		h.engine.Dispatcher.Handle(context.Background(), recovered) // taken over after the run ended
+		h.delivered()
+		if runs := h.runs("hello"); len(runs) != 1 || runs[0].ID != id {
+			t.Fatalf("runs %+v; want the one run %s", runs, id)
+		}
+		if n := len(h.out.Find("▶ hello - run " + id)); n != 1 {
+			t.Errorf("%d announcements, want one:\n%s", n, h.out.Dump())
+		}
+		if wrong := h.out.Find("went wrong"); len(wrong) != 0 {
+			t.Errorf("someone was told it failed:\n%s", h.out.Dump())
 		}
 	})
 }

@@ -2,6 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"threadflow/orchestrator/execution"
 	"threadflow/orchestrator/maintenance"
 	"threadflow/orchestrator/reporting"
+	"threadflow/workflow"
 )
 
 // Store is what the orchestrator needs from a run store: what each of its rooms needs. db/sqlite
@@ -24,6 +28,7 @@ type Store interface {
 	reporting.Store
 	dispatch.Store
 	maintenance.Store
+	maintenance.TriggerStore
 }
 
 // Config is everything the orchestrator needs from the outside.
@@ -38,12 +43,16 @@ type Config struct {
 	Disk            execution.DiskGuard // MIN_FREE_DISK on THREADFLOW_HOME; the zero value never refuses
 	Log             *zap.Logger
 	Limits          commands.Limits // MAX_ARGS_BYTES: what one message may carry
+	// LookPath finds the programs script nodes run with (bun, node, python3, uv); nil searches the
+	// bot's PATH.
+	LookPath func(file string) (string, error)
 
 	Owner         string        // REPLICA_ID
 	LeaseTTL      time.Duration // LEASE_TTL
 	MaxRecoveries int           // MAX_RECOVERIES
 	Slots         int           // WORKERS
 	MaxParallel   int           // MAX_PARALLEL_NODES
+	DailyBudget   int64         // AGENT_DAILY_BUDGET_USD in nanodollars; 0: none
 	Grace         time.Duration // SHUTDOWN_GRACE
 	Poll          time.Duration // how often idle workers look for runs queued elsewhere
 	Debounce      time.Duration // status message edits
@@ -61,6 +70,15 @@ type Config struct {
 	// Terminal makes this process a terminal: it executes only the runs of the conversations it
 	// attaches to (Engine.Presence.Attach), and keeps the attachments alive while it runs.
 	Terminal bool
+	// Schedules makes this process fire the workflows' schedules (servers; never the terminal).
+	Schedules bool
+	// TriggerObserver counts trigger fires and refusals (package metrics); optional.
+	TriggerObserver maintenance.TriggerObserver
+	// Retention is how long runs are kept (RETENTION, RETENTION_UNFINISHED); a server prunes
+	// what is past it every hour (Pruner). Zero, and a terminal, prune nothing.
+	Retention db.Retention
+	// RequesterAway is REQUESTER_DM_AFTER (reporting.Reporter.RequesterAway).
+	RequesterAway time.Duration
 }
 
 // Engine is the orchestrator wired together: the dispatcher, the workers that execute runs, the
@@ -74,6 +92,11 @@ type Engine struct {
 	Executor   *execution.Executor
 	Timers     *maintenance.GateTimers
 	Presence   *maintenance.Presence
+	// Triggers starts the runs of schedules, webhooks and GitHub events; Scheduler (nil in a
+	// terminal) fires the schedules.
+	Triggers  *maintenance.Triggers
+	Scheduler *maintenance.Scheduler
+	Pruner    *maintenance.Pruner
 
 	reportableOnly bool
 }
@@ -90,21 +113,34 @@ func New(c Config) *Engine {
 	}
 	courier := &maintenance.Courier{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Observe: obs, Owner: owner, Interval: c.GateTimerInterval,
 		ClaimTTL: 2 * c.LeaseTTL}
-	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier}
+	rep := &reporting.Reporter{Store: c.Store, Outboxes: c.Outboxes, Log: c.Log, Debounce: c.Debounce, Observe: obs, Courier: courier,
+		Admins: slices.Sorted(maps.Keys(c.Auth.Admins)), RequesterAway: c.RequesterAway}
+	c.Store.SetGroupNotes(rep.GroupNotes) // what runs waiting for a concurrency group are told
+	c.Store.SetChildNotes(rep.ChildNotes) // what a child cancelled with its parent shows in its thread
 	var notify execution.Notifier = rep
 	if c.Notifier != nil {
 		notify = fanout{rep, c.Notifier}
 	}
 	timers := &maintenance.GateTimers{Store: c.Store, Reporter: rep, Log: c.Log, Observe: obs, Interval: c.GateTimerInterval}
 	exec := &execution.Executor{Store: c.Store, Providers: c.Providers, Notify: notify, Owing: rep.Owing, Log: c.Log, MaxParallel: c.MaxParallel, Observe: obs, Dirs: c.Dirs, Strays: &execution.Strays{},
-		GateTimersChanged: timers.Wake, Disk: c.Disk}
+		GateTimersChanged: timers.Wake, Disk: c.Disk, LookPath: c.LookPath, DailyBudgetNanos: c.DailyBudget}
 	presence := &maintenance.Presence{Store: c.Store, Owner: c.Owner, TTL: c.LeaseTTL, Log: c.Log, Terminal: c.Terminal, Unattended: c.Unattended,
 		Home: db.Home{Token: c.Dirs.Token, Owner: c.Owner, Host: c.Dirs.Host, Remote: c.Dirs.RemoteShown()}}
 	timers.Presence, courier.Presence = presence, presence
 	w := &execution.Workers{Store: c.Store, Exec: exec, Log: c.Log, Owner: c.Owner, LeaseTTL: c.LeaseTTL, Slots: c.Slots, Poll: c.Poll, Grace: c.Grace,
 		Disk: c.Disk, Presence: presence}
+	exec.WakeWorkers, exec.Workflows, exec.Nested = w.Wake, childWorkflows(c.Catalogs), rep.Nested
+	triggers := &maintenance.Triggers{Store: c.Store, Reporter: rep, Dirs: c.Dirs, Limits: c.Limits, Log: c.Log, Observe: c.TriggerObserver,
+		Wake: func() { rep.Wake(); w.Wake() }}
+	var sched *maintenance.Scheduler
+	if c.Schedules && !c.Terminal {
+		sched = &maintenance.Scheduler{Triggers: triggers, Catalogs: c.Catalogs, Log: c.Log}
+	}
 	return &Engine{
+		Triggers:       triggers,
+		Scheduler:      sched,
 		Presence:       presence,
+		Pruner:         &maintenance.Pruner{Store: c.Store, Dirs: c.Dirs, Retention: c.Retention, Log: c.Log},
 		reportableOnly: c.ClaimReportableOnly,
 		Executor:       exec,
 		Reporter:       rep,
@@ -135,7 +171,14 @@ func (e *Engine) Run(ctx context.Context) {
 	wg.Go(func() { e.Workers.Run(ctx) })
 	wg.Go(func() { e.Rescuer.Run(ctx) })
 	wg.Go(func() { e.Timers.Run(ctx) })
+	if e.Scheduler != nil {
+		wg.Go(func() { e.Scheduler.Run(ctx) })
+	}
+	if !e.Presence.Terminal && !e.Pruner.Retention.Off() {
+		wg.Go(func() { e.Pruner.Run(ctx) })
+	}
 	wg.Wait()
+	e.Reporter.SettleAll() // no notice comes any more: no progress is owed after Run returns
 	stopCourier()
 	<-courierDone
 	// Then everything still owed here, with nothing else racing, within the shutdown's notice grace.
@@ -150,5 +193,22 @@ type fanout []execution.Notifier
 func (f fanout) Notify(ctx context.Context, n execution.Notice) {
 	for _, x := range f {
 		x.Notify(ctx, n)
+	}
+}
+
+// childWorkflows finds the workflow of a child run in the catalog as it is now (nil: no catalog).
+func childWorkflows(cs dispatch.Catalogs) func(string) (*workflow.Workflow, error) {
+	if cs == nil {
+		return nil
+	}
+	return func(name string) (*workflow.Workflow, error) {
+		cat := cs.Catalog()
+		if wf, ok := cat.Get(name); ok {
+			return wf, nil
+		}
+		if probs := cat.Problems(name); len(probs) > 0 {
+			return nil, fmt.Errorf("workflow %s does not load: %v", name, probs)
+		}
+		return nil, fmt.Errorf("no workflow named %s", name)
 	}
 }

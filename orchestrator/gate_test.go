@@ -199,14 +199,16 @@ nodes:
 
 func TestGateTimeoutRejectsAndRemindsOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, h *harness) {
-		run, _ := gated(t, h, "timeout: 2s", "remind_after: 1s")
+		// The reminder is due 3s before the timeout: a timer loop woken late past both (a loaded
+		// machine) would fire only the timeout, which wins, and the reminder would never come.
+		run, _ := gated(t, h, "timeout: 4s", "remind_after: 1s")
 		gate := h.waitMessage("is waiting at")[0]
-		if !strings.Contains(gate.Text, "⏳ If nobody answers by ") || !strings.Contains(gate.Text, "(2s after it was asked), it is rejected.") {
+		if !strings.Contains(gate.Text, "⏳ If nobody answers by ") || !strings.Contains(gate.Text, "(4s after it was asked), it is rejected.") {
 			t.Fatalf("gate message does not say when it times out:\n%s", gate.Text)
 		}
 		h.waitMessage("⏰ Reminder: run " + run.ID + " of release is still waiting at confirm")
 		h.waitStatus(run.ID, db.StatusCancelled)
-		h.waitMessage("⌛ Gate confirm of run " + run.ID + " timed out: nobody answered within 2s. The gate is rejected and the run is cancelled.")
+		h.waitMessage("⌛ Gate confirm of run " + run.ID + " timed out: nobody answered within 4s. The gate is rejected and the run is cancelled.")
 		if n := len(h.out.Find("⏰ Reminder")); n != 1 {
 			t.Fatalf("%d reminders, want 1", n)
 		}

@@ -175,3 +175,26 @@ nodes:
 		}
 	})
 }
+
+// /workflow status lists the newest active runs of a conversation and says how many more it left
+// out, instead of showing 50 of 2,000 paused runs as if they were all (issue 34).
+func TestStatusSaysHowManyActiveRunsItLeftOut(t *testing.T) {
+	eachEngine(t, func(t *testing.T, h *harness) {
+		h.writeWorkflow("gated", "name: gated\nnodes:\n  - id: ok\n    approval: {message: \"ok?\"}\n")
+		const runs = 53
+		for range runs {
+			h.say(admin, "", "/workflow run gated --force") // a new run beside the paused ones
+		}
+		h.waitFor("every run paused at its gate", func() bool {
+			n, err := h.store.CountRuns(t.Context(), db.RunFilter{Statuses: []db.Status{db.StatusPaused}})
+			return err == nil && n[db.StatusPaused] == runs
+		})
+		got := joined(h.say(admin, "", "/workflow status"))
+		if want := "…and 3 more active runs, not listed here."; !strings.Contains(got, want) {
+			t.Fatalf("/workflow status with %d paused runs:\n%s\nwant it to say %q", runs, got, want)
+		}
+		if listed := strings.Count(got, " gated - "); listed != 50 {
+			t.Errorf("/workflow status listed %d runs, want the newest 50", listed)
+		}
+	})
+}

@@ -21,6 +21,9 @@ const (
 	Discord = "discord"
 	Console = "console"
 	Web     = "web"
+	// WebRuns is the web chat's shared channel, where every run started there opens its thread
+	// (and where a trigger posting to `web` talks).
+	WebRuns = "#runs"
 )
 
 // Spec is what the bot knows of a platform before any adapter runs.

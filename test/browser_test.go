@@ -237,6 +237,8 @@ func typeLive(sel, text string) chromedp.Action[chromedp.Void] {
 // act performs browser steps, failing the test with what was being done.
 func act(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	ctx, cancel := step(ctx)
+	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -245,6 +247,8 @@ func act(t *testing.T, ctx context.Context, what string, steps ...chromedp.Actio
 // value runs one browser action and returns its result, failing the test with what was being done.
 func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
+	ctx, cancel := step(ctx)
+	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)

@@ -657,10 +657,10 @@ func scenarioGateTimesOut(t *testing.T, p chat) {
 	needs(t, p, gestureWait)
 	p.Send(t, "alice", "/workflow run timed")
 	r := waitRun(t, p, "timed", 1)
-	gate := inThread(t, p, r, "the gate message", textHas("(2s after it was asked), it is rejected."))
+	gate := inThread(t, p, r, "the gate message", textHas("(4s after it was asked), it is rejected."))
 	inThread(t, p, r, "the reminder", textPrefix("⏰ Reminder: run `"+r.ID+"` of `timed` is still waiting at `confirm`"))
 	waitStatus(t, p, r, "cancelled")
-	inThread(t, p, r, "the timeout", textHas("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled."))
+	inThread(t, p, r, "the timeout", textHas("timed out: nobody answered within 4s. The gate is rejected and the run is cancelled."))
 	reminders, timeouts := 0, 0
 	for _, m := range p.Thread(t, r) {
 		switch {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"threadflow/db"
 	"threadflow/testkit"
@@ -19,6 +20,8 @@ import (
 type terminal struct {
 	t   *testing.T
 	env map[string]string
+	// deadline bounds one bot command; 0 means testkit.Deadline.
+	deadline time.Duration
 }
 
 func newTerminal(t *testing.T, env map[string]string) *terminal {
@@ -30,7 +33,11 @@ func newTerminal(t *testing.T, env map[string]string) *terminal {
 // run runs `bot ARGS...` to the end and returns its standard output and exit status.
 func (c *terminal) run(args ...string) (string, int) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testkit.Deadline)
+	deadline := c.deadline
+	if deadline == 0 {
+		deadline = testkit.Deadline
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	cmd := botproc.CommandContext(ctx, c.t, c.env, args...)
 	var stderr strings.Builder
@@ -119,7 +126,7 @@ func TestTerminalGateTimesOut(t *testing.T) {
 		}
 		p.WaitStdout(regexp.MustCompile(`it is rejected\.$`))
 		p.WaitStdout(regexp.MustCompile("^⏰ Reminder: run `[0-9a-z]+` of `timed` is still waiting at `confirm`"))
-		p.WaitStdout(regexp.MustCompile("timed out: nobody answered within 2s. The gate is rejected and the run is cancelled.$"))
+		p.WaitStdout(regexp.MustCompile("timed out: nobody answered within 4s. The gate is rejected and the run is cancelled.$"))
 		_ = typing.Close()
 		p.Exit()
 		out := p.Stdout()

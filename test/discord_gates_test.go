@@ -105,9 +105,9 @@ func TestGateTimerFiresOnceWithTwoReplicas(t *testing.T) {
 		replicas = append(replicas, startDiscordBot(t, fake, env))
 	}
 	r := startDiscordRun(t, fake, "timed", "")
-	gate := waitInRunThread(t, fake, r, "the gate message", contentHas("(2s after it was asked), it is rejected."))
+	gate := waitInRunThread(t, fake, r, "the gate message", contentHas("(4s after it was asked), it is rejected."))
 	waitDiscordStatus(t, fake, r, "cancelled")
-	waitInRunThread(t, fake, r, "the timeout", contentHas("timed out: nobody answered within 2s"))
+	waitInRunThread(t, fake, r, "the timeout", contentHas("timed out: nobody answered within 4s"))
 	// Not vacuous: each replica looks for due timers at least every 5s; wait until both have looked
 	// again after the timeout fired, so a second firing would have happened by now.
 	for _, b := range replicas {

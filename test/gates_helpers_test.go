@@ -119,13 +119,15 @@ nodes:
     bash: |
       printf 'shipped %%s with notes [%%s]\n' "$ARGUMENTS" "$confirm.output"
 `, alice, bob, carol),
+		// timed's reminder is due 3s before its timeout: a timer loop woken late past both (a loaded
+		// machine) would fire only the timeout, which wins, and the reminder would never come.
 		"timed.yaml": `name: timed
-description: Waits two seconds for an answer, reminding once after one.
+description: Waits four seconds for an answer, reminding once after one.
 nodes:
   - id: confirm
     approval:
       message: Anyone there?
-      timeout: 2s
+      timeout: 4s
       remind_after: 1s
   - id: after
     depends_on: [confirm]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,26 +19,22 @@ import (
 // versions under /opt/threadflow-ai) through the real bot, against a loopback stub of their model
 // APIs. They skip when a CLI is missing, except on CI (CI=true), where that is a failure.
 
-// aiPrefix is where .ci/run installs the pinned CLIs.
-const aiPrefix = "/opt/threadflow-ai/bin"
-
-// realCLI returns the path of an installed CLI: on PATH, or in aiPrefix.
+// realCLI returns the path of an installed CLI: on PATH, or where .ci/run installs it.
 func realCLI(t *testing.T, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if p := filepath.Join(aiPrefix, name); fileExists(p) {
-		return p
-	}
-	testkit.Missing(t, "the %s CLI is not installed (.ci/run installs it under %s)", name, aiPrefix)
-	return ""
+	return testkit.Tool(t, name)
 }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// realCLIDeadline bounds one bot command that starts a real CLI (at most twice: a turn and a
+// resumed one), and the wait for a CLI's first request. Claude Code's start-up alone costs about
+// 1.1 s of CPU and took 8-19 s on a 2-core CI machine at load 30, so testkit.Deadline (30 s) is too
+// tight for it; a hung CLI is still caught, by the bot's idle timeout or by this bound.
+const realCLIDeadline = 2 * time.Minute
 
 // aiBot is a terminal on a bot whose AI provider is one real CLI pointed at a stub API.
 type aiBot struct {
@@ -88,7 +83,7 @@ func newAIBot(t *testing.T, name string) *aiBot {
 	env["WORKFLOWS_DIR"] = dir
 	env["DEFAULT_PROVIDER"] = name
 	env["PATH"] = filepath.Dir(bin) + ":" + env["PATH"] // codex's wrapper runs node
-	b := &aiBot{terminal: &terminal{t: t, env: env}, name: name, api: stubapi.Start(t), tmp: t.TempDir()}
+	b := &aiBot{terminal: &terminal{t: t, env: env, deadline: realCLIDeadline}, name: name, api: stubapi.Start(t), tmp: t.TempDir()}
 	if name == "claude" {
 		env["CLAUDE_BIN"] = bin
 		// Claude Code retries a failed connection ten times over minutes before it gives up; one
@@ -313,7 +308,7 @@ func TestRealCLIInterruptedChatLeavesNoProcess(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		testkit.Eventually(t, "the CLI's request to reach the stub", func() bool { return b.api.Requests() > 0 })
+		testkit.EventuallyWithin(t, realCLIDeadline, "the CLI's request to reach the stub", func() bool { return b.api.Requests() > 0 })
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}

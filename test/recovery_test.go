@@ -156,8 +156,13 @@ func checkNoRerunAfterCompletion(t *testing.T, st db.Store, dir string, ids []st
 	}
 }
 
-// Kill -9 at random moments, at least 20 times: every run completes, and no completed node runs
-// again (../shared/seeds/002_ea3ceaae607d1167.txt: recovery never restarts at the entry node).
+// Kill -9 at random moments while the bot works, 20 times (or until no work is left): every run
+// completes, and no completed node runs again (../shared/seeds/002_ea3ceaae607d1167.txt: recovery
+// never restarts at the entry node).
+//
+// Each kill comes at a random moment after the bot started a node: a kill timed from the moment the
+// bot is up, as it once was, could fall before it claimed anything when a loaded machine slows its
+// start, and then interrupted nothing ("only 0 rescues").
 func TestKillNineRepeatedlyEveryRunCompletes(t *testing.T) {
 	botproc.ForEachEngine(t, botproc.Env, func(t *testing.T, env map[string]string) {
 		counters := t.TempDir()
@@ -167,7 +172,16 @@ func TestKillNineRepeatedlyEveryRunCompletes(t *testing.T) {
 		ids := queueRuns(t, st, countingWorkflow("chain", nodes, "sleep 0.2"), 30)
 		p := botproc.Start(t, env)
 		for kill := 0; kill < 20; kill++ {
-			// The chaos interval: how long the bot lives before it is killed, not a wait for work.
+			before, done := startedNodes(t, counters, nodes), false
+			testkit.EventuallyWithin(t, testkit.Deadline, "the bot to start a node", func() bool {
+				done = allStopped(t, st, ids)
+				return done || startedNodes(t, counters, nodes) > before
+			})
+			if done {
+				t.Logf("every run completed after %d kills", kill)
+				break
+			}
+			// The chaos interval: how long the bot works before it is killed, not a wait for work.
 			time.Sleep(time.Duration(50+rand.IntN(400)) * time.Millisecond)
 			p.Kill()
 			p.Restart()
@@ -230,6 +244,35 @@ func TestReplicasShareWorkWithoutDoubleClaims(t *testing.T) {
 		}
 		t.Logf("claims per replica: %v", owners)
 	})
+}
+
+// startedNodes is how many node attempts of the counting workflow have started so far.
+func startedNodes(t *testing.T, dir string, nodes int) int {
+	t.Helper()
+	n := 0
+	for i := 1; i <= nodes; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("n%d", i)))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		n += strings.Count(string(b), "\n")
+	}
+	return n
+}
+
+// allStopped reports whether every run stopped (completed, failed or cancelled).
+func allStopped(t *testing.T, st db.Store, ids []string) bool {
+	t.Helper()
+	for _, id := range ids {
+		run, err := st.GetRun(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status == db.StatusQueued || run.Status == db.StatusRunning || run.Status == db.StatusPaused {
+			return false
+		}
+	}
+	return true
 }
 
 // countAll counts events of one type over runs.

@@ -58,15 +58,17 @@ func TestBrowserSignedInPersonApprovesAsTheirPlatformID(t *testing.T) {
 	p := botproc.Start(t, env)
 	base := p.URL()
 
-	// Without a session the chat page sends the browser to sign in; the provider signs it in as U1.
+	// Without a session the chat page sends the browser to sign in; the provider signs it in as U1,
+	// and the browser is back on the page it asked for.
 	act(t, ctx, "sign in through the OIDC provider",
 		chromedp.Navigate(base+"chat"),
 		chromedp.WaitVisible(chromedp.CSS("#signin-oidc")),
 		chromedp.Click(chromedp.CSS("#signin-oidc")),
-		chromedp.WaitVisible(chromedp.CSS("#live")),
-		chromedp.Navigate(base+"chat"),
 		chromedp.WaitVisible(`//code[@id="signed-in-as" and contains(., "slack:U1")]`),
 	)
+	if landed := value(t, ctx, "where the browser landed", chromedp.Location()); landed != base+"chat" {
+		t.Errorf("after signing in the browser is at %s, want the chat page it asked for (%schat)", landed, base)
+	}
 	if n := value(t, ctx, "count name forms", chromedp.Evaluate[int](`document.querySelectorAll('form[action="/chat/name"]').length`)); n != 0 {
 		t.Errorf("a signed-in person is offered %d forms to pick a name", n)
 	}

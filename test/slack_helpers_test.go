@@ -166,6 +166,13 @@ func (s *slackBot) waitInThread(t *testing.T, r run, what string, match func(sla
 func (s *slackBot) waitStatus(t *testing.T, r run, state string) slackfake.Message {
 	t.Helper()
 	prefix := "Status of run `" + r.id + "`: *" + state + "*"
+	defer func() { // a run that ended otherwise says why in its thread: show it with the failure
+		if t.Failed() {
+			for _, m := range s.thread(r.root.TS) {
+				t.Logf("in the thread of run %s: %q", r.id, m.Text)
+			}
+		}
+	}()
 	return s.waitInThread(t, r, "status "+state, func(m slackfake.Message) bool { return strings.HasPrefix(m.Text, prefix) })
 }
 

@@ -43,13 +43,20 @@ func browser(t *testing.T) context.Context {
 		chromedp.WindowSize(1280, 860),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	// No deadline for the browser's whole life: a test of many steps on a loaded machine outlived
+	// one (2*Deadline once bounded them all, and failed with "context deadline exceeded" however
+	// healthy each step). Each step has its own (step), as every wait of testkit does.
 	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	ctx, cancelDeadline := context.WithTimeout(ctx, 2*testkit.Deadline)
-	t.Cleanup(func() { cancelDeadline(); cancelBrowser(); cancelAlloc() })
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil { // starts the browser now, so a broken install fails here
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
+}
+
+// step is the context of one browser step of a test: the browser's, within testkit.Deadline.
+func step(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, testkit.Deadline)
 }
 
 // screenshot saves a PNG of the page (quality 100 is what makes Chromium encode PNG, not JPEG) to $THREADFLOW_SCREENSHOTS/name when that is set: the
@@ -60,6 +67,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if dir == "" {
 		return
 	}
+	ctx, cancel := step(ctx)
+	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)

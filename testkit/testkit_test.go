@@ -58,7 +58,7 @@ var skipsForNoMissingTool = map[string]int{
 	"test/outbox_soak_test.go":         1, // the crash soak is opt-in (SOAK_CRASH=1)
 	"test/recovery_test.go":            2, // engines a recovery scenario does not apply to
 	"test/chat_suite_test.go":          1, // a chat scenario on a platform that has no such gesture
-	"cmd/bench/bench_test.go":          1, // -short
+	"cmd/bench/bench_test.go":          2, // -short (the cli and scale scenarios build the bot binary)
 	"db/sqlite/errors_test.go":         1, // -short
 	"adapters/discord/gateway_test.go": 1, // a limitation of the pinned discordgo, with how to lift it
 }

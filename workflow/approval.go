@@ -12,8 +12,9 @@ import (
 
 var (
 	approvalFields = []string{"message", "capture_response", "approvers", "allow_self_approval", "required_approvals",
-		"timeout", "on_timeout", "remind_after"}
+		"timeout", "on_timeout", "remind_after", "notify", "escalate_after", "escalate_to"}
 	onTimeouts = []string{string(TimeoutReject), string(TimeoutAbandon)}
+	notifies   = []string{db.NotifyMention, db.NotifyDM, db.NotifyNone}
 )
 
 // Approval is a gate that pauses the run until a person approves or rejects it, and says who may
@@ -30,6 +31,9 @@ type Approval struct {
 	Timeout     time.Duration // 0: wait until answered
 	OnTimeout   OnTimeout     // what a timeout does (default reject)
 	RemindAfter time.Duration // 0: no reminder; otherwise one reminder in the run's thread
+	// EscalateAfter: when the gate escalates to Policy.EscalateTo (0: never), counted from when
+	// it was asked, like the other timers.
+	EscalateAfter time.Duration
 }
 
 // OnTimeout says what happens to a gate nobody answered in time.
@@ -74,7 +78,56 @@ func (d *decoder) approval(f field, m *nodeMeta) *Approval {
 	if g, ok := fs["required_approvals"]; ok {
 		d.requiredApprovals(g, a)
 	}
+	d.notifications(fs, a)
 	return a
+}
+
+// notifications reads notify, escalate_to and escalate_after (its duration; escalation's bounds
+// are checked with the other timers, checkEscalation). notify defaults to mention when the gate
+// names people to tell (approvers or escalate_to), else none.
+func (d *decoder) notifications(fs map[string]field, a *Approval) {
+	p := &a.Policy
+	if g, ok := fs["escalate_to"]; ok {
+		p.EscalateTo, p.EscalateAdmins = d.people(g, "escalate_to", "escalate_to entry", "remove it with `escalate_after` to escalate to nobody")
+	}
+	if g, ok := fs["escalate_after"]; ok {
+		a.EscalateAfter = d.gateDuration(g)
+	}
+	named := p.Restricted() || p.Escalates()
+	p.Notify = db.NotifyMention
+	if !named {
+		p.Notify = ""
+	}
+	g, ok := fs["notify"]
+	if !ok {
+		return
+	}
+	s, ok := d.oneOf(g, notifies)
+	switch {
+	case !ok:
+	case s == db.NotifyNone:
+		p.Notify = ""
+	case !named:
+		d.errorf(g.val, "`notify: %s` has nobody to tell: the gate lists no `approvers` and no `escalate_to`; list them, or remove `notify`", s)
+	default:
+		p.Notify = s
+	}
+}
+
+// checkEscalation checks that escalate_after and escalate_to come together, and that the gate
+// escalates while it still waits.
+func (d *decoder) checkEscalation(inner *yaml.Node, a *Approval) {
+	after, hasAfter := innerField(inner, "escalate_after")
+	to, hasTo := innerField(inner, "escalate_to")
+	switch {
+	case hasTo && !hasAfter:
+		d.errorf(to.key, "`escalate_to` needs an `escalate_after` saying when; add `escalate_after: 4h` (any Go duration) next to it")
+	case hasAfter && !hasTo:
+		d.errorf(after.key, "`escalate_after` needs an `escalate_to` saying to whom; add `escalate_to: [\"@admins\"]` (ids, groups or @admins)")
+	case hasAfter && a.Timeout > 0 && a.EscalateAfter >= a.Timeout:
+		d.errorf(after.val, "`escalate_after` (%s) must be shorter than `timeout` (%s), or the gate would close before it escalated", a.EscalateAfter, a.Timeout)
+		a.EscalateAfter = 0
+	}
 }
 
 // approvers reads the list of who may answer a gate.
@@ -197,6 +250,7 @@ func (d *decoder) gateTimerFields(fs map[string]field, a *Approval) {
 		}
 	}
 	d.gateTimers(merged, a)
+	d.checkEscalation(inner, a)
 }
 
 // innerField returns the field key of the mapping m, if m is a mapping that has it.

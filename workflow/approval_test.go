@@ -25,9 +25,38 @@ nodes:
 `
 	w := mustParse(t, "wf.yaml", []byte(src))
 	want := Approval{Message: "Ship it?", Policy: db.GatePolicy{Approvers: []string{"slack:U123", "discord:4567", "console:alice"}, Admins: true,
-		AllowSelfApproval: false, Required: 2}, Timeout: 24 * time.Hour, OnTimeout: TimeoutAbandon, RemindAfter: 4 * time.Hour}
+		AllowSelfApproval: false, Required: 2, Notify: db.NotifyMention}, Timeout: 24 * time.Hour, OnTimeout: TimeoutAbandon, RemindAfter: 4 * time.Hour}
 	if got := *w.Node("confirm").Approval; !reflect.DeepEqual(got, want) {
 		t.Errorf("approval =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestApprovalNotifications(t *testing.T) {
+	t.Parallel()
+	head := "name: x\nnodes:\n  - id: g\n    approval:\n"
+	tests := []struct {
+		name, src  string
+		notify     string
+		escalateTo []string
+		admins     bool
+		after      time.Duration
+	}{
+		{"approvers default to mention", "      approvers: [\"slack:group:S1\"]\n", db.NotifyMention, nil, false, 0},
+		{"anyone defaults to none", "      message: ok?\n", "", nil, false, 0},
+		{"none is stored as nothing", "      approvers: [\"slack:U1\"]\n      notify: none\n", "", nil, false, 0},
+		{"dm", "      approvers: [\"@admins\"]\n      notify: dm\n", db.NotifyDM, nil, false, 0},
+		{"escalation alone tells by mention", "      escalate_after: 2h\n      escalate_to: [\"discord:role:42\", \"@admins\"]\n",
+			db.NotifyMention, []string{"discord:role:42"}, true, 2 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mustParse(t, "wf.yaml", []byte(head+tt.src)).Node("g").Approval
+			p := a.Policy
+			if p.Notify != tt.notify || !reflect.DeepEqual([]string(p.EscalateTo), tt.escalateTo) || p.EscalateAdmins != tt.admins || a.EscalateAfter != tt.after {
+				t.Errorf("notify %q, escalate_to %v (admins %v) after %s; want %q, %v (%v) after %s",
+					p.Notify, p.EscalateTo, p.EscalateAdmins, a.EscalateAfter, tt.notify, tt.escalateTo, tt.admins, tt.after)
+			}
+		})
 	}
 }
 
@@ -63,6 +92,15 @@ func TestApprovalErrors(t *testing.T) {
 		{"late reminder", head + "    approval: {timeout: 1h, remind_after: 2h}\n", "`remind_after` (2h0m0s) must be shorter than `timeout` (1h0m0s)"},
 		{"timer twice", head + "    timeout: 1h\n    approval: {timeout: 2h}\n", "`timeout` is set both on the node and inside `approval:`"},
 		{"timer on a shell node", head + "    on_timeout: reject\n    bash: echo\n", "`on_timeout` applies only to approval nodes"},
+		{"unknown notify", head + "    approval: {approvers: [\"slack:U1\"], notify: email}\n",
+			"wf.yaml:4:49: `notify` \"email\" is not accepted; use one of: mention, dm, none"},
+		{"notify nobody", head + "    approval: {notify: dm}\n", "wf.yaml:4:24: `notify: dm` has nobody to tell"},
+		{"escalate_to alone", head + "    approval: {approvers: [\"slack:U1\"], escalate_to: [\"@admins\"]}\n",
+			"wf.yaml:4:41: `escalate_to` needs an `escalate_after`"},
+		{"escalate_after alone", head + "    approval: {escalate_after: 1h}\n", "wf.yaml:4:16: `escalate_after` needs an `escalate_to`"},
+		{"late escalation", head + "    approval: {timeout: 1h, escalate_after: 1h, escalate_to: [\"@admins\"]}\n",
+			"wf.yaml:4:45: `escalate_after` (1h0m0s) must be shorter than `timeout` (1h0m0s)"},
+		{"escalate to nobody", head + "    approval: {escalate_after: 1h, escalate_to: [U1]}\n", `escalate_to entry "U1" is not a user id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

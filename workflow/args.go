@@ -8,7 +8,11 @@ import (
 // CheckArgs checks that a run supplies the workflow's required inputs. All inputs travel together
 // as one $ARGUMENTS string, so a workflow with a required input needs non-blank arguments. The
 // error (matching ErrMissingInput) lists the inputs so chat can show how to call the workflow.
+// Typed inputs (Typed) are checked by RunInputs instead.
 func (w *Workflow) CheckArgs(args string) error {
+	if strings.TrimSpace(args) != "" || w.Typed() { // typed inputs are RunInputs' to check
+		return nil
+	}
 	if strings.TrimSpace(args) != "" {
 		return nil
 	}

@@ -30,7 +30,8 @@ type entry struct {
 
 // Discover loads the bundled workflows, then $home/workflows/, then each of dirs in order; a later
 // workflow with the same name replaces an earlier one, so users can override the bundled ones.
-// Every *.yaml and *.yml file is a workflow. Invalid files are reported in the returned Errors and
+// Every *.yaml and *.yml file is a workflow; a directory ending in .archon/workflows is read in
+// Archon's dialect, with its subfolders (docs/archon.md). Invalid files are reported in the returned Errors and
 // left out; valid ones are still usable. Missing directories are not an error. An empty home skips
 // $home/workflows/.
 func Discover(home string, dirs []string) (*Catalog, Errors) {
@@ -40,6 +41,10 @@ func Discover(home string, dirs []string) (*Catalog, Errors) {
 		dirs = append([]string{filepath.Join(home, "workflows")}, dirs...)
 	}
 	for _, dir := range dirs {
+		if IsArchonDir(dir) {
+			errs = append(errs, c.loadArchon(os.DirFS(filepath.Dir(dir)), dir, Origin(dir))...)
+			continue
+		}
 		errs = append(errs, c.load(os.DirFS(dir), dir, Origin(dir))...)
 	}
 	c.recordBroken(errs)

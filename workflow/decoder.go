@@ -16,6 +16,10 @@ type decoder struct {
 	lines []string // the source, to place errors inside block scalars
 	errs  Errors
 	meta  map[*Node]*nodeMeta
+	// archon: the file is Archon's, whose field reads are checked when they happen (MissingField).
+	archon bool
+	// wfName is the workflow's own name once decoded: a `workflow:` node may not start it.
+	wfName string
 }
 
 func (d *decoder) errorAt(line, col int, format string, args ...any) {

@@ -75,3 +75,43 @@ func TestDocsApprovalExampleParses(t *testing.T) {
 		t.Errorf("the example parsed as %+v", *a)
 	}
 }
+
+// The typed inputs example in docs/workflows.md must be a valid workflow with typed inputs and a
+// concurrency group reading them.
+func TestDocsInputsExampleIsValid(t *testing.T) {
+	t.Parallel()
+	blocks := docBlocks(t, "## Inputs", 1)
+	w, err := Parse("release.yaml", []byte(blocks[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Typed() || w.Concurrency == nil || len(w.Inputs) != 3 {
+		t.Fatalf("the example has typed %v, concurrency %v, %d inputs", w.Typed(), w.Concurrency, len(w.Inputs))
+	}
+}
+
+// The script-node and output_format examples in docs/workflows.md are valid workflows.
+func TestDocsScriptAndStructuredExamplesParse(t *testing.T) {
+	t.Parallel()
+	for _, heading := range []string{"### Script nodes", "### Structured answers"} {
+		blocks := docBlocks(t, heading, 1)
+		if len(blocks) != 1 {
+			t.Fatalf("%s has no example", heading)
+		}
+		src := "name: example\nnodes:\n" + indent(blocks[0], "  ")
+		if heading == "### Script nodes" { // the example reads the output of a node before it
+			src = "name: example\nnodes:\n  - id: tests\n    bash: make test\n" + indent(blocks[0], "  ")
+		}
+		if _, err := Parse("example.yaml", []byte(src)); err != nil {
+			t.Errorf("the example of %s does not parse: %v\n%s", heading, err, src)
+		}
+	}
+}
+
+func indent(s, by string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = by + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

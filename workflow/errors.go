@@ -13,6 +13,8 @@ var (
 	ErrInvalid = errors.New("invalid workflow")
 	// ErrMissingInput: a run was started without the arguments its workflow requires.
 	ErrMissingInput = errors.New("missing workflow input")
+	// ErrBadInput: a run's typed inputs were refused (InputError says which and why).
+	ErrBadInput = errors.New("bad workflow input")
 )
 
 // Error is one problem in a workflow file. Msg says what is wrong and how to fix it.
@@ -21,6 +23,8 @@ type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	// Refused names the Archon fields a file was refused for (docs/archon.md); nil otherwise.
+	Refused []string
 }
 
 func (e *Error) Error() string {

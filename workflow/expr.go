@@ -31,11 +31,12 @@ func (e *Expr) String() string {
 	return strings.TrimSpace(e.src)
 }
 
-// refs returns every $<node>.output the condition reads, in source order.
-func (e *Expr) refs() []operand {
+// refs returns every operand of kind the condition reads ($<node>.output and $<node>.output.field,
+// or $inputs.name), in source order.
+func (e *Expr) refs(kind operandKind) []operand {
 	var out []operand
 	e.root.walk(func(o operand) {
-		if o.kind == opOutput {
+		if o.kind == kind {
 			out = append(out, o)
 		}
 	})
@@ -77,13 +78,15 @@ const (
 	opRunID
 	opLoopIteration
 	opOutput
+	opInput
 )
 
 // operand is a string-valued leaf: a literal or a variable. off is its byte offset in the source.
 type operand struct {
-	kind operandKind
-	text string // the literal's value, or the node id of an output
-	off  int
+	kind  operandKind
+	text  string // the literal's value, or the node id of an output
+	field string // for $node.output.field
+	off   int
 }
 
 // value resolves the operand. Outputs are trimmed because shell output ends with a newline and
@@ -97,7 +100,12 @@ func (o operand) value(v Vars) string {
 	case opLoopIteration:
 		return countString(v.LoopIteration)
 	case opOutput:
+		if o.field != "" {
+			return v.field(o.text, o.field)
+		}
 		return strings.TrimSpace(v.Outputs[o.text])
+	case opInput:
+		return v.Inputs[o.text]
 	default:
 		return o.text
 	}

@@ -98,16 +98,20 @@ func lexOne(src string, i int) (token, *exprError) {
 func lexVar(src string, i int) (token, *exprError) {
 	r, ok := scanRef(src, i)
 	if !ok {
-		return token{}, &exprError{i, "expected $ARGUMENTS, $RUN_ID, $LOOP_ITERATION or $<node>.output after `$`"}
+		return token{}, &exprError{i, "expected $ARGUMENTS, $RUN_ID, $LOOP_ITERATION, $inputs.<name>, $<node>.output or $<node>.output.<field> after `$`"}
 	}
 	t := token{kind: tokOperand, off: i, text: src[i:r.end]}
 	if r.node != "" {
-		t.op = operand{kind: opOutput, text: r.node, off: i}
+		t.op = operand{kind: opOutput, text: r.node, field: r.field, off: i}
+		return t, nil
+	}
+	if r.input != "" {
+		t.op = operand{kind: opInput, text: r.input, off: i}
 		return t, nil
 	}
 	kind, known := exprVars[r.name]
 	if !known {
-		return token{}, &exprError{i, fmt.Sprintf("`$%s` cannot be used in a condition; use $ARGUMENTS, $RUN_ID, $LOOP_ITERATION or $<node>.output", r.name)}
+		return token{}, &exprError{i, fmt.Sprintf("`$%s` cannot be used in a condition; use $ARGUMENTS, $RUN_ID, $LOOP_ITERATION, $inputs.<name> or $<node>.output", r.name)}
 	}
 	t.op = operand{kind: kind, off: i}
 	return t, nil

@@ -114,28 +114,88 @@ func (d *decoder) reportCycle(byID map[string]*Node, path []string, seen map[str
 func (d *decoder) checkRefs(w *Workflow, n *Node, byID map[string]*Node, ids []string) {
 	m := d.meta[n]
 	var up map[string]bool // computed at the first reference: most nodes have none
-	check := func(target, where string, line, col int) {
+	check := func(target, field, where string, line, col int) {
 		if up == nil {
 			up = ancestors(n, byID)
 		}
-		if d.checkRef(n, target, where, line, col, up, ids) && !slices.Contains(w.reads[n.ID], target) {
+		if !d.checkRef(n, target, where, line, col, up, ids) {
+			return
+		}
+		if field != "" && !d.checkField(n, byID[target], field, where, line, col) {
+			return
+		}
+		if !slices.Contains(w.reads[n.ID], target) {
 			w.reads[n.ID] = append(w.reads[n.ID], target)
+		}
+		if field != "" && d.archon && where != "`when`" { // a condition that cannot be met is false
+			if w.fieldReads == nil {
+				w.fieldReads = map[string][][2]string{}
+			}
+			w.fieldReads[n.ID] = append(w.fieldReads[n.ID], [2]string{target, field})
 		}
 	}
 	if n.When != nil {
-		for _, o := range n.When.refs() {
+		for _, o := range n.When.refs(opOutput) {
 			line, col := d.posIn(m.when, o.off)
-			check(o.text, "`when`", line, col)
+			check(o.text, o.field, "`when`", line, col)
+		}
+		for _, o := range n.When.refs(opInput) {
+			line, col := d.posIn(m.when, o.off)
+			d.checkInputRef(w, n, o.text, "`when`", line, col)
 		}
 	}
 	for _, t := range m.texts {
 		eachRef(t.val.Value, func(start int, r ref) {
-			if r.node != "" {
-				line, col := d.posIn(t.val, start)
-				check(r.node, t.field, line, col)
+			line, col := d.posIn(t.val, start)
+			switch {
+			case r.node != "":
+				check(r.node, r.field, t.field, line, col)
+			case r.input != "":
+				d.checkInputRef(w, n, r.input, t.field, line, col)
 			}
 		})
 	}
+}
+
+// checkInputRef reports a $inputs.name that names no input of a workflow with typed inputs.
+func (d *decoder) checkInputRef(w *Workflow, n *Node, name, where string, line, col int) {
+	if _, ok := w.Input(name); ok && w.Typed() {
+		return
+	}
+	if !w.Typed() {
+		d.errorAt(line, col, "%s of node `%s` reads `$inputs.%s` but the workflow has no typed inputs; give its inputs a `type` (docs/workflows.md#inputs)", where, n.ID, name)
+		return
+	}
+	names := make([]string, len(w.Inputs))
+	for i, in := range w.Inputs {
+		names[i] = in.Name
+	}
+	d.errorAt(line, col, "%s of node `%s` reads `$inputs.%s` but there is no input `%s`; %s", where, n.ID, name, name, suggest(name, names, "inputs"))
+}
+
+// checkField reports whether $target.output.field may be read, and says why not when it may not:
+// a node with output_format has the fields its schema declares, and no others (an undeclared one
+// would read as empty for ever); a bash or script node's output may be any JSON object; other
+// nodes answer in prose.
+func (d *decoder) checkField(n, target *Node, field, where string, line, col int) bool {
+	ref := "`$" + target.ID + ".output." + field + "`"
+	switch {
+	case !validField(field):
+		d.errorAt(line, col, "%s of node `%s` reads %s, which is not a field name (letters, digits and '_', at most %d)", where, n.ID, ref, maxIDLen)
+	case d.archon && (target.OutputFormat != nil || target.Kind == KindBash || target.Kind == KindScript):
+		return true // Archon's reads fail when they happen, not when the file loads (Graph.MissingField)
+	case target.OutputFormat != nil && !target.OutputFormat.hasField(field):
+		d.errorAt(line, col, "%s of node `%s` reads %s but the output_format of `%s` declares no field `%s`; %s",
+			where, n.ID, ref, target.ID, field, suggest(field, target.OutputFormat.Fields, "fields"))
+	case target.OutputFormat != nil, target.Kind == KindBash, target.Kind == KindScript:
+		return true
+	case target.Kind == KindPrompt:
+		d.errorAt(line, col, "%s of node `%s` reads %s but `%s` answers in prose; give it an `output_format` (a JSON Schema) that declares `%s`", where, n.ID, ref, target.ID, field)
+	default:
+		d.errorAt(line, col, "%s of node `%s` reads %s but `%s` is %s %s node, whose output has no fields; read `$%s.output`",
+			where, n.ID, ref, target.ID, article(string(target.Kind)), target.Kind, target.ID)
+	}
+	return false
 }
 
 // checkRef reports whether node n may read target's output, and says why not when it may not.
@@ -176,13 +236,42 @@ type Graph struct {
 	dependents map[string][]*Node
 	order      map[string]int
 	reads      map[string][]string // node id -> the upstream outputs its texts and `when` read
-	byEnvName  map[string]string   // TF_OUTPUT_<NODE> -> node id
+	fieldReads map[string][][2]string
+	byEnvName  map[string]string // TF_OUTPUT_<NODE> -> node id
+}
+
+// MissingField checks the $node.output.field reads of node n of an Archon workflow as Archon does
+// (strict, never a silent ”): a field its producer's output_format does not declare, a producer
+// that did not run, an output that is not a JSON object, or a key a schemaless output (bash,
+// script) lacks fails the reader. A declared field the answer leaves out reads as ”. It returns
+// the first bad read and why, or ok false.
+func (g *Graph) MissingField(n *Node, v Vars) (node, field, why string, bad bool) {
+	for _, r := range g.fieldReads[n.ID] {
+		up, f := r[0], r[1]
+		fields := v.Fields[up]
+		_, ran := v.Outputs[up]
+		t := g.byID[up]
+		switch {
+		case !ran:
+			return up, f, up + " did not complete", true
+		case t != nil && t.OutputFormat != nil && !t.OutputFormat.hasField(f):
+			return up, f, "the output_format of " + up + " declares no field " + f, true
+		case fields == nil:
+			return up, f, "the output of " + up + " is not a JSON object", true
+		case t != nil && t.OutputFormat != nil:
+		default:
+			if _, found := fields[f]; !found {
+				return up, f, "the output of " + up + " has no field " + f, true
+			}
+		}
+	}
+	return "", "", "", false
 }
 
 // Graph indexes w; build it once per execution, not once per question.
 func (w *Workflow) Graph() *Graph {
 	g := &Graph{byID: make(map[string]*Node, len(w.Nodes)), dependents: map[string][]*Node{}, order: make(map[string]int, len(w.Nodes)),
-		reads: w.reads, byEnvName: make(map[string]string, len(w.Nodes))}
+		reads: w.reads, fieldReads: w.fieldReads, byEnvName: make(map[string]string, len(w.Nodes))}
 	for i, n := range w.Nodes {
 		g.byID[n.ID], g.order[n.ID] = n, i
 		g.byEnvName[OutputEnvName(n.ID)] = n.ID
@@ -199,9 +288,9 @@ func (w *Workflow) Graph() *Graph {
 func (g *Graph) Upstream(n *Node) map[string]bool { return ancestors(n, g.byID) }
 
 // Inputs are the upstream nodes whose outputs node n gets: its direct dependencies, the nodes its
-// texts and `when` read ($x.output), and for a bash node any other upstream node whose variable
-// its script names (TF_OUTPUT_X or TF_OUTPUT_X_FILE, even in a comment). A bash node gets exactly
-// these as TF_OUTPUT_<NODE> variables. Not every upstream node: a node at the end of a 1,000-node
+// texts and `when` read ($x.output), and for a bash or script node any other upstream node whose
+// variable its code names (TF_OUTPUT_X, TF_OUTPUT_X_FILE or TF_FIELD_X_F, even in a comment). A
+// bash or script node gets exactly these as TF_OUTPUT_<NODE> (and TF_FIELD_) variables. Not every upstream node: a node at the end of a 1,000-node
 // chain would start its shell with 2,000 variables, and exec and sh pay for each one. It costs
 // O(dependencies + references + script), not O(ancestors), so a long chain stays flat.
 func (g *Graph) Inputs(n *Node) map[string]bool {
@@ -227,28 +316,51 @@ func (g *Graph) Inputs(n *Node) map[string]bool {
 	return in
 }
 
-// namedInScript returns the nodes whose TF_OUTPUT_ variable a bash node's script names.
+// namedInScript returns the nodes whose TF_OUTPUT_ or TF_FIELD_ variables the code of a bash or
+// script node names.
 func (g *Graph) namedInScript(n *Node) []string {
-	const prefix = "TF_OUTPUT_"
-	var ids []string
 	script := n.Bash
+	if n.Script != nil {
+		script = n.Script.Code
+	}
+	var ids []string
 	for {
-		i := strings.Index(script, prefix)
+		i := strings.Index(script, "TF_")
 		if i < 0 {
 			return ids
 		}
-		j := i + len(prefix)
+		j := i + len("TF_")
 		for j < len(script) && isUpperChar(script[j]) {
 			j++
 		}
-		name := script[i:j]
-		if id, ok := g.byEnvName[name]; ok {
-			ids = append(ids, id)
-		} else if id, ok := g.byEnvName[strings.TrimSuffix(name, "_FILE")]; ok {
+		if id, ok := g.nodeOfEnvName(script[i:j]); ok {
 			ids = append(ids, id)
 		}
 		script = script[j:]
 	}
+}
+
+// nodeOfEnvName finds the node whose output, output file or field the variable name carries.
+func (g *Graph) nodeOfEnvName(name string) (string, bool) {
+	if id, ok := g.byEnvName[name]; ok {
+		return id, true
+	}
+	if id, ok := g.byEnvName[strings.TrimSuffix(name, "_FILE")]; ok {
+		return id, true
+	}
+	rest, ok := strings.CutPrefix(name, "TF_FIELD_")
+	if !ok {
+		return "", false
+	}
+	// TF_FIELD_<NODE>_<FIELD>: the longest node whose name is followed by '_' and a field.
+	best, found := "", ""
+	for env, id := range g.byEnvName {
+		node := strings.TrimPrefix(env, "TF_OUTPUT_")
+		if len(node) > len(best) && strings.HasPrefix(rest, node+"_") && len(rest) > len(node)+1 {
+			best, found = node, id
+		}
+	}
+	return found, found != ""
 }
 
 // Dependents are the nodes that list id in depends_on, in workflow order.
@@ -260,3 +372,11 @@ func (g *Graph) IsSink(id string) bool { return len(g.dependents[id]) == 0 }
 // Order is the node's position in the workflow file, which decides who starts first among nodes
 // ready at once.
 func (g *Graph) Order(id string) int { return g.order[id] }
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}

@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "continue_on_error", "bash", "prompt", "provider", "model", "context", "permissions", "approval", "loop", "on_timeout", "remind_after"}
-	kindFields   = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop)}
+	nodeFields   = []string{"id", "depends_on", "when", "trigger_rule", "timeout", "retry", "continue_on_error", "bash", "prompt", "provider", "model", "context", "permissions", "max_cost_usd", "approval", "loop", "on_timeout", "remind_after", "script", "runtime", "packages", "output_format", "workflow", "input", "fan_out"}
+	kindFields   = []string{string(KindBash), string(KindPrompt), string(KindApproval), string(KindLoop), string(KindScript), string(KindWorkflow)}
 	retryFields  = []string{"max_attempts", "delay", "on"}
 	loopFields   = []string{"prompt", "until", "max_iterations", "fresh_context", "interactive", "gate_message"}
 	triggerRules = []string{string(AllSuccess), string(OneSuccess), string(NoneFailedMinOneSuccess), string(AllDone)}
@@ -55,6 +55,9 @@ func (d *decoder) node(n *yaml.Node) *Node {
 	d.common(fs, node, m)
 	d.kind(fs, n, node, m)
 	d.agentFields(fs, node)
+	d.scriptAndFormat(fs, node)
+	d.childInputOnly(fs, node)
+	d.fanOut(fs, node, m)
 	if node.Retry.On == "" {
 		node.Retry.On = node.Kind.DefaultRetryOn()
 	}
@@ -191,6 +194,10 @@ func (d *decoder) kind(fs map[string]field, n *yaml.Node, node *Node, m *nodeMet
 		d.gateTimerFields(fs, node.Approval)
 	case KindLoop:
 		node.Loop = d.loop(f, m)
+	case KindScript:
+		node.Script = d.script(fs, f, node)
+	case KindWorkflow:
+		d.childWorkflow(fs, f, node, m)
 	}
 }
 
@@ -229,11 +236,12 @@ func (d *decoder) loop(f field, m *nodeMeta) *Loop {
 	return l
 }
 
-// agentFields decodes provider, model, context and permissions, which only AI nodes accept.
+// agentFields decodes provider, model, context, permissions and max_cost_usd, which only AI nodes
+// accept.
 func (d *decoder) agentFields(fs map[string]field, node *Node) {
 	node.Context = ContextFresh
 	ai := node.Kind == KindPrompt || node.Kind == KindLoop
-	for _, key := range []string{"provider", "model", "context", "permissions"} {
+	for _, key := range []string{"provider", "model", "context", "permissions", "max_cost_usd"} {
 		f, ok := fs[key]
 		if !ok {
 			continue
@@ -255,6 +263,8 @@ func (d *decoder) agentFields(fs map[string]field, node *Node) {
 			if s, ok := d.oneOf(f, permissions); ok {
 				node.Permissions = Permissions(s)
 			}
+		case key == "max_cost_usd":
+			node.MaxCostNanos = d.maxCost(f)
 		}
 	}
 }

@@ -15,12 +15,16 @@ import (
 const maxSourceSize = 1 << 20
 
 var (
-	topFields   = []string{"name", "description", "inputs", "access", "nodes"}
-	inputFields = []string{"name", "description", "required"}
+	topFields   = []string{"name", "description", "inputs", "access", "triggers", "concurrency", "max_cost_usd", "nodes"}
+	inputFields = []string{"name", "description", "type", "choices", "default", "required", "pattern"}
 )
 
-// ParseFile reads and parses one workflow file.
+// ParseFile reads and parses one workflow file; a file in an Archon repository's .archon/workflows
+// is read in Archon's dialect, with what it uses from beside it (docs/archon.md).
 func ParseFile(path string) (*Workflow, error) {
+	if w, ok, err := parseArchonFile(path); ok {
+		return w, err
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read workflow: %w", err)
@@ -30,20 +34,32 @@ func ParseFile(path string) (*Workflow, error) {
 
 // Parse decodes and validates a workflow. On failure the error is Errors holding every problem
 // found, each as file:line:col: message. path is used in messages and kept as Workflow.Path.
-func Parse(path string, src []byte) (*Workflow, error) {
+func Parse(path string, src []byte) (*Workflow, error) { return parse(path, src, src, nil) }
+
+// parse decodes text and keeps source as the workflow's Source. An Archon file being loaded passes
+// its own text and the bundle it was frozen with (b), so that loading does not read the bundle back
+// from YAML; a run's frozen copy (text == source, b nil) carries the bundle under archonKey.
+func parse(path string, text, source []byte, b *archonBundle) (*Workflow, error) {
 	d := &decoder{file: path}
-	if len(src) > maxSourceSize {
-		d.errorAt(1, 1, "file is %d bytes; a workflow must be under %d", len(src), maxSourceSize)
+	if len(source) > maxSourceSize {
+		d.errorAt(1, 1, "file is %d bytes; a workflow must be under %d", len(source), maxSourceSize)
 		return nil, d.errs
 	}
-	w := &Workflow{Path: path, Source: bytes.Clone(src)}
-	src = unifyLineBreaks(src)
-	root := d.document(src)
+	w := &Workflow{Path: path, Source: bytes.Clone(source)}
+	text = unifyLineBreaks(text)
+	root := d.document(text)
 	if root == nil {
 		return nil, d.errs
 	}
-	d.lines = strings.Split(string(src), "\n")
-	d.workflow(root, w)
+	d.lines = strings.Split(string(text), "\n")
+	if b == nil {
+		b = d.archonBundleOf(root)
+	}
+	if b != nil {
+		d.archonWorkflow(root, w, b)
+	} else {
+		d.workflow(root, w)
+	}
 	d.validateGraph(w)
 	if len(d.errs) > 0 {
 		d.errs.sortByPosition()
@@ -87,6 +103,7 @@ func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
 	fs := d.mapping(root, "the workflow", topFields)
 	if f, ok := fs["name"]; ok {
 		w.Name, _ = d.id(f)
+		d.wfName = w.Name
 	} else {
 		d.errorf(root, "missing `name`; add a line like `name: my-workflow`")
 	}
@@ -98,6 +115,16 @@ func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
 	}
 	if f, ok := fs["access"]; ok {
 		w.Access = d.access(f)
+	}
+	if f, ok := fs["max_cost_usd"]; ok {
+		w.MaxCostNanos = d.maxCost(f)
+	}
+	if f, ok := fs["concurrency"]; ok {
+		w.Concurrency = d.concurrency(f, w.Inputs)
+	}
+	if f, ok := fs["triggers"]; ok {
+		d.triggers(f, w)
+		d.checkTriggers(w)
 	}
 	f, ok := fs["nodes"]
 	if !ok {
@@ -113,38 +140,6 @@ func (d *decoder) workflow(root *yaml.Node, w *Workflow) {
 			w.Nodes = append(w.Nodes, node)
 		}
 	}
-}
-
-func (d *decoder) inputs(f field) []Input {
-	if f.val.Kind != yaml.SequenceNode {
-		d.errorf(f.val, "`inputs` must be a list of {name, description, required}, found %s", describe(f.val))
-		return nil
-	}
-	var out []Input
-	seen := map[string]int{}
-	for _, n := range f.val.Content {
-		fs := d.mapping(n, "an input", inputFields)
-		if fs == nil {
-			continue
-		}
-		var in Input
-		if nf, ok := fs["name"]; !ok {
-			d.errorf(n, "input has no `name`; add `name: <what the argument is>`")
-		} else if in.Name, ok = d.id(nf); ok {
-			if line, dup := seen[in.Name]; dup {
-				d.errorf(nf.val, "input `%s` is declared twice (first at line %d); rename or remove one", in.Name, line)
-			}
-			seen[in.Name] = nf.val.Line
-		}
-		if df, ok := fs["description"]; ok {
-			in.Description, _ = d.str(df)
-		}
-		if rf, ok := fs["required"]; ok {
-			in.Required = d.boolean(rf)
-		}
-		out = append(out, in)
-	}
-	return out
 }
 
 // yamlBreaks are the line breaks yaml.v3 counts when it reports a line (YAML 1.1: CR LF, a lone CR,

@@ -24,7 +24,7 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"unknown top field without a close match", "name: x\nnodez: []\nzzzzzzzz: 1\n", []string{
 			"wf.yaml:1:1: missing `nodes`; add a list of nodes, each with an `id` and one of " + kinds,
 			"wf.yaml:2:1: unknown field `nodez` in the workflow; did you mean `nodes`?",
-			"wf.yaml:3:1: unknown field `zzzzzzzz` in the workflow; known fields: name, description, inputs, access, nodes"}},
+			"wf.yaml:3:1: unknown field `zzzzzzzz` in the workflow; known fields: name, description, inputs, access, triggers, concurrency, max_cost_usd, nodes"}},
 		{"field set twice", head + "    bash: ls\n", []string{
 			"wf.yaml:5:5: field `bash` is set twice in a node (first at line 4); keep one"}},
 		{"duplicate id", head + "  - id: a\n    bash: echo\n", []string{
@@ -99,6 +99,11 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 		{"bad provider and context", "name: x\nnodes:\n  - id: a\n    prompt: hi\n    provider: gpt\n    context: reuse\n", []string{
 			"wf.yaml:5:15: `provider` \"gpt\" is not accepted; use one of: claude, codex",
 			"wf.yaml:6:14: `context` \"reuse\" is not accepted; use one of: fresh, shared"}},
+		{"bad max_cost_usd", "name: x\nmax_cost_usd: -1\nnodes:\n  - id: a\n    prompt: hi\n    max_cost_usd: lots\n  - id: b\n    bash: echo\n    max_cost_usd: 1\n  - id: c\n    prompt: hi\n    max_cost_usd: 0\n", []string{
+			"wf.yaml:2:15: `max_cost_usd` must be an amount of US dollars more than 0, like 5 or 0.50, found \"-1\"",
+			"wf.yaml:6:19: `max_cost_usd` must be an amount of US dollars more than 0, like 5 or 0.50, found \"lots\"",
+			"wf.yaml:9:5: `max_cost_usd` applies only to prompt and loop nodes; remove it from this bash node",
+			"wf.yaml:12:19: `max_cost_usd` must be an amount of US dollars more than 0, like 5 or 0.50, found \"0\""}},
 		{"bad permissions", "name: x\nnodes:\n  - id: a\n    prompt: hi\n    permissions: write\n  - id: b\n    bash: echo\n    permissions: read\n", []string{
 			"wf.yaml:5:18: `permissions` \"write\" is not accepted; use one of: read, edit, full",
 			"wf.yaml:8:5: `permissions` applies only to prompt and loop nodes; remove it from this bash node"}},

@@ -1,7 +1,8 @@
 package workflow
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -9,10 +10,15 @@ import (
 // and renders as an empty string.
 type Vars struct {
 	Arguments, RunID, ArtifactsDir string
-	Outputs                        map[string]string // node id -> output as kept inline (bounded)
-	OutputFiles                    map[string]string // node id -> path of the node's full output
+	Inputs                         map[string]string            // typed inputs by name (Workflow.RunInputs); nil without
+	Outputs                        map[string]string            // node id -> output as kept inline (bounded)
+	OutputFiles                    map[string]string            // node id -> path of the node's full output
+	Fields                         map[string]map[string]string // node id -> FieldsOf its output
 	LoopUserInput                  string
 	LoopIteration, Attempt         int
+	// PayloadFile is $TRIGGER_PAYLOAD_FILE: the file holding the body of the delivery that started
+	// the run ("" when no delivery did). The payload itself never reaches a script's text.
+	PayloadFile string
 }
 
 // lookup returns the value of an upper-case variable, and whether it is one of ours.
@@ -42,8 +48,13 @@ func Expand(text string, v Vars) string {
 	last := 0
 	eachRef(text, func(start int, r ref) {
 		val, ok := v.lookup(r.name)
-		if r.node != "" {
+		switch {
+		case r.field != "":
+			val, ok = v.field(r.node, r.field), true
+		case r.node != "":
 			val, ok = strings.TrimSpace(v.Outputs[r.node]), true
+		case r.input != "":
+			val, ok = v.Inputs[r.input], true
 		}
 		if !ok {
 			return
@@ -56,8 +67,10 @@ func Expand(text string, v Vars) string {
 	return b.String()
 }
 
-// ShellScript rewrites $node.output and ${node.output} into ${TF_OUTPUT_<NODE>} so that the shell
-// reads each output from the environment built by ShellEnv. No value ever enters the script text,
+// ShellScript rewrites $node.output and ${node.output} into ${TF_OUTPUT_<NODE>}, and
+// $node.output.field into ${TF_FIELD_<NODE>_<FIELD>}, and $inputs.name into ${INPUT_<NAME>}, so
+// that the shell reads each value from the
+// environment built by ShellEnv. No value ever enters the script text,
 // so an output such as `$(rm -rf /)` is data, never code. $ARGUMENTS and the other variables are
 // already environment variables and stay as written. Like any shell variable, a reference inside
 // single quotes is not expanded; a reference after a backslash or `$$` is left alone.
@@ -65,11 +78,18 @@ func ShellScript(script string) string {
 	var b strings.Builder
 	last := 0
 	eachRef(script, func(start int, r ref) {
-		if r.node == "" || escapedDollar(script, start) {
+		if r.node == "" && r.input == "" || escapedDollar(script, start) {
 			return
 		}
 		b.WriteString(script[last:start])
-		b.WriteString("${" + OutputEnvName(r.node) + "}")
+		switch {
+		case r.input != "":
+			b.WriteString("${" + InputEnvName(r.input) + "}")
+		case r.field != "":
+			b.WriteString("${" + FieldEnvName(r.node, r.field) + "}")
+		default:
+			b.WriteString("${" + OutputEnvName(r.node) + "}")
+		}
 		last = r.end
 	})
 	b.WriteString(script[last:])
@@ -81,9 +101,10 @@ func escapedDollar(s string, i int) bool {
 	return i > 0 && (s[i-1] == '\\' || s[i-1] == '$')
 }
 
-// ShellEnv returns the environment entries ("NAME=value") that carry v into a bash node.
+// ShellEnv returns the environment entries ("NAME=value") that carry v into a bash or script node.
 // Outputs are passed as given (the orchestrator bounds them), sorted by node id, each with
-// TF_OUTPUT_<NODE>_FILE naming the file that holds the full output. NUL bytes are dropped because
+// TF_OUTPUT_<NODE>_FILE naming the file that holds the full output, then the fields of outputs that
+// are JSON objects as TF_FIELD_<NODE>_<FIELD>. NUL bytes are dropped because
 // an environment entry cannot hold them and the process would fail to start.
 func ShellEnv(v Vars) []string {
 	env := make([]string, 0, 6+2*len(v.Outputs))
@@ -91,27 +112,34 @@ func ShellEnv(v Vars) []string {
 		val, _ := v.lookup(name)
 		env = append(env, name+"="+stripNUL(val))
 	}
-	ids := make([]string, 0, len(v.Outputs))
-	for id := range v.Outputs {
-		ids = append(ids, id)
+	if v.PayloadFile != "" {
+		env = append(env, PayloadFileEnv+"="+stripNUL(v.PayloadFile))
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, name := range slices.Sorted(maps.Keys(v.Inputs)) {
+		env = append(env, InputEnvName(name)+"="+stripNUL(v.Inputs[name]))
+	}
+	for _, id := range slices.Sorted(maps.Keys(v.Outputs)) {
 		env = append(env, OutputEnvName(id)+"="+stripNUL(v.Outputs[id]))
 		if f, ok := v.OutputFiles[id]; ok {
 			env = append(env, OutputFileEnvName(id)+"="+stripNUL(f))
 		}
 	}
-	return env
+	return append(env, fieldEnv(v)...)
 }
+
+// PayloadFileEnv names the file holding the payload of the delivery that started a run.
+const PayloadFileEnv = "TRIGGER_PAYLOAD_FILE"
 
 func stripNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 
 // OutputEnvName is the environment variable that carries a node's output into shell scripts:
 // TF_OUTPUT_ followed by the id upper-cased, with every byte outside [A-Za-z0-9] as '_'.
 // Validation rejects two ids that share a name (build-a and build_a).
-func OutputEnvName(nodeID string) string {
-	b := []byte(nodeID)
+func OutputEnvName(nodeID string) string { return "TF_OUTPUT_" + envPart(nodeID) }
+
+// envPart is s upper-cased with every byte outside [A-Za-z0-9] as '_'.
+func envPart(s string) string {
+	b := []byte(s)
 	for i, c := range b {
 		switch {
 		case c >= 'a' && c <= 'z':
@@ -121,7 +149,7 @@ func OutputEnvName(nodeID string) string {
 			b[i] = '_'
 		}
 	}
-	return "TF_OUTPUT_" + string(b)
+	return string(b)
 }
 
 // OutputFileEnvName is the environment variable that carries the path of a node's full output

@@ -32,6 +32,9 @@ type Config struct {
 	GuildIDs []string // register the command per guild (instant); empty means globally
 	APIURL   string   // "" = Discord's own; a loopback fake in tests
 	Log      *zap.Logger
+	// Forms, when set, answers a run command that lacks its workflow's required inputs with a modal
+	// and starts the run its submission asks for.
+	Forms conversation.Forms
 }
 
 // Autocompleter is implemented by the orchestrator; the adapter calls it for autocomplete
@@ -44,7 +47,11 @@ type Autocompleter interface {
 // Claimer records that an event is being handled. Every replica receives every gateway event;
 // only the one whose claim comes first acts on it.
 type Claimer interface {
+	// Claim records an event the adapter answers itself (an autocomplete, an expired button).
 	Claim(ctx context.Context, platform, eventID string) (first bool, err error)
+	// ClaimMessage records m's event with m, which the claimant then hands to its handler: m is kept
+	// until it is handled, so a replica that dies first leaves it to another (conversation.Inbox).
+	ClaimMessage(ctx context.Context, m conversation.Message) (first bool, err error)
 }
 
 // intents are the gateway events the adapter needs: guild channels and threads, messages in them
@@ -67,6 +74,7 @@ type Adapter struct {
 	retry    retryPolicy
 	inflight tracker
 	now      func() time.Time
+	forms    conversation.Forms // Config.Forms; nil: no modals
 }
 
 // New checks cfg and prepares a session; nothing is sent until Run or the Outbox is used.
@@ -93,7 +101,7 @@ func New(cfg Config, h conversation.Handler, ac Autocompleter, cl Claimer) (*Ada
 		log = zap.NewNop()
 	}
 	return &Adapter{
-		cfg: cfg, log: log.Named("discord"), session: s, handler: h, ac: ac, claimer: cl,
+		cfg: cfg, log: log.Named("discord"), session: s, handler: h, ac: ac, claimer: cl, forms: cfg.Forms,
 		channels: newChannelCache(), tokens: newInteractionTokens(), buttons: newButtonKeys(),
 		retry: defaultRetry, now: time.Now,
 	}, nil
@@ -198,12 +206,25 @@ func (a *Adapter) addHandlers(ctx context.Context) func() {
 	rmIn := a.session.AddHandler(func(_ *discordgo.Session, e *discordgo.InteractionCreate) {
 		a.inflight.do(func() { a.onInteraction(ctx, e.Interaction) })
 	})
-	return func() { rmMsg(); rmIn() }
+	rmRaw := a.session.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
+		a.inflight.do(func() { a.onRawEvent(ctx, e) })
+	})
+	return func() { rmMsg(); rmIn(); rmRaw() }
 }
 
-// claim reports whether this replica is the first to claim the event and so must act on it.
+// claim reports whether this replica is the first to claim the event and so must answer it.
 func (a *Adapter) claim(ctx context.Context, eventID string) bool {
 	first, err := a.claimer.Claim(ctx, Platform, eventID)
+	return a.claimed(eventID, first, err)
+}
+
+// claimMessage reports whether this replica is the first to claim m's event and so must hand m on.
+func (a *Adapter) claimMessage(ctx context.Context, m conversation.Message) bool {
+	first, err := a.claimer.ClaimMessage(ctx, m)
+	return a.claimed(m.EventID, first, err)
+}
+
+func (a *Adapter) claimed(eventID string, first bool, err error) bool {
 	if err != nil {
 		// Acting without a claim could answer twice; staying silent is the smaller harm.
 		a.log.Error("discord.claim_failed", zap.String("event", eventID), errField(err))

@@ -68,6 +68,10 @@ func newClaimer() *memClaimer {
 	return &memClaimer{claimed: map[string]bool{}, attempts: map[string]int{}}
 }
 
+func (c *memClaimer) ClaimMessage(ctx context.Context, m conversation.Message) (bool, error) {
+	return c.Claim(ctx, m.Platform, m.EventID)
+}
+
 func (c *memClaimer) Claim(_ context.Context, platform, id string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -30,13 +30,13 @@ func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
 		a.log.Debug("discord.message_ignored", zap.String("reason", "not_addressed"), zap.String("channel", m.ChannelID))
 		return
 	}
-	if !a.claim(ctx, m.ID) {
-		return
-	}
-	a.handler.Handle(ctx, conversation.Message{
+	msg := conversation.Message{
 		Address: addr, UserID: Platform + ":" + m.Author.ID, UserName: displayName(m.Member, m.Author), UserRoles: roles(m.Member),
 		Text: text, EventID: m.ID, Mentioned: mentioned, Direct: direct,
-	})
+	}
+	if a.claimMessage(ctx, msg) {
+		a.handler.Handle(ctx, msg)
+	}
 }
 
 // stripMention removes the bot's mentions (<@id> and the legacy <@!id>) from content and reports
@@ -75,7 +75,7 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 	if err != nil {
 		return channelInfo{}, fmt.Errorf("discord: look up channel %s: %w", id, err)
 	}
-	info := channelInfo{direct: c.Type == discordgo.ChannelTypeDM || c.Type == discordgo.ChannelTypeGroupDM}
+	info := channelInfo{direct: c.Type == discordgo.ChannelTypeDM || c.Type == discordgo.ChannelTypeGroupDM, guildID: c.GuildID}
 	if c.IsThread() {
 		info.parentID = c.ParentID
 	}
@@ -83,22 +83,19 @@ func (a *Adapter) channel(ctx context.Context, id string) (channelInfo, error) {
 	return info, nil
 }
 
-// onInteraction claims an interaction and hands it to its kind's handler; only the claimant
-// answers, so the others do nothing at all, not even the acknowledgement.
+// onInteraction hands an interaction to its kind's handler, each of which claims it first; only the
+// claimant answers, so the others do nothing at all, not even the acknowledgement. A command or a
+// click is claimed with the message it becomes, kept until it is handled.
 func (a *Adapter) onInteraction(ctx context.Context, in *discordgo.Interaction) {
-	var handle func(context.Context, *discordgo.Interaction)
 	switch in.Type {
 	case discordgo.InteractionApplicationCommand:
-		handle = a.onCommand
+		a.onCommand(ctx, in)
 	case discordgo.InteractionApplicationCommandAutocomplete:
-		handle = a.onAutocomplete
+		if a.claim(ctx, in.ID) {
+			a.onAutocomplete(ctx, in)
+		}
 	case discordgo.InteractionMessageComponent:
-		handle = a.onClick
-	default:
-		return
-	}
-	if a.claim(ctx, in.ID) {
-		handle(ctx, in)
+		a.onClick(ctx, in)
 	}
 }
 
@@ -146,33 +143,52 @@ func (a *Adapter) respond(ctx context.Context, in *discordgo.Interaction, r *dis
 	return true
 }
 
-// onCommand defers the answer at once, hands the equivalent text command to the handler, then
-// replaces the "thinking" placeholder with the command that ran. The handler's replies are posted
-// in the channel or thread through the Outbox.
+// onCommand claims the command with the message it becomes, defers the answer at once, hands the
+// message to the handler, then replaces the "thinking" placeholder with the command that ran. The
+// handler's replies are posted in the channel or thread through the Outbox. A command the adapter
+// cannot read is claimed alone and answered with why.
 func (a *Adapter) onCommand(ctx context.Context, in *discordgo.Interaction) {
 	received := a.now()
-	if !a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}) {
-		return
-	}
 	text, err := commandText(in.ApplicationCommandData())
 	if err != nil {
-		a.finish(ctx, in, conversation.T(conversation.P(err.Error())))
+		a.refuse(ctx, in, conversation.T(conversation.P(err.Error())))
 		return
 	}
 	addr, err := a.resolve(ctx, in.ChannelID, in.GuildID == "")
 	if err != nil {
 		a.log.Warn("discord.channel_lookup_failed", zap.String("channel", in.ChannelID), errField(err))
-		a.finish(ctx, in, conversation.T(conversation.P("Sorry, I could not read this channel; check my View Channels permission.")))
+		a.refuse(ctx, in, conversation.T(conversation.P("Sorry, I could not read this channel; check my View Channels permission.")))
 		return
 	}
 	userID, name := interactionUser(in)
-	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
-	a.handler.Handle(ctx, conversation.Message{
+	m := conversation.Message{
 		Address: addr, UserID: Platform + ":" + userID, UserName: name, UserRoles: roles(in.Member), Text: text,
 		EventID: in.ID, Mentioned: true, Direct: in.GuildID == "",
-	})
-	if a.now().Sub(received) < tokenLifetime {
+	}
+	if a.openForm(ctx, in, m) { // a modal must be the interaction's first answer
+		return
+	}
+	if !a.claimMessage(ctx, m) {
+		return
+	}
+	// The request is kept: it is handled even if Discord no longer takes the acknowledgement.
+	deferred := a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource})
+	if deferred {
+		a.tokens.remember(addr, m.UserID, interactionToken{appID: in.AppID, token: in.Token, at: received})
+	}
+	a.handler.Handle(ctx, m)
+	if deferred && a.now().Sub(received) < tokenLifetime {
 		a.finish(ctx, in, conversation.T(conversation.C(text)))
+	}
+}
+
+// refuse claims a command the adapter cannot hand on and answers it with t.
+func (a *Adapter) refuse(ctx context.Context, in *discordgo.Interaction, t conversation.Text) {
+	if !a.claim(ctx, in.ID) {
+		return
+	}
+	if a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}) {
+		a.finish(ctx, in, t)
 	}
 }
 
@@ -185,30 +201,39 @@ func (a *Adapter) finish(ctx context.Context, in *discordgo.Interaction, t conve
 	}
 }
 
-// onClick turns a button click into the button's command, acknowledged with a deferred update so
-// the message stays as it is until the handler edits it. The click's token is kept like a command's,
-// so an answer meant only for the clicker (a refusal) is an ephemeral followup, not a message to all.
+// onClick turns a button click into the button's command, claimed with that message and
+// acknowledged with a deferred update so the message stays as it is until the handler edits it. The
+// click's token is kept like a command's, so an answer meant only for the clicker (a refusal) is an
+// ephemeral followup, not a message to all.
 func (a *Adapter) onClick(ctx context.Context, in *discordgo.Interaction) {
 	received := a.now()
 	cmd, ok := a.buttons.command(in.MessageComponentData().CustomID)
 	if !ok || in.Message == nil {
-		a.respond(ctx, in, ephemeral("This button has expired. Type the command shown in the message instead."))
-		return
-	}
-	if !a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}) {
+		if a.claim(ctx, in.ID) {
+			a.respond(ctx, in, ephemeral("This button has expired. Type the command shown in the message instead."))
+		}
 		return
 	}
 	addr, err := a.resolve(ctx, in.ChannelID, in.GuildID == "")
 	if err != nil {
 		a.log.Warn("discord.channel_lookup_failed", zap.String("channel", in.ChannelID), errField(err))
+		if a.claim(ctx, in.ID) {
+			a.respond(ctx, in, ephemeral("Sorry, I could not read this channel; check my View Channels permission."))
+		}
 		return
 	}
 	userID, name := interactionUser(in)
-	a.tokens.remember(addr, Platform+":"+userID, interactionToken{appID: in.AppID, token: in.Token, at: received})
-	a.handler.Handle(ctx, conversation.Message{
+	m := conversation.Message{
 		Address: addr, UserID: Platform + ":" + userID, UserName: name, UserRoles: roles(in.Member), Text: cmd, EventID: in.ID,
 		Direct: in.GuildID == "", Action: &conversation.Action{Ref: conversation.Ref{Address: addr, MessageID: in.Message.ID}},
-	})
+	}
+	if !a.claimMessage(ctx, m) {
+		return
+	}
+	if a.respond(ctx, in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}) {
+		a.tokens.remember(addr, m.UserID, interactionToken{appID: in.AppID, token: in.Token, at: received})
+	}
+	a.handler.Handle(ctx, m)
 }
 
 func ephemeral(text string) *discordgo.InteractionResponse {

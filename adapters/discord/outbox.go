@@ -39,7 +39,8 @@ func (o outbox) Capabilities() conversation.Capabilities {
 	return conversation.Capabilities{Threads: true, Buttons: true, CommandsInThreads: true}
 }
 
-// noMentions is sent with every message and edit: an empty parse list lets nothing ping.
+// noMentions is sent with every edit and ephemeral reply, and is what a post allows beyond the
+// mentions the workflow names (allowedMentions): an empty parse list lets nothing else ping.
 func noMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
 }
@@ -71,7 +72,7 @@ func (o outbox) Post(ctx context.Context, to conversation.Address, r conversatio
 	chunks := o.a.chunks(r)
 	var last *discordgo.Message
 	for i, c := range chunks {
-		send := &discordgo.MessageSend{Content: c, AllowedMentions: noMentions()}
+		send := &discordgo.MessageSend{Content: c, AllowedMentions: allowedMentions(r.Text)}
 		if i == len(chunks)-1 {
 			send.Components = o.a.components(r.Buttons)
 		}

@@ -24,10 +24,12 @@ var markup = conversation.Markup{
 	Block:    breakFences,
 	UserText: func(s string) string { return neutralise(markdownEscaper.Replace(s)) },
 	Output:   renderOutput,
+	Mention:  mention,
 }
 
-// Render turns a Text into Discord message content with markup. Messages are also sent with no
-// allowed mentions, so neutralising mentions here is the second of two locks.
+// Render turns a Text into Discord message content with markup. Messages are also sent allowing
+// only the mentions the workflow names (allowedMentions), so neutralising the others here is the
+// second of two locks.
 func Render(t conversation.Text) string { return markup.Render(t) }
 
 // codeSpan renders inline code. A span cannot hold a newline, and backticks end it: with one

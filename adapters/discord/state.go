@@ -43,6 +43,7 @@ const maxCached = 10000
 type channelInfo struct {
 	parentID string // set for threads
 	direct   bool   // a DM channel
+	guildID  string // the server's id, once read (guildOf)
 }
 
 // channelCache remembers channel kinds; a channel never changes kind or parent, so entries never

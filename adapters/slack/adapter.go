@@ -33,6 +33,9 @@ type Config struct {
 	AppToken string      // xapp-: Socket Mode (Basic Information > App-Level Tokens, connections:write)
 	APIURL   string      // Web API base URL; "" means Slack's own. Tests point it at slackfake.
 	Log      *zap.Logger // nil logs nothing
+	// Forms, when set, opens a modal for a run command that lacks its workflow's required inputs
+	// and starts the run its submission asks for.
+	Forms conversation.Forms
 }
 
 // Adapter connects one Slack app to a conversation.Handler.
@@ -42,6 +45,8 @@ type Adapter struct {
 	log  *zap.Logger
 	out  *outbox
 	auth *slackapi.AuthTestResponse // set by Connect
+	// forms shows and checks run forms (Config.Forms); nil: none
+	forms conversation.Forms
 
 	groups groupCache // user group members (GroupMembers)
 }
@@ -71,7 +76,9 @@ func New(cfg Config, h conversation.Handler) (*Adapter, error) {
 		opts = append(opts, slackapi.OptionAPIURL(strings.TrimSuffix(cfg.APIURL, "/")+"/"))
 	}
 	api := slackapi.New(cfg.BotToken, opts...)
-	return &Adapter{api: api, h: h, log: lg, out: newOutbox(api, lg)}, nil
+	a := &Adapter{api: api, h: h, log: lg, out: newOutbox(api, lg), forms: cfg.Forms}
+	a.out.members = a.GroupMembers
+	return a, nil
 }
 
 // Outbox returns the adapter's conversation.Outbox. It may be used before and while Run runs.
@@ -126,6 +133,31 @@ func (a *Adapter) Run(ctx context.Context) error {
 	}
 }
 
+// form answers an envelope that opens or submits a run form; it reports whether it did (and acked).
+// Neither writes anything the form does not: opening one is a views.open, and a submission's run
+// is created before its ack (within Slack's 3 seconds: a run's creation is one commit).
+func (a *Adapter) form(ctx context.Context, sm *socketmode.Client, in inbound, ev socketmode.Event) bool {
+	var payload any
+	switch data := ev.Data.(type) {
+	case slackapi.SlashCommand:
+		m, _ := in.translate(ev)
+		if !a.openForm(ctx, data, m) {
+			return false
+		}
+	case slackapi.InteractionCallback:
+		if data.Type != slackapi.InteractionTypeViewSubmission || data.View.CallbackID != formCallback {
+			return false
+		}
+		payload = a.submitForm(ctx, data)
+	default:
+		return false
+	}
+	if err := sm.AckCtx(ctx, ev.Request.EnvelopeID, payload); err != nil {
+		a.log.Warn("slack.ack_failed", zap.String("envelope_id", ev.Request.EnvelopeID), zap.Error(err))
+	}
+	return true
+}
+
 // dispatch translates an envelope, hands it over, then acks it. The handler (the bot's Inbox)
 // records the event and queues it, which takes milliseconds, well within the 3 seconds Slack waits
 // for an ack: so an event is acked only once it is recorded, and a bot killed before that gets
@@ -138,6 +170,9 @@ func (a *Adapter) dispatch(ctx context.Context, sm *socketmode.Client, in inboun
 		a.log.Warn("slack.connection_failed", zap.Any("detail", ev.Data))
 	case socketmode.EventTypeSlashCommand, socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive:
 		if ev.Request == nil {
+			return
+		}
+		if a.form(ctx, sm, in, ev) {
 			return
 		}
 		if m, ok := in.translate(ev); ok {

@@ -36,6 +36,9 @@ type outbox struct {
 	send *sender
 	log  *zap.Logger
 
+	// members reads a user group's members (Adapter.GroupMembers, cached), for Members.
+	members func(ctx context.Context, group string) ([]string, error)
+
 	selfMu sync.Mutex
 	selfID string // the bot's user id, once known (self)
 }

@@ -18,6 +18,7 @@ var markup = conversation.Markup{
 	Block:    func(s string) string { return breakBackticks(escape(s)) },
 	UserText: func(s string) string { return breakFences(escape(s)) },
 	Output:   convertMarkdown,
+	Mention:  mention,
 }
 
 // Render turns t into Slack mrkdwn with markup.

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"threadflow/conversation"
+	"threadflow/platform"
 )
 
 // The web user: a self-declared name kept in a cookie. It is who the orchestrator sees (web:NAME)
@@ -25,7 +26,7 @@ const (
 // thread there, and every web user reads and answers it, as in a Slack channel. People's own
 // conversations are channels named after them; a name cannot contain '#' (namePattern), so no
 // person's conversation is ever this one.
-const threadsChannel = "#runs"
+const threadsChannel = platform.WebRuns
 
 // threadsIndex is the shared channel itself: its transcript holds the root message of every run
 // thread, which is how the chat page lists them.

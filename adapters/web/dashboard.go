@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +31,10 @@ const (
 	maxPage  = 100
 )
 
-// countCap bounds each state's count on the runs list: beyond it the page says "500+".
-const countCap = 500
+// countCap bounds each state's count on the runs list: past it the page says "1000+". A count of
+// more costs a walk of that many index entries on every load, the one part of the page that would
+// grow with history (BENCHMARKS.md, scale).
+const countCap = 1000
 
 // runIDPattern accepts run ids (and the prefixes chat accepts) and nothing that could smuggle
 // another argument into the command a button sends.
@@ -96,7 +98,7 @@ func (f listFilter) with(state string, page int) string {
 type stateCount struct {
 	State string
 	N     int
-	More  bool // at least countCap
+	More  bool // more than countCap
 	URL   string
 }
 
@@ -104,6 +106,11 @@ type stateCount struct {
 type runRow struct {
 	Run   db.Run
 	State string
+	Usage string // what its agent turns cost (reporting.UsageText); "" for a run without any
+	Cost  string // the short form shown in the table
+	// Depth is how deep a child run is nested under its parent's row on the page (nestRows); 0
+	// for a run a person or a trigger started, and for a child whose parent is on another page.
+	Depth int
 }
 
 type runsPageData struct {
@@ -114,6 +121,10 @@ type runsPageData struct {
 	Prev, Next string // page links; empty on the first and the last page
 	LiveURL    string
 	User       string
+	Kept       string // how long runs are kept (RETENTION, RETENTION_UNFINISHED)
+	// Workflows is what each workflow's agent turns used over the last usageWindow, costliest first.
+	Workflows []workflowUsage
+	Forms     []string // workflows the viewer may start with a Run form
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -128,8 +139,14 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	workflows, err := s.workflowUsage(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows, Counts: counts,
-		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label()}
+		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label(), Forms: s.formWorkflows(r.Context(), s.viewer(r)), Kept: keptFor(s.cfg.Retention),
+		Workflows: workflows}
 	if f.Page > 1 {
 		data.Prev = f.with(f.State, f.Page-1)
 	}
@@ -148,11 +165,52 @@ func (s *Server) listPage(ctx context.Context, f listFilter) ([]runRow, bool, er
 	more := len(runs) > f.Page*pageSize
 	runs = runs[min(len(runs), (f.Page-1)*pageSize):min(len(runs), f.Page*pageSize)]
 	now := s.cfg.Now()
+	usage, err := s.runsUsage(ctx, runs)
+	if err != nil {
+		return nil, false, err
+	}
 	rows := make([]runRow, 0, len(runs))
 	for _, run := range runs {
-		rows = append(rows, runRow{Run: run, State: reporting.DisplayState(run, now)})
+		row := runRow{Run: run, State: reporting.DisplayState(run, now)}
+		if u := db.UsageOf(usage, run.ID); u.Turns > 0 {
+			row.Usage, row.Cost = reporting.UsageText(u), shortCost(u)
+		}
+		rows = append(rows, row)
 	}
-	return rows, more, nil
+	return nestRows(rows), more, nil
+}
+
+// nestRows moves each child run (issue 32) right under its parent's row when the parent is on the
+// same page, its children newest first, each indented one level deeper than its parent; a child
+// whose parent is not on the page stays where it is (it names its parent). The page holds the same
+// runs: nesting is an order, not a query.
+func nestRows(rows []runRow) []runRow {
+	on := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		on[r.Run.ID] = true
+	}
+	kids := map[string][]runRow{}
+	var top []runRow
+	for _, r := range rows {
+		if p := r.Run.ParentRunID; p != "" && on[p] {
+			kids[p] = append(kids[p], r)
+			continue
+		}
+		top = append(top, r)
+	}
+	out := make([]runRow, 0, len(rows))
+	var add func(r runRow, depth int)
+	add = func(r runRow, depth int) {
+		r.Depth = depth
+		out = append(out, r)
+		for _, k := range kids[r.Run.ID] {
+			add(k, depth+1)
+		}
+	}
+	for _, r := range top {
+		add(r, 0)
+	}
+	return out
 }
 
 // listRuns is the filter's page of runs, for the live table.
@@ -161,50 +219,44 @@ func (s *Server) listRuns(ctx context.Context, f listFilter) ([]runRow, error) {
 	return rows, err
 }
 
-// countStates counts the runs of each state that match the filter's workflow and conversation.
+// countStates counts the runs of each state that match the filter's workflow and conversation, up
+// to countCap each, in one statement.
 func (s *Server) countStates(ctx context.Context, f listFilter) ([]stateCount, error) {
+	n, err := s.cfg.Store.CountRuns(ctx, f.runFilter(countCap))
+	if err != nil {
+		return nil, fmt.Errorf("web: count runs: %w", err)
+	}
 	out := make([]stateCount, 0, len(db.AllStatuses))
 	for _, st := range db.AllStatuses {
-		g := f
-		g.State = string(st)
-		runs, err := s.collectRuns(ctx, g, countCap)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, stateCount{State: string(st), N: len(runs), More: len(runs) >= countCap, URL: f.with(string(st), 1)})
+		out = append(out, stateCount{State: string(st), N: min(n[st], countCap), More: n[st] > countCap, URL: f.with(string(st), 1)})
 	}
 	return out, nil
 }
 
-// collectRuns reads up to limit runs the filter selects, newest first. A conversation matches runs
-// started in it and runs reporting in it (a thread the run opened).
+// runFilter is the store's filter of f's workflow and conversation (not its state), returning at
+// most limit runs. A conversation matches runs started in it and runs reporting in
+// it (a thread the run opened).
+func (f listFilter) runFilter(limit int) db.RunFilter {
+	return db.RunFilter{Workflow: f.Workflow, InConversation: f.Conversation, Limit: limit}
+}
+
+// collectRuns reads up to limit runs the filter selects, newest first.
 func (s *Server) collectRuns(ctx context.Context, f listFilter, limit int) ([]db.Run, error) {
-	base := db.RunFilter{Workflow: f.Workflow, Limit: limit}
+	rf := f.runFilter(limit)
 	if f.State != "" {
-		base.Statuses = []db.Status{db.Status(f.State)}
+		rf.Statuses = []db.Status{db.Status(f.State)}
 	}
-	filters := []db.RunFilter{base}
-	if f.Conversation != "" {
-		started, inThread := base, base
-		started.ParentConversationID, inThread.ConversationID = f.Conversation, f.Conversation
-		filters = []db.RunFilter{started, inThread}
+	runs, err := s.cfg.Store.ListRuns(ctx, rf)
+	if err != nil {
+		return nil, fmt.Errorf("web: list runs: %w", err)
 	}
-	seen := map[string]bool{}
-	var runs []db.Run
-	for _, rf := range filters {
-		found, err := s.cfg.Store.ListRuns(ctx, rf)
-		if err != nil {
-			return nil, fmt.Errorf("web: list runs: %w", err)
-		}
-		for _, run := range found {
-			if !seen[run.ID] {
-				seen[run.ID] = true
-				runs = append(runs, run)
-			}
-		}
-	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAt.After(runs[j].CreatedAt) })
-	return runs[:min(len(runs), limit)], nil
+	return runs, nil
+}
+
+// keptFor says how long runs are kept, for the runs page.
+func keptFor(r db.Retention) string {
+	s := reporting.KeptFor(r)
+	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
 type runPageData struct {
@@ -221,6 +273,15 @@ type runPageData struct {
 	// Undelivered are messages the run owes its thread that failed for good, or are being retried
 	// after a platform error (issue 27): what the thread misses, and why.
 	Undelivered []db.OutboxEntry
+	// Usage is what the run's agent turns used (reporting.UsageText), NodeUsage each node's; empty
+	// without agent turns.
+	Usage     string
+	NodeUsage map[string]string
+	// Place is where the run stands in its concurrency group (nil: no group, or it ended).
+	Place *db.GroupPlace
+	Ahead string // Place's place in line, "2nd"
+	// Children are the runs this run's `workflow:` nodes started (issue 32), newest first.
+	Children []db.Run
 }
 
 // MayApprove reports whether the page offers the viewer Approve; MayReject, Reject. The
@@ -263,10 +324,26 @@ func (s *Server) readRun(ctx context.Context, id string, viewer viewer) (runPage
 	if err != nil {
 		return runPageData{}, fmt.Errorf("web: read undelivered messages of run %s: %w", id, err)
 	}
-	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run), User: viewer.Label()}
+	children, err := s.cfg.Store.ListRuns(ctx, db.RunFilter{ParentRunID: id})
+	if err != nil {
+		return runPageData{}, fmt.Errorf("web: read child runs of run %s: %w", id, err)
+	}
+	data := runPageData{runView: v, Notes: notes, Graph: graph, Artifacts: execution.Artifacts(run), User: viewer.Label(), Children: children}
+	if err := s.nodesUsage(ctx, &data); err != nil {
+		return runPageData{}, err
+	}
 	for _, o := range owed {
 		if o.State == db.OutboxFailed || o.LastError != "" { // not one on its way for a moment
 			data.Undelivered = append(data.Undelivered, o)
+		}
+	}
+	if run.Group != "" && !run.Status.Terminal() {
+		p, err := s.cfg.Store.GroupPlace(ctx, id)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return runPageData{}, fmt.Errorf("web: read the concurrency group of run %s: %w", id, err)
+		}
+		if err == nil {
+			data.Place, data.Ahead = &p, reporting.Ordinal(p.Place)
 		}
 	}
 	if v.CanAnswer() {

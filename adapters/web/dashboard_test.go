@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"threadflow/db"
 	"threadflow/testkit"
@@ -243,10 +245,23 @@ func readEvents(resp *http.Response, out chan<- string) {
 }
 
 func TestApprovalsWithNotesFromTheRunPage(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	// The page is read as at the moment the gate was asked, so it says the timeout is 24h away
+	// however long the loaded machine took between the pause and the page.
+	var asked atomic.Pointer[time.Time]
+	r := newRig(t, rigOptions{now: func() time.Time {
+		if at := asked.Load(); at != nil {
+			return *at
+		}
+		return time.Now()
+	}})
 	alice, bob, mallory := r.browser("alice"), r.browser("bob"), r.browser("mallory")
 	alice.say("/workflow run guarded")
 	run := r.waitRun("guarded", db.StatusPaused)
+	if p := run.Meta.Pause; p == nil || p.Since.IsZero() {
+		t.Fatalf("paused run has no pause time: %+v", run.Meta.Pause)
+	} else {
+		asked.Store(&p.Since)
+	}
 
 	_, page := alice.get("/runs/" + run.ID)
 	for _, want := range []string{"who may answer: <span class=\"user-text\">web:alice, web:bob and the admins (ADMIN_USER_IDS)</span>",
@@ -352,4 +367,52 @@ func (r *rig) rejectedByAlice(note string) (*browser, db.Run) {
 	alice.post("/runs/"+run.ID+"/reject", url.Values{"note": {note}})
 	r.waitRun("gated", db.StatusCancelled)
 	return alice, run
+}
+
+// TestRunPagesLinkParentAndChildRuns: a parent's page lists the child runs its `workflow:` nodes
+// started, each linked; a child's page links its parent.
+func TestRunPagesLinkParentAndChildRuns(t *testing.T) {
+	r := newRig(t, rigOptions{workflows: map[string]string{
+		"kid.yaml":    "name: kid\nnodes:\n  - id: say\n    bash: echo kid\n",
+		"parent.yaml": "name: parent\nnodes:\n  - id: sub\n    workflow: kid\n",
+	}})
+	b := r.browser("")
+	b.say("/workflow run parent")
+	parent := r.waitRun("parent", db.StatusCompleted)
+	child := db.ChildRunID(parent.ID, "sub", -1)
+	_, page := b.get("/runs/" + parent.ID)
+	if !strings.Contains(page, `<a href="/runs/`+child+`"><code>`+child+`</code></a> of <code>kid</code>, node <code>sub</code>`) {
+		t.Errorf("parent's page does not link its child %s:\n%s", child, page)
+	}
+	_, page = b.get("/runs/" + child)
+	if !strings.Contains(page, `<a id="parent-run" href="/runs/`+parent.ID+`">`) {
+		t.Errorf("child's page does not link its parent %s", parent.ID)
+	}
+	// The runs page nests the child under its parent's row (the child is newer, listed first
+	// otherwise), marked as a child and linking its parent.
+	_, page = b.get("/")
+	p, c := strings.Index(page, `<tr id="run-`+parent.ID+`"`), strings.Index(page, `<tr id="run-`+child+`" class="child-run"><td style="padding-left: 1em">↳ <a href="/runs/`+child+`">`)
+	if p < 0 || c < p {
+		t.Errorf("runs page does not nest child %s under its parent %s:\n%s", child, parent.ID, page)
+	}
+	if !strings.Contains(page, `kid <span class="muted child-of">child of <a href="/runs/`+parent.ID+`"><code>`+parent.ID+`</code></a>, node <code>sub</code></span>`) {
+		t.Errorf("the child's row does not link its parent %s:\n%s", parent.ID, page)
+	}
+}
+
+// The runs page says how long runs are kept, as RETENTION and RETENTION_UNFINISHED set it (issue 34).
+func TestDashboardSaysHowLongRunsAreKept(t *testing.T) {
+	for _, c := range []struct {
+		retention db.Retention
+		want      string
+	}{
+		{db.DefaultRetention, "Completed and cancelled runs are kept 90 days after they finish, failed and paused runs 365 days after their last change."},
+		{db.Retention{Finished: 36 * time.Hour}, "Completed and cancelled runs are kept 36h0m0s after they finish, failed and paused runs forever."},
+		{db.Retention{}, "Completed and cancelled runs are kept forever, failed and paused runs forever."},
+	} {
+		r := newRig(t, rigOptions{retention: c.retention})
+		if _, page := r.browser("alice").get("/"); !strings.Contains(page, c.want) {
+			t.Errorf("runs page with retention %+v does not say %q:\n%s", c.retention, c.want, page)
+		}
+	}
 }

@@ -1,6 +1,12 @@
 package web
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"threadflow/db"
+)
 
 func TestPersonShowsTheNameWithTheID(t *testing.T) {
 	t.Parallel()
@@ -14,5 +20,19 @@ func TestPersonShowsTheNameWithTheID(t *testing.T) {
 		if got := person(tt.id, tt.name); got != tt.want {
 			t.Errorf("person(%q, %q) = %q, want %q", tt.id, tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestNestRowsPutsChildrenUnderTheirParentOnThePage: children follow their parent on the page,
+// one level deeper per generation; a child whose parent is on another page stays where it is.
+func TestNestRowsPutsChildrenUnderTheirParentOnThePage(t *testing.T) {
+	row := func(id, parent string) runRow { return runRow{Run: db.Run{ID: id, ParentRunID: parent}} }
+	got := nestRows([]runRow{row("grand", "kid"), row("kid2", "top"), row("kid", "top"), row("orphan", "elsewhere"), row("top", ""), row("other", "")})
+	var order []string
+	for _, r := range got {
+		order = append(order, fmt.Sprintf("%s/%d", r.Run.ID, r.Depth))
+	}
+	if want := "orphan/0 top/0 kid2/1 kid/1 grand/2 other/0"; strings.Join(order, " ") != want {
+		t.Fatalf("nested order = %v, want %s", order, want)
 	}
 }

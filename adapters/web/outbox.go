@@ -131,13 +131,27 @@ func (o *Outbox) Find(ctx context.Context, to conversation.Address, key string) 
 	return conversation.Ref{Address: to, MessageID: id}, true, nil
 }
 
-// FindThread is Find: a run's "thread" on the web is the conversation it was started from.
+// FindThread reports whether StartThread opened a thread with the reply keyed key from the
+// conversation of in, and returns that thread and the Ref of its root. It looks for the last row
+// StartThread writes (the opening in the conversation of in): a thread whose opening is missing was
+// cut short, and StartThread with the same key completes it.
 func (o *Outbox) FindThread(ctx context.Context, in conversation.Address, key string) (conversation.Address, conversation.Ref, bool, error) {
-	ref, ok, err := o.Find(ctx, in, key)
-	if !ok {
+	if err := check(ctx, in); err != nil {
 		return conversation.Address{}, conversation.Ref{}, false, err
 	}
-	return in, ref, true, nil
+	if err := conversation.CheckFind(key); err != nil {
+		return conversation.Address{}, conversation.Ref{}, false, fmt.Errorf("web: %w", err)
+	}
+	ids := threadIDs(key)
+	_, err := o.store.FindMessage(ctx, Platform, in.ChannelID, ids.asked)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return conversation.Address{}, conversation.Ref{}, false, nil
+	case err != nil:
+		return conversation.Address{}, conversation.Ref{}, false, fmt.Errorf("web: find the opening of thread %q: %w", ids.thread, err)
+	}
+	thread := threadAddress(ids.thread)
+	return thread, conversation.Ref{Address: thread, MessageID: ids.thread}, true, nil
 }
 
 // Edit replaces a posted message's content and buttons.
@@ -161,16 +175,31 @@ func (o *Outbox) Edit(ctx context.Context, ref conversation.Ref, r conversation.
 // listed on every chat page, and is also posted where the run was asked for (a person's own
 // conversation), linking to the thread. A failed write returns the error, so the run reports in in
 // as it did before threads (a thread already written then holds only its first message).
+//
+// A keyed reply opens one thread however often it is started: the thread's id and its three rows'
+// ids derive from the key (threadIDs) and each row is recorded once, so a start repeated after a
+// crash between the writes and their record (by this replica or another) completes the same
+// thread instead of opening a second one that the chat page would list beside the first.
 func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r conversation.Reply) (conversation.Address, conversation.Ref, error) {
 	if err := check(ctx, in); err != nil {
 		return conversation.Address{}, conversation.Ref{}, err
 	}
-	thread := threadAddress(newMessageID())
-	head := conversation.TranscriptEntry(thread, newMessageID(), r)
-	listed := opening(threadsIndex, thread, r)
-	asked := opening(in, thread, r)
-	for _, m := range []db.TranscriptMessage{head, listed, asked} {
-		if _, err := o.store.AppendMessage(ctx, m); err != nil {
+	if err := conversation.CheckKey(r); err != nil {
+		return conversation.Address{}, conversation.Ref{}, fmt.Errorf("web: %w", err)
+	}
+	ids := threadIDs(r.Key)
+	thread := threadAddress(ids.thread)
+	head := conversation.TranscriptEntry(thread, ids.thread, r)
+	listed := opening(threadsIndex, ids.listed, thread, r)
+	asked := opening(in, ids.asked, thread, r)
+	for _, m := range []db.TranscriptMessage{head, listed, asked} { // asked last: FindThread looks for it
+		var err error
+		if r.Key == "" {
+			_, err = o.store.AppendMessage(ctx, m)
+		} else {
+			_, _, err = o.store.AppendMessageOnce(ctx, m)
+		}
+		if err != nil {
 			return conversation.Address{}, conversation.Ref{}, fmt.Errorf("web: open a run thread: %w", err)
 		}
 	}
@@ -178,10 +207,24 @@ func (o *Outbox) StartThread(ctx context.Context, in conversation.Address, r con
 	return thread, conversation.Ref{Address: thread, MessageID: head.MessageID}, nil
 }
 
+// rowIDs are the message ids of a run thread's three rows; the thread's id is its root's.
+type rowIDs struct{ thread, listed, asked string }
+
+// threadIDs are the ids of the rows StartThread writes for a reply keyed key: derived from the
+// key, so every replica writes the same rows; fresh random ones when unkeyed. The root and the
+// listed opening share the channel threadsChannel, hence ids of their own; a key has no control
+// character (conversation.CheckKey), so no Post's key derives any of them.
+func threadIDs(key string) rowIDs {
+	if key == "" {
+		return rowIDs{newMessageID(), newMessageID(), newMessageID()}
+	}
+	return rowIDs{messageID(key + "\x00thread"), messageID(key + "\x00listed"), messageID(key + "\x00asked")}
+}
+
 // opening is the transcript row, in the conversation at, of a message that opens thread: the
 // chat page shows it with a link to the thread.
-func opening(at, thread conversation.Address, r conversation.Reply) db.TranscriptMessage {
-	m := conversation.TranscriptEntry(at, newMessageID(), r)
+func opening(at conversation.Address, id string, thread conversation.Address, r conversation.Reply) db.TranscriptMessage {
+	m := conversation.TranscriptEntry(at, id, r)
 	b, err := json.Marshal(webBody{Body: conversation.Body{Text: r.Text, Buttons: r.Buttons}, Thread: thread.ThreadID})
 	if err != nil {
 		panic("web: encode a thread's root: " + err.Error()) // spans and buttons are strings and ints

@@ -148,72 +148,118 @@ func TestRequireToken(t *testing.T) {
 	}
 }
 
-// reopenable returns a fresh database of each engine and a function that opens another store on
-// it: a restarted bot, or another replica.
-func reopenable(t *testing.T, engine string) func() db.Store {
-	if engine == "sqlite" {
-		path := filepath.Join(t.TempDir(), "threadflow.db")
-		return func() db.Store { return dbtest.SQLiteAt(t, path, db.Options{}) }
+// onEachEngine runs f on a fresh database of each engine, as a subtest named after it, with an
+// outbox on it and a function that opens another store on the same database: a restarted bot, or
+// another replica.
+func onEachEngine(t *testing.T, f func(t *testing.T, o *web.Outbox, reopen func() db.Store)) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			var open func() db.Store
+			if engine == "sqlite" {
+				path := filepath.Join(t.TempDir(), "threadflow.db")
+				open = func() db.Store { return dbtest.SQLiteAt(t, path, db.Options{}) }
+			} else {
+				url := dbtest.PostgresDatabase(t)
+				open = func() db.Store { return dbtest.PostgresOn(t, url, db.Options{}) }
+			}
+			f(t, web.NewOutbox(open()), open)
+		})
 	}
-	url := dbtest.PostgresDatabase(t)
-	return func() db.Store { return dbtest.PostgresOn(t, url, db.Options{}) }
+}
+
+// TestKeyedThreadIsOpenedOnce: a run's announcement started again (after a crash between the
+// start and its record, by this process or another) completes the same thread instead of opening a
+// second one: one thread listed, one opening in the asker's conversation, and FindThread finds it.
+func TestKeyedThreadIsOpenedOnce(t *testing.T) {
+	onEachEngine(t, func(t *testing.T, o *web.Outbox, reopen func() db.Store) {
+		ctx := t.Context()
+		at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
+		news := conversation.Reply{Text: conversation.T(conversation.P("Run 1 of deploy started.")), Key: "run0000001/announce"}
+		if _, _, found, err := o.FindThread(ctx, at, news.Key); err != nil || found {
+			t.Fatalf("FindThread before any start = %v, %v; want not found", found, err)
+		}
+		thread, ref, err := o.StartThread(ctx, at, news)
+		if err != nil || thread.ThreadID == "" || ref.Address != thread {
+			t.Fatalf("StartThread = %+v, %+v, %v; want a thread and its root", thread, ref, err)
+		}
+
+		restarted := web.NewOutbox(reopen())
+		again, againRef, err := restarted.StartThread(ctx, at, news)
+		if err != nil || again != thread || againRef != ref {
+			t.Fatalf("the start repeated after a restart = %+v, %+v, %v; want the first thread %+v, %+v", again, againRef, err, thread, ref)
+		}
+		found, foundRef, ok, err := restarted.FindThread(ctx, at, news.Key)
+		if err != nil || !ok || found != thread || foundRef != ref {
+			t.Fatalf("FindThread = %+v, %+v, %v, %v; want %+v, %+v", found, foundRef, ok, err, thread, ref)
+		}
+		if _, _, ok, err := restarted.FindThread(ctx, conversation.Address{Platform: web.Platform, ChannelID: "bob"}, news.Key); err != nil || ok {
+			t.Errorf("FindThread from another conversation = %v, %v; want not found", ok, err)
+		}
+		listed, err := restarted.Threads(ctx, "web:alice")
+		if err != nil || len(listed) != 1 || listed[0].Thread != thread.ThreadID {
+			t.Errorf("the chat page lists %+v (%v); want the one thread %s", listed, err, thread.ThreadID)
+		}
+		mine, err := restarted.Messages(ctx, at.ConversationID(), "web:alice")
+		if err != nil || len(mine) != 1 || mine[0].Thread != thread.ThreadID {
+			t.Errorf("alice's conversation holds %+v (%v); want one opening linking %s", mine, err, thread.ThreadID)
+		}
+		other, _, err := restarted.StartThread(ctx, at, conversation.Reply{Text: news.Text, Key: "run0000002/announce"})
+		if err != nil || other == thread {
+			t.Errorf("a start with another key = %+v, %v; want a thread of its own", other, err)
+		}
+	})
 }
 
 // TestKeyedPostIsPostedOnce: a keyed reply posted again (after a crash between the post and its
 // record, by this process or another) is the same message, edits kept, and a restarted outbox
 // finds it by its key.
 func TestKeyedPostIsPostedOnce(t *testing.T) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			ctx := t.Context()
-			open := reopenable(t, engine)
-			o := web.NewOutbox(open())
-			at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
-			gate := conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@12",
-				Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve run0000001"}}}
-			first, err := o.Post(ctx, at, gate)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := o.Post(ctx, at, gate)
-			if err != nil || again != first {
-				t.Fatalf("the repeated post returned %+v, %v; want the first message's ref %+v", again, err, first)
-			}
-			if err := o.Edit(ctx, first, conversation.Reply{Text: conversation.T(conversation.P("Approved by bob"))}); err != nil {
-				t.Fatal(err)
-			}
+	onEachEngine(t, func(t *testing.T, o *web.Outbox, reopen func() db.Store) {
+		ctx := t.Context()
+		at := conversation.Address{Platform: web.Platform, ChannelID: "alice"}
+		gate := conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@12",
+			Buttons: []conversation.Button{{Label: "Approve", Command: "/workflow approve run0000001"}}}
+		first, err := o.Post(ctx, at, gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := o.Post(ctx, at, gate)
+		if err != nil || again != first {
+			t.Fatalf("the repeated post returned %+v, %v; want the first message's ref %+v", again, err, first)
+		}
+		if err := o.Edit(ctx, first, conversation.Reply{Text: conversation.T(conversation.P("Approved by bob"))}); err != nil {
+			t.Fatal(err)
+		}
 
-			restarted := web.NewOutbox(open())
-			ref, found, err := restarted.Find(ctx, at, gate.Key)
-			if err != nil || !found || ref != first {
-				t.Fatalf("Find after a restart = %+v, %v, %v; want %+v", ref, found, err, first)
-			}
-			thread, ref, found, err := restarted.FindThread(ctx, at, gate.Key)
-			if err != nil || !found || ref != first || thread != at {
-				t.Fatalf("FindThread after a restart = %+v, %+v, %v, %v; want the conversation itself and %+v", thread, ref, found, err, first)
-			}
-			if ref, err := restarted.Post(ctx, at, gate); err != nil || ref != first {
-				t.Fatalf("the post repeated after a restart returned %+v, %v; want %+v", ref, err, first)
-			}
-			msgs, err := restarted.Messages(ctx, at.ConversationID(), "web:alice")
-			if err != nil || len(msgs) != 1 || msgs[0].ID != first.MessageID || msgs[0].HTML != "Approved by bob" || len(msgs[0].Buttons) != 0 {
-				t.Fatalf("alice sees %+v (%v); want the one message, still as the edit left it", msgs, err)
-			}
+		restarted := web.NewOutbox(reopen())
+		ref, found, err := restarted.Find(ctx, at, gate.Key)
+		if err != nil || !found || ref != first {
+			t.Fatalf("Find after a restart = %+v, %v, %v; want %+v", ref, found, err, first)
+		}
+		if thread, _, found, err := restarted.FindThread(ctx, at, gate.Key); err != nil || found {
+			t.Fatalf("FindThread of a key that was posted, not started = %+v, %v, %v; want not found", thread, found, err)
+		}
+		if ref, err := restarted.Post(ctx, at, gate); err != nil || ref != first {
+			t.Fatalf("the post repeated after a restart returned %+v, %v; want %+v", ref, err, first)
+		}
+		msgs, err := restarted.Messages(ctx, at.ConversationID(), "web:alice")
+		if err != nil || len(msgs) != 1 || msgs[0].ID != first.MessageID || msgs[0].HTML != "Approved by bob" || len(msgs[0].Buttons) != 0 {
+			t.Fatalf("alice sees %+v (%v); want the one message, still as the edit left it", msgs, err)
+		}
 
-			other, err := restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@13"})
-			if err != nil || other.MessageID == first.MessageID {
-				t.Fatalf("a post with another key = %+v, %v; want a message of its own", other, err)
-			}
-			if _, found, err := restarted.Find(ctx, at, "run0000001/never"); err != nil || found {
-				t.Errorf("Find of a key never posted = %v, %v; want not found", found, err)
-			}
-			if _, found, err := restarted.Find(ctx, conversation.Address{Platform: web.Platform, ChannelID: "bob"}, gate.Key); err != nil || found {
-				t.Errorf("Find in another conversation = %v, %v; want not found", found, err)
-			}
-			_, err = restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("psst")), Key: "k", Ephemeral: true, ToUser: "web:alice"})
-			if !errors.Is(err, conversation.ErrBadKey) {
-				t.Errorf("a keyed ephemeral reply: %v, want ErrBadKey", err)
-			}
-		})
-	}
+		other, err := restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("Ship it?")), Key: "run0000001/gate@13"})
+		if err != nil || other.MessageID == first.MessageID {
+			t.Fatalf("a post with another key = %+v, %v; want a message of its own", other, err)
+		}
+		if _, found, err := restarted.Find(ctx, at, "run0000001/never"); err != nil || found {
+			t.Errorf("Find of a key never posted = %v, %v; want not found", found, err)
+		}
+		if _, found, err := restarted.Find(ctx, conversation.Address{Platform: web.Platform, ChannelID: "bob"}, gate.Key); err != nil || found {
+			t.Errorf("Find in another conversation = %v, %v; want not found", found, err)
+		}
+		_, err = restarted.Post(ctx, at, conversation.Reply{Text: conversation.T(conversation.P("psst")), Key: "k", Ephemeral: true, ToUser: "web:alice"})
+		if !errors.Is(err, conversation.ErrBadKey) {
+			t.Errorf("a keyed ephemeral reply: %v, want ErrBadKey", err)
+		}
+	})
 }

@@ -81,6 +81,8 @@ type rigOptions struct {
 	workflows       map[string]string                               // more workflow files, by file name
 	home            string                                          // THREADFLOW_HOME; empty: a new one
 	signIn          func(t *testing.T, base string) *signin.Service // sign-in for a dashboard at base; nil: none
+	retention       db.Retention                                    // what the runs page says of RETENTION
+	now             func() time.Time                                // the dashboard's clock; nil: time.Now
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -112,7 +114,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		signIn = o.signIn(t, "http://"+srv.Listener.Addr().String())
 	}
 	w, err := web.New(web.Config{Store: st, Handler: submitter{in}, Token: o.token, Log: log, Poll: 20 * time.Millisecond, Auth: eng.Dispatcher.Auth,
-		SignIn: signIn})
+		SignIn: signIn, Retention: o.retention, Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}

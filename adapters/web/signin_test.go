@@ -48,8 +48,8 @@ func TestSignedInDashboardActsAsThePerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/signin/" {
-		t.Fatalf("a browser without a session: %d to %q, want 303 to /signin/", resp.StatusCode, resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/signin/?next=%2Fchat" {
+		t.Fatalf("a browser without a session: %d to %q, want 303 to /signin/ remembering /chat", resp.StatusCode, resp.Header.Get("Location"))
 	}
 
 	alice := r.browser("")

@@ -35,6 +35,7 @@ import (
 	"threadflow/conversation"
 	"threadflow/db"
 	"threadflow/orchestrator/dispatch"
+	"threadflow/orchestrator/maintenance"
 	"threadflow/platform"
 )
 
@@ -58,9 +59,13 @@ var staticFS embed.FS
 type Store interface {
 	GetRun(ctx context.Context, runID string) (db.Run, error)
 	ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error)
+	CountRuns(ctx context.Context, f db.RunFilter) (map[db.Status]int, error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	audit.Source // the audit page
 	Undelivered(ctx context.Context, runID string) ([]db.OutboxEntry, error)
+	maintenance.FireLister // the triggers page
+	AgentUsage(ctx context.Context, q db.UsageQuery) ([]db.UsageSum, error)
+	GroupPlace(ctx context.Context, runID string) (db.GroupPlace, error) // where a run waits for its concurrency group
 	Transcripts
 }
 
@@ -68,14 +73,19 @@ type Store interface {
 type Config struct {
 	Store   Store
 	Handler conversation.Handler // receives chat messages and button commands; an Inbox in the bot
+	Forms   conversation.Forms   // the Run forms (/run/{workflow}); nil: none
 	Token   string               // DASHBOARD_TOKEN; empty leaves the pages open (loopback only)
 	Limits  commands.Limits      // MAX_ARGS_BYTES: a refused message is not shown nor handed on
 	SignIn  *signin.Service      // sign-in (DASHBOARD_URL, SESSION_SECRET, a provider); nil: self-declared web names
 	Auth    dispatch.Auth        // who is an admin, so a run page offers a person only the gate answers they may give
-	Log     *zap.Logger
-	Poll    time.Duration    // how often live views look for changes; 0 means one second
-	Streams int              // live views open at once; 0 means 64
-	Now     func() time.Time // nil means time.Now
+	// Catalogs gives the workflows whose triggers the triggers page lists; nil lists none.
+	Catalogs maintenance.Catalogs
+	Log      *zap.Logger
+	Poll     time.Duration    // how often live views look for changes; 0 means one second
+	Streams  int              // live views open at once; 0 means 64
+	Now      func() time.Time // nil means time.Now
+	// Retention is how long runs are kept (RETENTION, RETENTION_UNFINISHED): the runs page says it.
+	Retention db.Retention
 }
 
 // Server serves the dashboard and the chat page.
@@ -134,6 +144,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /live/runs", s.liveRuns)
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
 	mux.HandleFunc("GET /audit", s.auditPage)
+	mux.HandleFunc("GET /triggers", s.triggersPage)
+	mux.HandleFunc("GET /run/{workflow}", s.runForm)
+	mux.HandleFunc("POST /run/{workflow}", s.runFormSubmit)
 	mux.HandleFunc("GET /chat", s.chatPage)
 	mux.HandleFunc("POST /chat", s.chatSend)
 	mux.HandleFunc("POST /chat/name", s.chatName)

@@ -81,7 +81,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		case s.cfg.Token != "" && tokenTried:
 			tokened.ServeHTTP(w, r) // a machine: it reads, and acts as nobody
 		case r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/live/"):
-			http.Redirect(w, r, signin.PathPrefix+"/", http.StatusSeeOther)
+			http.Redirect(w, r, signin.AskedFor(r.URL.RequestURI()), http.StatusSeeOther)
 		default:
 			http.Error(w, "Sign in first (/signin).", http.StatusUnauthorized)
 		}

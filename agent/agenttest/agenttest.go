@@ -86,6 +86,17 @@ func (s *Script) SetReply(text string) {
 	s.locked(func(d fakestate.Dir) error { return d.SetReply(text) })
 }
 
+// SetCost makes each following Claude turn report a usage of 10 input and 5 output tokens of
+// model agenttest.FakeModel costing raw (JSON: 0.02, or "NaN" to report an absurd figure); ""
+// reports no usage, as before.
+func (s *Script) SetCost(raw string) {
+	s.t.Helper()
+	s.locked(func(d fakestate.Dir) error { return d.SetCost(raw) })
+}
+
+// FakeModel is the model the fake reports usage for.
+const FakeModel = "claude-fake-1"
+
 // FailNext makes the next n calls fail with kind: "rate_limit", "not_logged_in", "crash" (exit
 // without a result), or "hang" (block until killed, with a helper child in the same process group
 // and another in a session of its own; Hung returns the three pids).

@@ -41,6 +41,7 @@ var scenarios = map[string]func(*bench, context.Context, *database) ([]row, erro
 	"overhead":   (*bench).overhead,
 	"peer":       (*bench).peer,
 	"recovery":   (*bench).recovery,
+	"scale":      (*bench).scale,
 	"throughput": (*bench).throughput,
 	"transcript": (*bench).transcript,
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"threadflow/testkit"
 )
 
 // millis returns durations of the given milliseconds.
@@ -197,5 +200,48 @@ func TestDispatchRowJudgesAgainstThreeTimesTheFloor(t *testing.T) {
 				t.Fatalf("verdict %v, figure %q; want %v, %q", r.met, r.figure, tc.want, tc.figure)
 			}
 		})
+	}
+}
+
+// TestScaleScenarioRuns builds small histories (a hundredth of the scale scenario's) on both
+// engines and checks every figure is printed at every size beside its floor; Store.Prune must
+// delete exactly the runs past retention (pruneRates checks). It asserts no timing.
+func TestScaleScenarioRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bot binary")
+	}
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			b := &bench{opts: options{scale: 0.01, pgURL: defaultPostgresURL()}, progress: io.Discard}
+			t.Cleanup(b.close)
+			if engine == "postgres" && os.Getenv("TEST_DATABASE_URL") == "" {
+				testkit.Missing(t, "PostgreSQL (TEST_DATABASE_URL)")
+			}
+			rows, err := b.scenario(t.Context(), "scale", engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			if err := writeReport(&out, "test machine", "0 0 0", rows); err != nil {
+				t.Fatal(err)
+			}
+			for _, size := range []string{"10", "100", "1000"} {
+				for _, metric := range []string{"dashboard runs page", "/workflow status", "`bot workflow runs --json", "database size per 1,000 runs",
+					"retention: runs pruned per second"} {
+					if !strings.Contains(out.String(), "| scale | "+engine+" | "+metric) || !strings.Contains(out.String(), " at "+size+" finished runs |") {
+						t.Errorf("report lacks %s at %s finished runs:\n%s", metric, size, out.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// The PostgreSQL row of the cli scenario judges a node against a process and a commit.
+func TestCommitRowAddsTheCommitToTheFloor(t *testing.T) {
+	times := []cliTimes{{length: 1, run: 40 * time.Millisecond, floor: time.Millisecond}, {length: 100, run: 337 * time.Millisecond, floor: 100 * time.Millisecond}}
+	r := commitRow(times, 2*time.Millisecond, "pgbench -c1")
+	if r.figure != "3.00 ms (1.00× floor)" || r.met != met || !strings.Contains(r.floor, "3.00 ms (one bare `sh -c true`, 1.00 ms, + one durable one-row commit, 2.00 ms, pgbench -c1)") {
+		t.Errorf("commitRow = %+v", r)
 	}
 }

@@ -52,7 +52,36 @@ func (b *bench) cli(ctx context.Context, d *database) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cliRows(d.engine, times), nil
+	rows := cliRows(d.engine, times)
+	if d.engine != "postgres" {
+		return rows, nil
+	}
+	commit, how, err := commitFloor(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, commitRow(times, commit, how)), nil
+}
+
+// commitRow sets a node's cost in the 100-node chain beside its floor on PostgreSQL: one bare
+// `sh -c true` plus one durable one-row commit, measured in the same run.
+func commitRow(times []cliTimes, commit time.Duration, how string) row {
+	var one, hundred cliTimes
+	for _, t := range times {
+		switch t.length {
+		case 1:
+			one = t
+		case 100:
+			hundred = t
+		}
+	}
+	per := (hundred.run - one.run) / 99
+	floor := hundred.floor/100 + commit
+	ratio := float64(per) / float64(floor)
+	return row{scenario: "cli", engine: "postgres", metric: "per node, 100-node chain, against a process and a commit (real binary, medians)",
+		figure: fmt.Sprintf("%s (%.2f× floor)", ms(per), ratio),
+		floor:  fmt.Sprintf("%s (one bare `sh -c true`, %s, + one durable one-row commit, %s, %s)", ms(floor), ms(hundred.floor/100), ms(commit), how),
+		target: fmt.Sprintf("< %.1f× floor", cliPerNodeRatio), met: check(ratio < cliPerNodeRatio), command: reproduce("cli", "postgres")}
 }
 
 // cliTimes runs every length repeats times (short chains shortChainRounds times as often), A (the

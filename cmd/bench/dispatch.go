@@ -28,9 +28,10 @@ nodes:
 `
 
 // dispatch times `/workflow run bench-hello` from Inbox.Submit to the first Outbox call for its
-// channel, through the Inbox (with de-duplication in the database, as for Slack), the command
-// parser and the dispatcher, with 1, 50 and 500 conversations sending at the same instant. The
-// workers are not started: the runs stay queued, so the figure is the dispatch alone.
+// channel, through the Inbox (kept and de-duplicated in the database, as for Slack), the command
+// parser, the dispatcher and the courier that posts the announcement, with 1, 50 and 500
+// conversations sending at the same instant. The workers are not started: the runs stay queued, so
+// the figure is the dispatch alone.
 // The floor is one store transaction (MarkInbound, one INSERT) at the same concurrency.
 func (b *bench) dispatch(ctx context.Context, d *database) ([]row, error) {
 	r, err := newRig(ctx, d, map[string]string{"bench-hello": dispatchWorkflow})
@@ -38,7 +39,13 @@ func (b *bench) dispatch(ctx context.Context, d *database) ([]row, error) {
 		return nil, err
 	}
 	defer r.close()
-	in := conversation.NewInbox(r.engine.Dispatcher, conversation.NewBatchDeduper(r.store), dispatchWorkers, r.log)
+	// The courier posts the announcement the run's creation owed (issue 27): the first Outbox call
+	// for the channel, as in the bot. It stops before the store closes.
+	cctx, stopCourier := context.WithCancel(ctx)
+	couriered := make(chan struct{})
+	go func() { defer close(couriered); r.engine.Courier.Run(cctx) }()
+	defer func() { stopCourier(); <-couriered }()
+	in := conversation.NewInbox(r.engine.Dispatcher, conversation.NewBatchKeeper(r.store), dispatchWorkers, r.log)
 	defer func() { _ = in.Close(context.WithoutCancel(ctx)) }()
 	s := &sender{in: in, out: r.out, store: r.store}
 	if _, err := s.dispatchRound(ctx, 20); err != nil { // warm the pools and caches

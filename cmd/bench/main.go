@@ -11,6 +11,7 @@
 //	memory      heap and goroutines with 10,000 runs paused at gates, against none
 //	output      peak RSS of the real binary running a node that prints 1 GB, against one printing nothing
 //	peer        (only when named, with -archon) Archon's CLI and `bot workflow run` alternately on the same chains
+//	scale       1,000 / 10,000 / 100,000 finished runs beside 10,000 paused: the runs page, /workflow status, runs --json, size, prune
 //	cli         the real binary's `bot workflow run`: start-up, and per-node cost of 10-1,000-node chains beside bare `sh -c true`
 //
 // It creates its own fresh PostgreSQL database (dropped at exit) and temporary SQLite files, and for
@@ -58,7 +59,7 @@ type options struct {
 // of a millisecond above a bare fork, and on ext4 without a journal every file it creates costs
 // more for minutes after many are deleted, as the recovery and output scenarios' homes are when
 // they end, and while the output scenario's gigabytes are written back (BENCHMARKS.md, session 7).
-var allScenarios = []string{"cli", "dispatch", "overhead", "throughput", "recovery", "memory", "output", "transcript"}
+var allScenarios = []string{"cli", "dispatch", "overhead", "throughput", "recovery", "memory", "output", "transcript", "scale"}
 
 // optionalScenarios run only when named: peer needs another project's checkout.
 var optionalScenarios = []string{"peer"}

@@ -28,9 +28,10 @@ const inboxWorkers = 256
 // checks each one's credentials with its platform (connectChats), and returns them as components
 // with who the bot is on each platform. Each platform feeds the bot through its own Inbox, so
 // messages of a conversation are handled in order and redelivered events act once.
-func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conversation.Deduper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
+func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, keeper *conversation.BatchKeeper, eng *orchestrator.Engine, outboxes map[string]conversation.Outbox,
 	dups duplicateCounter, record func(conversation.Outbox) conversation.Outbox) (comps []component, on map[string]string, err error) {
 	var inboxes []*conversation.Inbox
+	claim := conversation.WithClaim(conversation.ClaimFor(cfg.LeaseTTL))
 	defer func() {
 		if err == nil {
 			return
@@ -40,10 +41,10 @@ func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conver
 		}
 	}()
 	if cfg.Slack.Enabled() {
-		in := conversation.NewInbox(eng.Dispatcher, dedup, inboxWorkers, log.With(zap.String("platform", slack.Platform)))
+		in := conversation.NewInbox(eng.Dispatcher, keeper, inboxWorkers, log.With(zap.String("platform", slack.Platform)), claim)
 		inboxes = append(inboxes, in)
 		a, err := slack.New(slack.Config{BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
-			Log: log.Named("slack")}, inboxHandler{in: in, log: log, dups: dups})
+			Log: log.Named("slack"), Forms: eng.Dispatcher}, inboxHandler{in: in, log: log, dups: dups})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -53,12 +54,13 @@ func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conver
 		comps = append(comps, adapterComponent(slack.Platform, a.Connect, a.Run, in))
 	}
 	if cfg.Discord.Enabled() {
-		// The Discord adapter claims every event by id in the database before acting (all replicas
-		// receive every gateway event), so its inbox must not de-duplicate the same id again.
-		in := conversation.NewInbox(eng.Dispatcher, nil, inboxWorkers, log.With(zap.String("platform", discord.Platform)))
+		// The Discord adapter claims every event in the database before acting (all replicas receive
+		// every gateway event), with the message it becomes, through its inbox: the inbox then queues
+		// that message without recording it again, and keeps it until it is handled.
+		in := conversation.NewInbox(eng.Dispatcher, keeper, inboxWorkers, log.With(zap.String("platform", discord.Platform)), claim)
 		inboxes = append(inboxes, in)
 		a, err := discord.New(discord.Config{BotToken: cfg.Discord.BotToken, AppID: cfg.Discord.AppID, GuildIDs: cfg.Discord.GuildIDs,
-			APIURL: cfg.Discord.APIURL, Log: log.Named("discord")}, inboxHandler{in: in, log: log, dups: dups}, eng.Dispatcher, claimer{dedup})
+			APIURL: cfg.Discord.APIURL, Log: log.Named("discord"), Forms: eng.Dispatcher}, inboxHandler{in: in, log: log, dups: dups}, eng.Dispatcher, claimer{keeper, in})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -72,10 +74,20 @@ func chatAdapters(ctx context.Context, cfg Config, log *zap.Logger, dedup conver
 	return comps, on, nil
 }
 
-// adapterComponent runs an adapter and, when it stops, lets its inbox finish what was accepted.
+// adapterComponent runs an adapter with its inbox keeping the platform's requests (taking over
+// those a dead process left, conversation.Inbox.Keep) and, when it stops, lets its inbox finish
+// what was accepted.
 func adapterComponent(name string, connect func(context.Context) (string, error), run func(context.Context) error, in *conversation.Inbox) component {
 	return component{name: name, connect: connect, run: func(ctx context.Context) error {
+		kctx, stop := context.WithCancel(ctx)
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			in.Keep(kctx, name)
+		}()
 		err := run(ctx)
+		stop()
+		<-kept
 		closeErr := in.Close(context.WithoutCancel(ctx))
 		if err != nil {
 			return err
@@ -166,11 +178,19 @@ func (h inboxHandler) Accept(ctx context.Context, m conversation.Message) error 
 	return nil
 }
 
-// claimer lets the Discord adapter claim gateway events through the store's inbound table.
-type claimer struct{ d conversation.Deduper }
+// claimer lets the Discord adapter claim gateway events through the store's inbound table: events
+// it answers itself by id alone, messages through the inbox that keeps them.
+type claimer struct {
+	k  *conversation.BatchKeeper
+	in *conversation.Inbox
+}
 
 func (c claimer) Claim(ctx context.Context, platform, eventID string) (bool, error) {
-	return c.d.MarkInbound(ctx, platform, eventID)
+	return c.k.MarkInbound(ctx, platform, eventID)
+}
+
+func (c claimer) ClaimMessage(ctx context.Context, m conversation.Message) (bool, error) {
+	return c.in.Claim(ctx, m)
 }
 
 // transcriptFailures counts messages posted but not recorded in their transcript; *metrics.Metrics

@@ -206,17 +206,14 @@ func (s *chatSession) settle(ctx context.Context) error {
 // activeRuns are the ids of this conversation's queued and running runs (started here, or in a
 // thread of this conversation).
 func (s *chatSession) activeRuns(ctx context.Context) (map[string]bool, error) {
-	active := []db.Status{db.StatusQueued, db.StatusRunning}
-	conv := s.at.ConversationID()
+	runs, err := s.store.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusQueued, db.StatusRunning}, InConversation: s.at.ConversationID(),
+		Limit: 100})
+	if err != nil {
+		return nil, err
+	}
 	ids := map[string]bool{}
-	for _, f := range []db.RunFilter{{Statuses: active, ParentConversationID: conv, Limit: 100}, {Statuses: active, ConversationID: conv, Limit: 100}} {
-		runs, err := s.store.ListRuns(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range runs {
-			ids[r.ID] = true
-		}
+	for _, r := range runs {
+		ids[r.ID] = true
 	}
 	return ids, nil
 }

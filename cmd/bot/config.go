@@ -8,6 +8,7 @@ import (
 
 	"threadflow/agent"
 	chatcmd "threadflow/commands"
+	"threadflow/db"
 )
 
 // Engine names the database engine the bot stores runs in.
@@ -32,12 +33,14 @@ type Config struct {
 	HTTPAddr  string // host:port of the health, metrics and dashboard server
 
 	LeaseTTL         time.Duration // how long a claimed run's lease lasts without a heartbeat
+	RequesterDMAfter time.Duration // how long after starting a run its requester is told directly of its decisions and end
 	MaxRecoveries    int           // rescues without progress before a run moves to failed
 	ShutdownGrace    time.Duration // how long shutdown waits for running nodes to finish
 	MaxParallelNodes int           // nodes of one run executed at once
 	Workers          int           // runs executed at once by this replica
 	MinFreeDisk      uint64        // bytes free under Home below which no run is claimed; 0 turns it off
 	MaxArgsBytes     int64         // MAX_ARGS_BYTES: free text one message may carry
+	Retention        db.Retention  // RETENTION, RETENTION_UNFINISHED: how long runs are kept (0: forever)
 
 	WorkflowsDirs   []string // extra workflow directories, searched in order after the bundled ones
 	RepoPath        string   // optional git repository that runs get worktrees of
@@ -47,7 +50,8 @@ type Config struct {
 	DefaultProvider string   // "", "claude" or "codex"
 	ClaudeBin       string
 	CodexBin        string
-	Agent           agent.Config // AGENT_PERMISSIONS, AGENT_ALLOW_FULL, AGENT_TIMEOUT, AGENT_IDLE_TIMEOUT
+	Agent           agent.Config // AGENT_PERMISSIONS, AGENT_ALLOW_FULL, AGENT_TIMEOUT, AGENT_IDLE_TIMEOUT, AGENT_PRICES_FILE
+	DailyBudget     int64        // AGENT_DAILY_BUDGET_USD in nanodollars; 0: none
 
 	AllowedUserIDs []string // platform-qualified ids (slack:U123); empty means no allow-list
 	AdminUserIDs   []string // platform-qualified ids allowed to administer runs of others

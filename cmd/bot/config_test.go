@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"threadflow/agent"
+	"threadflow/db"
 )
 
 // envOf turns a map into a getenv.
@@ -28,10 +29,10 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	want := Config{
 		Engine: EngineSQLite, Home: "/home/box/.local/share/threadflow", HomeDefault: true, LogLevel: zapcore.InfoLevel, LogFormat: "json",
-		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, MaxRecoveries: 3,
+		HTTPAddr: "127.0.0.1:8080", LeaseTTL: 30 * time.Second, RequesterDMAfter: 10 * time.Minute, MaxRecoveries: 3,
 		ShutdownGrace: 20 * time.Second, MaxParallelNodes: 4, Workers: 8, MinFreeDisk: 256_000_000,
-		MaxArgsBytes: 16_000,
-		ClaudeBin:    "claude", CodexBin: "codex", ReplicaID: "box-42", Host: "box",
+		MaxArgsBytes: 16_000, Retention: db.DefaultRetention,
+		ClaudeBin: "claude", CodexBin: "codex", ReplicaID: "box-42", Host: "box",
 		Agent:  agent.Config{Permissions: agent.PermEdit, Timeout: 30 * time.Minute, IdleTimeout: 10 * time.Minute},
 		SignIn: SignInConfig{SessionLifetime: 12 * time.Hour, OIDCIDClaim: "sub"},
 	}
@@ -59,32 +60,34 @@ func TestLoadConfigValues(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	env := map[string]string{
-		"DATABASE_URL":       "postgresql://bot:pw@db:5432/tf?sslmode=disable",
-		"THREADFLOW_HOME":    dir,
-		"LOG_LEVEL":          "debug",
-		"LOG_FORMAT":         "console",
-		"HTTP_ADDR":          "0.0.0.0:9090",
-		"LEASE_TTL":          "1m",
-		"MAX_RECOVERIES":     "0",
-		"SHUTDOWN_GRACE":     "5s",
-		"MAX_PARALLEL_NODES": "2",
-		"WORKERS":            "1",
-		"MIN_FREE_DISK":      "1GiB",
-		"MAX_ARGS_BYTES":     "64KiB",
-		"WORKFLOWS_DIR":      dir + "::" + dir,
-		"REPO_PATH":          dir,
-		"WORKSPACE_REMOTE":   "https://bot:tok@git.example.com/ws.git",
-		"DEFAULT_PROVIDER":   "codex",
-		"ALLOWED_USER_IDS":   "slack:U123, discord:4567,console:alice",
-		"ADMIN_USER_IDS":     "web:ops@example.com",
-		"SLACK_BOT_TOKEN":    "xoxb-1",
-		"SLACK_APP_TOKEN":    "xapp-1",
-		"SLACK_API_URL":      "http://127.0.0.1:1/api/",
-		"DISCORD_BOT_TOKEN":  "tok",
-		"DISCORD_APP_ID":     "123",
-		"DISCORD_GUILD_IDS":  "1,2",
-		"REPLICA_ID":         "replica-a",
-		"DASHBOARD_TOKEN":    "dash", // required beyond loopback (issue 8)
+		"DATABASE_URL":         "postgresql://bot:pw@db:5432/tf?sslmode=disable",
+		"THREADFLOW_HOME":      dir,
+		"LOG_LEVEL":            "debug",
+		"LOG_FORMAT":           "console",
+		"HTTP_ADDR":            "0.0.0.0:9090",
+		"LEASE_TTL":            "1m",
+		"MAX_RECOVERIES":       "0",
+		"SHUTDOWN_GRACE":       "5s",
+		"MAX_PARALLEL_NODES":   "2",
+		"WORKERS":              "1",
+		"MIN_FREE_DISK":        "1GiB",
+		"MAX_ARGS_BYTES":       "64KiB",
+		"RETENTION":            "30d",
+		"RETENTION_UNFINISHED": "off",
+		"WORKFLOWS_DIR":        dir + "::" + dir,
+		"REPO_PATH":            dir,
+		"WORKSPACE_REMOTE":     "https://bot:tok@git.example.com/ws.git",
+		"DEFAULT_PROVIDER":     "codex",
+		"ALLOWED_USER_IDS":     "slack:U123, discord:4567,console:alice",
+		"ADMIN_USER_IDS":       "web:ops@example.com",
+		"SLACK_BOT_TOKEN":      "xoxb-1",
+		"SLACK_APP_TOKEN":      "xapp-1",
+		"SLACK_API_URL":        "http://127.0.0.1:1/api/",
+		"DISCORD_BOT_TOKEN":    "tok",
+		"DISCORD_APP_ID":       "123",
+		"DISCORD_GUILD_IDS":    "1,2",
+		"REPLICA_ID":           "replica-a",
+		"DASHBOARD_TOKEN":      "dash", // required beyond loopback (issue 8)
 	}
 	c, err := loadConfig("serve", nil, envOf(env), testHost)
 	if err != nil {
@@ -100,6 +103,7 @@ func TestLoadConfigValues(t *testing.T) {
 		{"MaxRecoveries", c.MaxRecoveries, 0},
 		{"MinFreeDisk", c.MinFreeDisk, uint64(1 << 30)},
 		{"MaxArgsBytes", c.MaxArgsBytes, int64(65536)},
+		{"Retention", c.Retention, db.Retention{Finished: 30 * 24 * time.Hour}},
 		{"WorkflowsDirs", c.WorkflowsDirs, []string{dir, dir}},
 		{"AllowedUserIDs", c.AllowedUserIDs, []string{"slack:U123", "discord:4567", "console:alice"}},
 		{"GuildIDs", c.Discord.GuildIDs, []string{"1", "2"}},
@@ -153,6 +157,10 @@ func TestLoadConfigRejects(t *testing.T) {
 			`MAX_RECOVERIES="-1" is not valid; use a whole number of at least 0`},
 		{"free disk size", map[string]string{"MIN_FREE_DISK": "lots"}, nil,
 			`MIN_FREE_DISK="lots" is not valid; use a size such as 256MB, 1GiB or 0 (off)`},
+		{"retention too short", map[string]string{"RETENTION": "30m"}, nil,
+			`RETENTION="30m" is not valid; use a number of days such as 90d, a duration of at least 1h such as 720h, or off to keep runs forever`},
+		{"retention in weeks", map[string]string{"RETENTION_UNFINISHED": "2w"}, nil,
+			`RETENTION_UNFINISHED="2w" is not valid; use a number of days such as 90d, a duration of at least 1h such as 720h, or off to keep runs forever`},
 		{"zero workers", map[string]string{"WORKERS": "0"}, nil,
 			`WORKERS="0" is not valid; use a whole number of at least 1`},
 		{"args size too large", map[string]string{"MAX_ARGS_BYTES": "1MB"}, nil,

@@ -16,6 +16,7 @@ import (
 	"threadflow/orchestrator"
 	"threadflow/orchestrator/dispatch"
 	"threadflow/orchestrator/execution"
+	"threadflow/orchestrator/maintenance"
 	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
@@ -43,20 +44,25 @@ func newEngine(cfg Config, log *zap.Logger, st db.Store, outboxes map[string]con
 		Outboxes:        outboxes,
 		Auth:            dispatch.NewAuth(cfg.AllowedUserIDs, cfg.AdminUserIDs),
 		Dirs:            dirs(cfg),
+		Retention:       cfg.Retention, // pruned by servers only (Engine.Run)
 		Disk:            diskGuard(cfg),
 		Log:             log,
 		Limits:          cfg.limits(),
 		Owner:           cfg.ReplicaID,
 		LeaseTTL:        cfg.LeaseTTL,
+		RequesterAway:   cfg.RequesterDMAfter,
 		MaxRecoveries:   cfg.MaxRecoveries,
 		Slots:           cfg.Workers,
 		MaxParallel:     cfg.MaxParallelNodes,
+		DailyBudget:     cfg.DailyBudget,
 		Grace:           cfg.ShutdownGrace,
 		Notifier:        notifier,
 		// Claim only runs this process can report on: a run started from `bot chat` stays with a
 		// terminal, a Slack run with a bot connected to Slack.
 		ClaimReportableOnly: true,
 		Observer:            obs,
+		Schedules:           !terminal, // a server fires the schedules; `bot chat` never does
+		TriggerObserver:     triggerObserver(obs),
 	})
 }
 
@@ -107,8 +113,12 @@ type catalogs struct {
 	cat      *workflow.Catalog
 	loadedAt time.Time
 	lastErrs string
+	logged   bool           // the problems of a load were reported once
 	out      io.Writer      // where a person reads about broken files; nil until announce
 	shown    *problemsShown // a terminal's: what terminals last showed in full; nil for the server
+	// loaded, when set, is told of every catalog discovered (the server checks its triggers'
+	// secrets); it runs under mu.
+	loaded func(cat *workflow.Catalog, out io.Writer, start bool)
 }
 
 func newCatalogs(cfg Config, log *zap.Logger) *catalogs {
@@ -128,20 +138,24 @@ func (c *catalogs) Catalog() *workflow.Catalog {
 // whatever they are; the caller holds c.mu.
 func (c *catalogs) load(start bool) {
 	cat, errs := workflow.Discover(c.home, c.dirs)
-	if msg := errs.Error(); start || msg != c.lastErrs {
+	if msg := errs.Error(); start || msg != c.lastErrs || !c.logged {
 		if c.shown != nil {
 			c.reportOnce(errs, start)
 		} else {
-			c.report(errs, start)
+			c.report(errs, start, msg != c.lastErrs || !c.logged)
 		}
-		c.lastErrs = msg
+		c.lastErrs, c.logged = msg, true
 	}
 	c.cat, c.loadedAt = cat, time.Now()
+	if c.loaded != nil {
+		c.loaded(cat, c.out, start)
+	}
 }
 
-// report tells the server's log and out about problems at start and at every change.
-func (c *catalogs) report(errs workflow.Errors, start bool) {
-	if len(errs) > 0 {
+// report tells the server's log about problems when they changed (the first load included: the
+// scheduler may read the catalog before the bot announces), and out at start and at every change.
+func (c *catalogs) report(errs workflow.Errors, start, changed bool) {
+	if len(errs) > 0 && changed {
 		c.log.Warn("workflow.discover_failed", zap.Int("files", brokenFiles(errs)), zap.String("errors", errs.Error()))
 	}
 	if c.out == nil || (start && len(errs) == 0) {
@@ -205,4 +219,12 @@ func (c *catalogs) watch(ctx context.Context) {
 			c.Catalog()
 		}
 	}
+}
+
+// triggerObserver is obs as a counter of trigger fires, when it counts them (package metrics).
+func triggerObserver(obs execution.Observer) maintenance.TriggerObserver {
+	if t, ok := obs.(maintenance.TriggerObserver); ok {
+		return t
+	}
+	return nil
 }

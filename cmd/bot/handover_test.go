@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"threadflow/testkit"
 	"threadflow/testkit/botproc"
 )
 
@@ -28,7 +29,7 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 		id := m[1] // the terminal has exited: nothing but the server is running now
 
 		botproc.ApproveOnDashboard(t, base, id, "bob", "ship it")
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testkit.Deadline) // a failure bound: the server runs the rest under -race on a loaded machine
 		var page string
 		for {
 			_, page = get(t, base+"runs/"+id)
@@ -36,7 +37,7 @@ func TestTerminalRunApprovedOnTheDashboardCompletesWithoutATerminal(t *testing.T
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("run %s not completed 5s after the dashboard approved it; page:\n%s\nserver log:\n%s", id, page, srv.stderr)
+				t.Fatalf("run %s not completed %s after the dashboard approved it; page:\n%s\nserver log:\n%s", id, testkit.Deadline, page, srv.stderr)
 			}
 			time.Sleep(50 * time.Millisecond) // polling interval of the deadline above
 		}

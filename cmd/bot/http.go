@@ -6,10 +6,12 @@ import (
 	stdlog "log"
 	"net/http"
 	"strings"
-	"threadflow/orchestrator/execution"
 	"time"
 
 	"go.uber.org/zap"
+
+	"threadflow/adapters/hooks"
+	"threadflow/orchestrator/execution"
 )
 
 // defaultReadyTimeout bounds one readiness probe: a database that takes longer is not ready.
@@ -57,6 +59,7 @@ type httpDeps struct {
 	log          *zap.Logger
 	metrics      http.Handler // /metrics, behind DASHBOARD_TOKEN when one is set; optional
 	dashboard    http.Handler // the dashboard and chat page (adapters/web); optional
+	hooks        http.Handler // POST /hooks/<workflow>/<name>: signed trigger deliveries (adapters/hooks); optional
 }
 
 // newMux routes the bot's HTTP endpoints.
@@ -66,6 +69,9 @@ func newMux(d httpDeps) *http.ServeMux {
 	mux.Handle("GET /readyz", readyzHandler(d))
 	if d.metrics != nil {
 		mux.Handle("GET /metrics", d.metrics)
+	}
+	if d.hooks != nil { // signed, so outside DASHBOARD_TOKEN
+		mux.Handle(hooks.Pattern, d.hooks)
 	}
 	if d.dashboard != nil {
 		mux.Handle("/", d.dashboard) // everything else: the dashboard answers 404 for what it lacks

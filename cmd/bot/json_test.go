@@ -11,9 +11,10 @@ import (
 // The --json output is an interface scripts depend on: these are the keys README.md documents
 // ("Output for scripts"). A new key must be documented there and added here.
 var (
-	runKeys      = []string{"args", "created_at", "finished_at", "id", "state", "user", "workflow"}
-	statusKeys   = append(slices.Clone(runKeys), "last_error", "nodes", "resumes", "undelivered", "waiting_at")
-	nodeKeys     = []string{"attempts", "depends_on", "duration_ms", "id", "output_bytes", "state"} // and reason, by when set
+	runKeys      = []string{"args", "concurrency_group", "created_at", "finished_at", "id", "inputs", "state", "usage", "user", "workflow"}
+	statusKeys   = append(slices.Clone(runKeys), "last_error", "nodes", "resumes", "undelivered", "waiting_at", "waiting_for_group")
+	nodeKeys     = []string{"attempts", "depends_on", "duration_ms", "id", "output_bytes", "state"} // and reason, by, usage when set
+	usageKeys    = []string{"cache_read_tokens", "cache_write_tokens", "cost_usd", "estimated", "input_tokens", "output_tokens", "turns", "unknown_turns", "unpriced_turns"}
 	workflowKeys = []string{"description", "name", "origin"}
 )
 
@@ -46,6 +47,10 @@ func TestWorkflowJSONMatchesTheDocumentedSchema(t *testing.T) {
 	}
 	if got := keysOf(runs[0]); !slices.Equal(got, runKeys) || runs[0]["id"] != id || runs[0]["state"] != "paused" || runs[0]["finished_at"] != nil {
 		t.Errorf("runs --json = %v; want keys %v, the paused run, finished_at null", runs[0], runKeys)
+	}
+	// A run without agent turns cost nothing, and says so: cost 0, known.
+	if u, _ := runs[0]["usage"].(map[string]any); !slices.Equal(keysOf(u), usageKeys) || u["cost_usd"] != 0.0 || u["turns"] != 0.0 {
+		t.Errorf("runs --json usage = %v, want keys %v, cost_usd 0 and no turns", u, usageKeys)
 	}
 
 	out, code = cli(t, env, "workflow", "status", id, "--json")

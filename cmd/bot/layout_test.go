@@ -13,6 +13,7 @@ var layers = map[string]int{
 	"threadflow/proctag":     0,
 	"threadflow/groupcommit": 0,
 	"threadflow/platform":    0,
+	"threadflow/childenv":    1, // the environment of every child process: the bot's minus its secrets
 	"threadflow/db":          1,
 	"threadflow/migrations":  1,
 
@@ -26,14 +27,15 @@ var layers = map[string]int{
 	// reporting tells chat about runs; the loops and the dispatcher use both; orchestrator wires.
 	"threadflow/orchestrator/execution":   3,
 	"threadflow/audit":                    3, // who did what, read from run events (bot audit, /audit)
-	"threadflow/adapters/web/signin":      6, // the dashboard's sign-in: below the web adapter, imports none of ours
+	"threadflow/adapters/web/signin":      7, // the dashboard's sign-in: below the web adapter, imports none of ours
 	"threadflow/orchestrator/reporting":   4,
-	"threadflow/orchestrator/maintenance": 5,
-	"threadflow/orchestrator/dispatch":    5,
-	"threadflow/orchestrator":             6,
-	"threadflow/metrics":                  7,
-	"threadflow/adapters/":                7, // every adapter
-	"threadflow/cmd/":                     8, // every command: the only packages that wire engines and adapters
+	"threadflow/orchestrator/newrun":      5, // the one rule for making a run, below both ways a run starts
+	"threadflow/orchestrator/maintenance": 6,
+	"threadflow/orchestrator/dispatch":    6,
+	"threadflow/orchestrator":             7,
+	"threadflow/metrics":                  8,
+	"threadflow/adapters/":                8, // every adapter
+	"threadflow/cmd/":                     9, // every command: the only packages that wire engines and adapters
 	"threadflow/test":                     -1,
 	"threadflow/testkit":                  -1,
 	"threadflow/orchestratortest":         -1,
@@ -51,6 +53,7 @@ var layers = map[string]int{
 	"threadflow/adapters/web/signin/signinfake": -1, // the fakes' sign-in endpoints
 	"threadflow/testkit/botproc":                -1,
 	"threadflow/testkit/runevents":              -1,
+	"threadflow/testkit/posthold":               -1, // the held post of the Slack and Discord fakes
 }
 
 // engines are the database engines: only cmd/ picks one, everything else sees db.Store.

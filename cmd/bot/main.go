@@ -68,6 +68,7 @@ func commands() []command {
 		{"chat", "talk to the bot from the terminal: bot chat [--conversation ID] [--user ID] [MESSAGE...]", chat},
 		{"workflow", "list, validate, run, inspect (status, logs), answer and cancel workflows: bot workflow help", workflowCmd},
 		{"audit", "list who started, approved, rejected, resumed or cancelled which run: bot audit [--since 24h] [--json]", auditCmd},
+		{"prune", "delete the runs past RETENTION and RETENTION_UNFINISHED now, with their events and files: bot prune [--dry-run]", pruneCmd},
 		{"migrate", "apply pending database migrations and exit", migrate},
 		{"version", "print the module version, VCS revision and Go version of this binary", version},
 		{"help", "show this help", func(_ context.Context, inv invocation, _ []string) error {

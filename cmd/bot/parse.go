@@ -92,6 +92,31 @@ func parseDuration(v string, minimum time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// minRetention is the shortest retention: the pruner looks once an hour.
+const minRetention = time.Hour
+
+// parseRetention reads a retention: a number of days (90d), a duration of at least an hour (720h),
+// or off (also 0): keep forever, returned as 0.
+func parseRetention(v string) (time.Duration, error) {
+	bad := errors.New("use a number of days such as 90d, a duration of at least 1h such as 720h, or off to keep runs forever")
+	switch strings.ToLower(v) {
+	case "off", "0":
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 100*365 {
+			return 0, bad
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minRetention {
+		return 0, bad
+	}
+	return d, nil
+}
+
 // maxArgsBytesCeiling bounds MAX_ARGS_BYTES: a shell node receives $ARGUMENTS as one environment
 // variable, and Linux refuses to start a process with one longer than 128 KiB.
 const maxArgsBytesCeiling = 100_000

@@ -48,6 +48,7 @@ var readmeWorkflowSection = map[string]readmeCommand{
 	"./bot workflow runs":                                    {0, "release"},
 	"./bot workflow runs --json --state completed --limit 5": {0, `"state": "completed"`},
 	"./bot workflow status --json RUN_ID":                    {0, `"id": "confirm"`},
+	"./bot workflow triggers":                                {0, "No workflow has triggers"},
 	"./bot workflow help":                                    {0, "exit 0 when the run completed"},
 	"./bot version":                                          {0, "threadflow "},
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"threadflow/childenv"
 	"threadflow/platform"
 )
 
@@ -76,3 +77,13 @@ type statusError int
 
 func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
 func (e statusError) ExitCode() int { return int(e) }
+
+// Every secret setting, and the database URL, is kept from the processes runs start (childenv
+// holds the one list they are filtered by).
+func TestSecretSettingsAreKeptFromChildren(t *testing.T) {
+	for _, s := range settings {
+		if (s.isSecret() || s.env == "DATABASE_URL") && !childenv.Hidden(s.env) {
+			t.Errorf("%s is secret but childenv passes it to shell, script and agent processes; add it to childenv's list", s.env)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func TestRunCommands(t *testing.T) {
 		{"-h", []string{"-h"}, 0, "LEASE_TTL", ""},
 		{"serve -h", []string{"serve", "-h"}, 0, "-http-addr", ""},
 		{"unknown command", []string{"chatt"}, 2, "",
-			"threadflow: unknown command \"chatt\" (did you mean \"chat\"?); use one of serve, chat, workflow, audit, migrate, version, help (bot help describes them)\n"},
+			"threadflow: unknown command \"chatt\" (did you mean \"chat\"?); use one of serve, chat, workflow, audit, prune, migrate, version, help (bot help describes them)\n"},
 		{"bad flag", []string{"serve", "-workers=many"}, 2, "",
 			"threadflow: -workers=\"many\" is not valid; use a whole number of at least 1\n"},
 	}

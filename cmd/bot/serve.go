@@ -86,7 +86,7 @@ func setup(inv invocation, cmd string, args []string) (Config, *zap.Logger, erro
 // quietByDefault reports whether cmd talks to a person in the terminal (chat, workflow), where the
 // bot's replies are the output and info log lines would only bury them: those commands log at
 // warn unless LOG_LEVEL asks for more. serve and migrate keep LOG_LEVEL's default, info.
-func quietByDefault(cmd string) bool { return cmd == "chat" || cmd == "workflow" }
+func quietByDefault(cmd string) bool { return cmd == "chat" || cmd == "workflow" || cmd == "prune" }
 
 // hideSecretsFromChildren removes the bot's own secrets (chat tokens, the database URL, the
 // dashboard token) from the process environment once they are loaded, so the shell nodes and agent
@@ -134,18 +134,20 @@ func wire(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer) (*
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
 	a.catalogs, _ = eng.Dispatcher.Catalogs.(*catalogs)
-	// One de-duplicator for every platform, so a burst from all of them is recorded in few writes.
-	dedup := conversation.NewBatchDeduper(st)
-	chats, on, err := chatAdapters(ctx, cfg, log, dedup, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
+	// One keeper for every platform, so a burst from all of them is recorded in few writes.
+	keeper := conversation.NewBatchKeeper(st)
+	chats, on, err := chatAdapters(ctx, cfg, log, keeper, eng, outboxes, m, recorder(st, log, m)) // issue 16: transcripts
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
 	a.chatsOn = on
-	webp, err := newWeb(cfg, log, st, dedup, eng, m, outboxes) // issue 8: dashboard and web chat
+	webp, err := newWeb(cfg, log, st, keeper, eng, m, outboxes) // issue 8: dashboard and web chat
 	if err != nil {
 		return nil, errors.Join(err, ln.Close(), st.Close(), lock.release())
 	}
-	mux := newMux(httpDeps{ready: readiness{store: st, disk: diskGuard(cfg), replica: cfg.ReplicaID}, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard})
+	hooksHandler := newHooks(a.catalogs, eng, log, m)
+	mux := newMux(httpDeps{ready: readiness{store: st, disk: diskGuard(cfg), replica: cfg.ReplicaID}, secrets: cfg.secrets(), log: log, metrics: webp.metrics, dashboard: webp.dashboard,
+		hooks: hooksHandler})
 	a.components = append(a.components,
 		component{name: "http", run: httpComponent(newHTTPServer(mux, log), ln, log)},
 		component{name: "orchestrator", run: func(ctx context.Context) error { eng.Run(ctx); return nil }},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"threadflow/agent"
+	"threadflow/db"
 	"threadflow/orchestrator/execution"
 )
 
@@ -21,7 +22,7 @@ var coreSettings = []setting{
 	{env: "THREADFLOW_HOME", doc: "~/.local/share/threadflow",
 		usage: "directory for the SQLite database, run directories and outputs, the same wherever a command runs ($XDG_DATA_HOME/threadflow when set); created if missing",
 		apply: func(c *Config, v string, h hostInfo) error { return c.setHome(v, h) }},
-	{env: "LOG_LEVEL", def: "info", doc: "info (warn for chat, workflow)", usage: "debug, info, warn or error",
+	{env: "LOG_LEVEL", def: "info", doc: "info (warn for chat, workflow, prune)", usage: "debug, info, warn or error",
 		apply: func(c *Config, v string, _ hostInfo) (err error) { c.LogLevel, err = parseLevel(v); return err }},
 	{env: "LOG_FORMAT", doc: "console on a terminal, else json", usage: "json or console",
 		apply: func(c *Config, v string, h hostInfo) (err error) { c.LogFormat, err = parseLogFormat(v, h); return err }},
@@ -30,6 +31,14 @@ var coreSettings = []setting{
 		apply: intoString(func(c *Config) *string { return &c.HTTPAddr }, checkHostPort)},
 	{env: "LEASE_TTL", def: "30s", usage: "how long a claimed run stays owned without a heartbeat (at least 1s)",
 		apply: intoDuration(func(c *Config) *time.Duration { return &c.LeaseTTL }, time.Second)},
+	{env: "RETENTION", def: "90d",
+		usage: "how long completed and cancelled runs are kept after they finish, with their events, transcripts and files: 90d, 720h... at least 1h; off keeps them forever",
+		apply: intoRetention(func(c *Config) *time.Duration { return &c.Retention.Finished })},
+	{env: "RETENTION_UNFINISHED", def: "365d",
+		usage: "how long failed and paused runs are kept after their last change (at least 1h; off keeps them forever)",
+		apply: intoRetention(func(c *Config) *time.Duration { return &c.Retention.Unfinished })},
+	{env: "REQUESTER_DM_AFTER", def: "10m", usage: "a run's requester gets a direct message when a gate of it is decided, or it ends, this long after they started it, unless they did it (at least 1s)",
+		apply: intoDuration(func(c *Config) *time.Duration { return &c.RequesterDMAfter }, time.Second)},
 	{env: "MAX_RECOVERIES", def: "3", usage: "times a run is rescued after a crash without progress before it fails",
 		apply: intoInt(func(c *Config) *int { return &c.MaxRecoveries }, 0)},
 	{env: "SHUTDOWN_GRACE", def: "20s", usage: "how long shutdown waits for running nodes before handing their runs back",
@@ -43,7 +52,7 @@ var coreSettings = []setting{
 	{env: "MAX_ARGS_BYTES", def: "16KB",
 		usage: "largest free text one message may carry (a run's arguments, a note, a gate reply): 16KB, 64KB...; at most 100KB",
 		apply: intoBytes(func(c *Config) *int64 { return &c.MaxArgsBytes }, 1, maxArgsBytesCeiling)},
-	{env: "WORKFLOWS_DIR", usage: "colon-separated directories of workflow YAML files, besides the bundled ones",
+	{env: "WORKFLOWS_DIR", usage: "colon-separated directories of workflow YAML files, besides the bundled ones (one ending in .archon/workflows is read as Archon's, docs/archon.md)",
 		apply: intoList(func(c *Config) *[]string { return &c.WorkflowsDirs }, parseDirs)},
 	{env: "REPO_PATH", usage: "git repository whose worktrees runs work in (empty: a plain directory per run)",
 		apply: intoString(func(c *Config) *string { return &c.RepoPath }, checkRepo)},
@@ -69,6 +78,15 @@ var coreSettings = []setting{
 		apply: intoDuration(func(c *Config) *time.Duration { return &c.Agent.Timeout }, time.Second)},
 	{env: "AGENT_IDLE_TIMEOUT", def: "10m", usage: "an AI CLI that prints no event for this long is stopped (at least 1s)",
 		apply: intoDuration(func(c *Config) *time.Duration { return &c.Agent.IdleTimeout }, time.Second)},
+	{env: "AGENT_PRICES_FILE", usage: "JSON file of model prices (USD per million tokens) that replace or extend the built-in table; turns priced from it are marked estimated",
+		apply: func(c *Config, v string, _ hostInfo) (err error) {
+			if v != "" {
+				c.Agent.Prices, err = agent.LoadPrices(v)
+			}
+			return err
+		}},
+	{env: "AGENT_DAILY_BUDGET_USD", usage: "what the agent turns of every run may spend per UTC day, summed in the database across replicas; reaching it pauses runs before their next turn (empty: no limit)",
+		apply: func(c *Config, v string, _ hostInfo) (err error) { c.DailyBudget, err = parseBudget(v); return err }},
 	{env: "ALLOWED_USER_IDS", usage: "comma-separated users who may use the bot, e.g. slack:U123,discord:4567 (empty: everyone)",
 		apply: intoList(func(c *Config) *[]string { return &c.AllowedUserIDs }, parseUserIDs)},
 	{env: "ADMIN_USER_IDS", usage: "comma-separated users who may resume and abandon anyone's runs (owners may their own) and answer gates listing @admins; empty: console:local is the admin",
@@ -114,6 +132,13 @@ func intoDuration(field func(*Config) *time.Duration, minimum time.Duration) app
 	}
 }
 
+func intoRetention(field func(*Config) *time.Duration) applyFunc {
+	return func(c *Config, v string, _ hostInfo) (err error) {
+		*field(c), err = parseRetention(v)
+		return err
+	}
+}
+
 func intoInt(field func(*Config) *int, minimum int) applyFunc {
 	return func(c *Config, v string, _ hostInfo) (err error) {
 		*field(c), err = parseInt(v, minimum)
@@ -155,4 +180,20 @@ func parseBool(v string) (bool, error) {
 		return false, fmt.Errorf("use true or false")
 	}
 	return b, nil
+}
+
+// parseBudget reads an amount of US dollars more than 0 as nanodollars; empty is no budget.
+func parseBudget(v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	usd, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("use an amount of US dollars more than 0, like 25 or 2.50")
+	}
+	n, err := db.USDNanos(usd)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("use an amount of US dollars more than 0, like 25 or 2.50")
+	}
+	return n, nil
 }

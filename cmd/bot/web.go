@@ -33,16 +33,16 @@ func newMetrics(log *zap.Logger, st db.Store) *metrics.Metrics {
 // newWeb builds the web adapter, registers its Outbox so runs started from the chat page report
 // there, and returns the HTTP handlers and the component that stops it. Chat messages and dashboard
 // buttons reach the bot through their own Inbox, like every other platform's.
-func newWeb(cfg Config, log *zap.Logger, st db.Store, dedup conversation.Deduper, eng *orchestrator.Engine, m *metrics.Metrics,
+func newWeb(cfg Config, log *zap.Logger, st db.Store, keeper conversation.Keeper, eng *orchestrator.Engine, m *metrics.Metrics,
 	outboxes map[string]conversation.Outbox) (webParts, error) {
 	wlog := log.With(zap.String("platform", web.Platform))
-	in := conversation.NewInbox(eng.Dispatcher, dedup, webInboxWorkers, wlog)
+	in := conversation.NewInbox(eng.Dispatcher, keeper, webInboxWorkers, wlog)
 	signIn, err := newSignIn(context.Background(), cfg)
 	if err != nil {
 		return webParts{}, err
 	}
-	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Token: cfg.DashboardToken, Log: wlog,
-		Limits: cfg.limits(), Auth: eng.Dispatcher.Auth, SignIn: signIn})
+	srv, err := web.New(web.Config{Store: st, Handler: inboxHandler{in: in, log: wlog, dups: m}, Forms: eng.Dispatcher, Token: cfg.DashboardToken, Log: wlog,
+		Limits: cfg.limits(), Auth: eng.Dispatcher.Auth, SignIn: signIn, Catalogs: eng.Dispatcher.Catalogs, Retention: cfg.Retention})
 	if err != nil {
 		return webParts{}, err
 	}

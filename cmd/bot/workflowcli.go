@@ -29,6 +29,7 @@ const (
 	exitFailed    = 1
 	exitPaused    = 3
 	exitCancelled = 4 // cancelled by someone or something else while the command waited
+	exitBusy      = 5 // refused: another run holds the workflow's concurrency group (when_busy: refuse)
 )
 
 // runStopError reports a run that stopped without completing; its exit status says how.
@@ -44,8 +45,9 @@ func (e *runStopError) ExitCode() int { return e.code }
 
 const workflowUsage = `usage: bot workflow list [--json]
        bot workflow validate [FILE...]
-       bot workflow run [--user NAME] NAME [ARGS...]
+       bot workflow run [--user NAME] NAME [ARGS...] [--input NAME=VALUE...]
        bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]
+       bot workflow triggers [--json]
        bot workflow status [--json] RUN_ID
        bot workflow logs RUN_ID [NODE]
        bot workflow resume|approve|reject [--user NAME] RUN_ID [TEXT]
@@ -64,7 +66,7 @@ func usageOf(sub string) string {
 }
 
 // workflowSubcommands are the commands of bot workflow, for "did you mean".
-var workflowSubcommands = []string{"help", "list", "validate", "run", "runs", "status", "logs", "resume", "approve", "reject", "cancel", "abandon"}
+var workflowSubcommands = []string{"help", "list", "validate", "run", "runs", "triggers", "status", "logs", "resume", "approve", "reject", "cancel", "abandon"}
 
 // workflowHelp is `bot workflow help`: the usage and what each command does and exits with.
 const workflowHelp = `bot workflow runs workflows from a shell, on the bot's database (THREADFLOW_HOME or DATABASE_URL).
@@ -76,6 +78,8 @@ const workflowHelp = `bot workflow runs workflows from a shell, on the bot's dat
             for every problem, exit 1 if any
   run       start a run and wait until it stops
   runs      the newest runs of every conversation, newest first (--limit 20 by default)
+  triggers  every schedule, webhook and GitHub trigger: what fires it, where its runs talk, its
+            next fire and its latest fires with their runs
   status    one run: its state, every node with its state and duration, the last error
   logs      the output of a node's latest attempt (every node's without NODE); while the node
             runs, or after its run was cancelled, as far as it got, marked partial
@@ -90,7 +94,7 @@ and how you may reject it), and 4 when someone else cancelled it while they wait
 reject, cancel and abandon exit 0 when they cancelled it themselves; 2 means the command itself was
 wrong.
 Run ids may be shortened to a unique prefix of at least 6 characters.
---json prints list, runs and status as JSON (the fields are described in README.md).
+--json prints list, runs, triggers and status as JSON (the fields are described in README.md).
 Logs stay at warn unless LOG_LEVEL says otherwise.`
 
 // workflowCmd is `bot workflow ...`: the same operations as chat, on the same database, from a
@@ -110,7 +114,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 			return validateAll(inv)
 		}
 		return validateFiles(inv.stdout, rest)
-	case "list", "runs", "run", "status", "logs", "resume", "approve", "reject", "cancel", "abandon":
+	case "list", "runs", "triggers", "run", "status", "logs", "resume", "approve", "reject", "cancel", "abandon":
 	default:
 		return &usageError{fmt.Sprintf("unknown workflow command %q%s; bot workflow help lists them", sub, didYouMean(sub, workflowSubcommands))}
 	}
@@ -119,7 +123,7 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 		return err
 	}
 	var out outputFlags
-	if sub == "list" || sub == "runs" || sub == "status" || sub == "logs" {
+	if sub == "list" || sub == "runs" || sub == "triggers" || sub == "status" || sub == "logs" {
 		if out, rest, err = parseOutputFlags(sub, rest); err != nil {
 			return err
 		}
@@ -141,6 +145,11 @@ func workflowCmd(ctx context.Context, inv invocation, args []string) error {
 			return &usageError{"usage: bot workflow runs [--json] [--limit N] [--state STATE] [--workflow NAME]"}
 		}
 		return cli.runs(ctx, inv.stdout, out)
+	case "triggers":
+		if len(rest) > 0 {
+			return &usageError{usageOf("triggers")}
+		}
+		return cli.triggers(ctx, inv.stdout, out.json)
 	case "run":
 		return cli.runWorkflow(ctx, rest)
 	case "status":
@@ -177,19 +186,33 @@ func cliUser(sub string, args []string) (string, []string, error) {
 // validateFiles prints every problem of every file and fails when there is one.
 func validateFiles(w io.Writer, files []string) error {
 	bad := 0
+	var errs workflow.Errors
 	for _, f := range files {
 		wf, err := workflow.ParseFile(f)
 		if err != nil {
 			bad++
 			fmt.Fprintln(w, err.Error())
+			errs = append(errs, asWorkflowErrors(err, f)...)
 			continue
 		}
 		fmt.Fprintf(w, "%s: ok (workflow %s, %d nodes)\n", f, wf.Name, len(wf.Nodes))
+	}
+	if s := workflow.SummarizeErrors(len(files)-bad, errs); s.Refused > 0 {
+		fmt.Fprintln(w, s)
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d files are not valid workflows", bad, len(files))
 	}
 	return nil
+}
+
+// asWorkflowErrors keeps a file's problems, or one problem for a file that could not be read.
+func asWorkflowErrors(err error, file string) workflow.Errors {
+	var es workflow.Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	return workflow.Errors{{File: file, Msg: err.Error()}}
 }
 
 // validateAll checks every workflow file the bot reads (bundled, $THREADFLOW_HOME/workflows,
@@ -208,6 +231,9 @@ func validateAll(inv invocation) error {
 		if err := newProblemsShown(cfg.Home).record(errs); err != nil {
 			log.Warn("workflow.problems_shown_unwritable", zap.Error(err))
 		}
+	}
+	if s := workflow.Summarize(cat, errs); s.Refused > 0 { // files of another tool's dialect (docs/archon.md)
+		fmt.Fprintln(inv.stdout, s)
 	}
 	switch n := brokenFiles(errs); n {
 	case 0:
@@ -290,9 +316,17 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 	if !ok {
 		return &usageError{fmt.Sprintf("no workflow named %q%s; bot workflow list shows them", args[0], didYouMean(args[0], cat.Names()))}
 	}
-	argText := strings.Join(args[1:], " ")
+	words, err := inputFlags(args[1:])
+	if err != nil {
+		return err
+	}
+	argText := strings.Join(words, " ")
 	if err := c.engine.Dispatcher.Limits.CheckArgs(argText); err != nil { // before anything is written
 		return &usageError{err.Error()}
+	}
+	inputs, err := wf.RunInputs(words)
+	if err != nil {
+		return &usageError{err.Error() + "\nusage: " + strings.TrimPrefix(dispatch.Usage(wf), "/workflow run ")}
 	}
 	if err := c.engine.Dispatcher.CheckAccess(ctx, wf, c.at, conversation.Person{ID: c.user}); err != nil {
 		return &usageError{err.Error()}
@@ -307,11 +341,47 @@ func (c *cliSession) runWorkflow(ctx context.Context, args []string) error {
 		return err
 	}
 	c.startEngine(ctx)
-	run, err := c.engine.Dispatcher.StartRun(ctx, c.at, conversation.Person{ID: c.user}, wf, argText)
+	run, err := c.engine.Dispatcher.StartRun(ctx, c.at, conversation.Person{ID: c.user}, wf, argText, inputs)
+	var busy *db.GroupBusyError
+	if errors.As(err, &busy) {
+		holder, err := c.store.GetRun(ctx, busy.Holder)
+		if err != nil {
+			holder = db.Run{} // named by its id alone
+		}
+		t, _ := reporting.GroupBusyText(wf.Name, busy, holder)
+		return &runStopError{code: exitBusy, msg: console.Render(t)}
+	}
 	if err != nil {
 		return err
 	}
 	return c.waitStop(ctx, run.ID)
+}
+
+// inputFlags takes `--input NAME=VALUE` (also `--input=NAME=VALUE`) out of a run's arguments,
+// anywhere after the workflow's name, and returns every argument as RunInputs reads them: the
+// pairs of the flags are name=value words like any other.
+func inputFlags(args []string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--input" || a == "-input":
+			if i+1 == len(args) || !strings.Contains(args[i+1], "=") {
+				return nil, &usageError{"--input needs NAME=VALUE, such as --input version=v1.2; " + usageOf("run")}
+			}
+			i++
+			out = append(out, args[i])
+		case strings.HasPrefix(a, "--input=") || strings.HasPrefix(a, "-input="):
+			_, pair, _ := strings.Cut(a, "=")
+			if !strings.Contains(pair, "=") {
+				return nil, &usageError{"--input needs NAME=VALUE, such as --input version=v1.2; " + usageOf("run")}
+			}
+			out = append(out, pair)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 func (c *cliSession) status(ctx context.Context, w io.Writer, args []string, asJSON bool) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,39 @@ func TestServeLogsInvalidWorkflowFilesAtStartAndOnChange(t *testing.T) {
 	logged := strings.Count(b.stderr.String(), `"msg":"workflow.discover_failed"`)
 	if logged != 2 || !strings.Contains(b.stderr.String(), `"files":1,`) || !strings.Contains(b.stderr.String(), `"files":2,`) {
 		t.Errorf("log of a server whose workflow files broke twice (%d discover_failed lines):\n%s", logged, b.stderr)
+	}
+}
+
+// Pointed at Archon's repository, `bot workflow validate` prints one message per refused file and
+// ends with a summary: how many loaded, how many files were refused, by field (docs/archon.md).
+func TestValidateArchonRepositoryEndsWithASummary(t *testing.T) {
+	t.Parallel()
+	env := cliEnv(t)
+	env["WORKFLOWS_DIR"] = "../../test/testdata/archon/.archon/workflows"
+	b := runBot(t, env, "workflow", "validate")
+	err := b.result(t)
+	lines := strings.Split(strings.TrimSpace(b.stdout.String()), "\n")
+	last := lines[len(lines)-1]
+	if exitCode(err) != 1 || !strings.HasPrefix(last, "Summary: ") || !strings.Contains(last, " refused (by field: ") || !strings.Contains(last, "provider 9") {
+		t.Fatalf("bot workflow validate = exit %d, last line %q", exitCode(err), last)
+	}
+	refused := 0
+	for _, l := range lines {
+		if strings.Contains(l, ": refused, this Archon workflow cannot run here as written: ") {
+			refused++
+		}
+	}
+	if want := " " + strconv.Itoa(refused) + " refused "; refused == 0 || !strings.Contains(last, want) {
+		t.Errorf("%d refusal messages, summary %q", refused, last)
+	}
+
+	// Named files that lie in .archon/workflows are read in Archon's dialect too.
+	dir := env["WORKFLOWS_DIR"]
+	b = runBot(t, env, "workflow", "validate", dir+"/defaults/archon-assist.yaml", dir+"/test-workflows/minimax-smoke.yaml")
+	err = b.result(t)
+	out := b.stdout.String()
+	if exitCode(err) != 1 || !strings.Contains(out, "archon-assist.yaml: ok (workflow archon-assist, 1 nodes)") ||
+		!strings.Contains(out, "minimax-smoke.yaml:15:11: refused") || !strings.HasSuffix(out, "Summary: 1 loaded, 1 refused (by field: provider 1), 0 with other problems.\n") {
+		t.Errorf("bot workflow validate FILES = exit %d:\n%s", exitCode(err), out)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,43 @@ type runJSON struct {
 	Args       string     `json:"args"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"` // null while the run has not stopped
+	Usage      usageJSON  `json:"usage"`       // what the run's agent turns used
+	// Inputs are the run's typed inputs by name ({} when its workflow has none).
+	Inputs map[string]string `json:"inputs"`
+	// ConcurrencyGroup is the group the run joined ("" for none).
+	ConcurrencyGroup string `json:"concurrency_group"`
+}
+
+// usageJSON is what agent turns used (db.UsageSum).
+type usageJSON struct {
+	// CostUSD is null when the cost of a turn is unknown: its CLI reported no usage, or tokens of a
+	// model the price table does not list.
+	CostUSD          *float64 `json:"cost_usd"`
+	Estimated        bool     `json:"estimated"` // some of the cost comes from the price table
+	Turns            int64    `json:"turns"`
+	UnknownTurns     int64    `json:"unknown_turns"`  // turns whose CLI reported no usage
+	UnpricedTurns    int64    `json:"unpriced_turns"` // turns of unknown cost (unknown_turns included)
+	InputTokens      int64    `json:"input_tokens"`
+	OutputTokens     int64    `json:"output_tokens"`
+	CacheReadTokens  int64    `json:"cache_read_tokens"`
+	CacheWriteTokens int64    `json:"cache_write_tokens"`
+}
+
+func toUsageJSON(u db.UsageSum) usageJSON {
+	j := usageJSON{Estimated: u.Estimated, Turns: u.Turns, UnknownTurns: u.UnknownTurns, UnpricedTurns: u.UnpricedTurns,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+	if u.CostKnown() {
+		usd := db.USD(u.CostNanos)
+		j.CostUSD = &usd
+	}
+	return j
+}
+
+// groupJSON is where a queued run waits in its concurrency group.
+type groupJSON struct {
+	Group  string `json:"group"`
+	Holder string `json:"holder"` // the run holding the group
+	Place  int    `json:"place"`  // 1 for the next in line
 }
 
 // statusJSON is `bot workflow status RUN_ID --json`.
@@ -43,7 +81,9 @@ type statusJSON struct {
 	Resumes   int        `json:"resumes"`
 	Nodes     []nodeJSON `json:"nodes"`
 	WaitingAt *placeJSON `json:"waiting_at"` // the gate or pause the run waits at, else null
-	LastError *placeJSON `json:"last_error"` // null unless the run failed or paused on an error
+	// WaitingForGroup is the concurrency group a queued run waits in line for, else null.
+	WaitingForGroup *groupJSON `json:"waiting_for_group"`
+	LastError       *placeJSON `json:"last_error"` // null unless the run failed or paused on an error
 	// Undelivered are the messages the run owes its conversation that are not posted yet: still
 	// being tried (owed), or given up on (failed, with the platform's words).
 	Undelivered []undeliveredJSON `json:"undelivered"`
@@ -58,14 +98,15 @@ type undeliveredJSON struct {
 }
 
 type nodeJSON struct {
-	ID          string   `json:"id"`
-	State       string   `json:"state"` // pending, running, waiting, completed, failed, skipped, rejected, cancelled or not_run
-	DependsOn   []string `json:"depends_on"`
-	Attempts    int      `json:"attempts"`
-	DurationMS  int64    `json:"duration_ms"`
-	Reason      string   `json:"reason,omitempty"` // why it was skipped, rejected, cancelled or not run, or its error
-	By          string   `json:"by,omitempty"`     // who rejected or cancelled it
-	OutputBytes int64    `json:"output_bytes"`     // for a cancelled node, what its stopped attempt printed
+	ID          string     `json:"id"`
+	State       string     `json:"state"` // pending, running, waiting, completed, failed, skipped, rejected, cancelled or not_run
+	DependsOn   []string   `json:"depends_on"`
+	Attempts    int        `json:"attempts"`
+	DurationMS  int64      `json:"duration_ms"`
+	Reason      string     `json:"reason,omitempty"` // why it was skipped, rejected, cancelled or not run, or its error
+	By          string     `json:"by,omitempty"`     // who rejected or cancelled it
+	OutputBytes int64      `json:"output_bytes"`     // for a cancelled node, what its stopped attempt printed
+	Usage       *usageJSON `json:"usage,omitempty"`  // what the node's agent turns used; omitted for a node without any
 }
 
 type placeJSON struct {
@@ -138,7 +179,10 @@ func writeJSON(w io.Writer, v any) error {
 
 func toRunJSON(r db.Run, now time.Time) runJSON {
 	j := runJSON{ID: r.ID, Workflow: r.Workflow, State: reporting.DisplayState(r, now), User: r.UserID,
-		Args: r.UserMessage, CreatedAt: r.CreatedAt.UTC()}
+		Args: r.UserMessage, CreatedAt: r.CreatedAt.UTC(), Inputs: r.Inputs, ConcurrencyGroup: r.Group}
+	if j.Inputs == nil {
+		j.Inputs = map[string]string{}
+	}
 	if !r.FinishedAt.IsZero() && !reporting.Active(r) {
 		t := r.FinishedAt.UTC()
 		j.FinishedAt = &t
@@ -167,9 +211,21 @@ func (c *cliSession) runs(ctx context.Context, w io.Writer, o outputFlags) error
 	}
 	now := time.Now()
 	if o.json {
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
+		}
+		var usage []db.UsageSum
+		if len(ids) > 0 {
+			if usage, err = c.store.AgentUsage(ctx, db.UsageQuery{By: db.UsageByRun, RunIDs: ids}); err != nil {
+				return err
+			}
+		}
 		out := make([]runJSON, 0, len(runs))
 		for _, r := range runs {
-			out = append(out, toRunJSON(r, now))
+			j := toRunJSON(r, now)
+			j.Usage = toUsageJSON(db.UsageOf(usage, r.ID))
+			out = append(out, j)
 		}
 		return writeJSON(w, out)
 	}
@@ -195,7 +251,16 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 	if err != nil {
 		return err
 	}
+	byNode, err := c.store.AgentUsage(ctx, db.UsageQuery{By: db.UsageByNode, RunIDs: []string{r.ID}})
+	if err != nil {
+		return err
+	}
 	s := statusJSON{runJSON: toRunJSON(r, time.Now()), Resumes: r.Attempt, Nodes: []nodeJSON{}, Undelivered: []undeliveredJSON{}}
+	var total db.UsageSum
+	for _, u := range byNode {
+		total = total.Add(u)
+	}
+	s.Usage = toUsageJSON(total)
 	for _, o := range owed {
 		s.Undelivered = append(s.Undelivered, undeliveredJSON{Kind: o.Kind, State: string(o.State), Attempts: o.Attempts,
 			LastError: o.LastError, Since: o.CreatedAt})
@@ -205,14 +270,28 @@ func (c *cliSession) statusJSON(ctx context.Context, w io.Writer, r db.Run) erro
 		if deps == nil {
 			deps = []string{}
 		}
-		s.Nodes = append(s.Nodes, nodeJSON{ID: n.ID, State: n.State, DependsOn: deps, Attempts: n.Attempts,
-			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, By: n.By, OutputBytes: n.Output.Bytes})
+		j := nodeJSON{ID: n.ID, State: n.State, DependsOn: deps, Attempts: n.Attempts,
+			DurationMS: n.Duration.Milliseconds(), Reason: n.Reason, By: n.By, OutputBytes: n.Output.Bytes}
+		if u := db.UsageOf(byNode, n.ID); u.Turns > 0 {
+			uj := toUsageJSON(u)
+			j.Usage = &uj
+		}
+		s.Nodes = append(s.Nodes, j)
 	}
 	if p := r.Meta.Pause; r.Status == db.StatusPaused && p != nil {
 		s.WaitingAt = &placeJSON{Node: p.Node, Message: firstNonEmpty(p.Message, p.Error)}
 	}
 	if e := r.Meta.LastError; e != nil && r.Status != db.StatusCompleted {
 		s.LastError = &placeJSON{Node: e.Node, Message: e.Message}
+	}
+	if r.Group != "" && r.Status == db.StatusQueued {
+		p, err := c.store.GroupPlace(ctx, r.ID)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return err
+		}
+		if p.Waiting() {
+			s.WaitingForGroup = &groupJSON{Group: p.Group, Holder: p.Holder, Place: p.Place}
+		}
 	}
 	return writeJSON(w, s)
 }

@@ -123,12 +123,12 @@ var coreOps = []coreOp{
 		noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.la, p))
 	}},
 	{"resume fresh", func(t *testing.T, s *shapes) {
-		noErr[db.Run](t, "ResumeFresh")(s.m.ResumeFresh(s.ctx, s.a, "slack:U2"))
+		noErr[db.Run](t, "ResumeFresh")(s.m.ResumeFresh(s.ctx, s.a, db.Actor{ID: "slack:U2"}))
 	}},
 	{"resume a gate pause", func(t *testing.T, s *shapes) {
 		s.la = s.claim(t, s.a)[0]
 		noErr[db.Run](t, "PauseRun")(s.m.PauseRun(s.ctx, s.la, s.timedGate(time.Hour, time.Hour)))
-		if _, err := s.m.ResumeRun(s.ctx, s.a, "slack:U2"); !errors.As(err, new(*db.TransitionError)) {
+		if _, err := s.m.ResumeRun(s.ctx, s.a, db.Actor{ID: "slack:U2"}); !errors.As(err, new(*db.TransitionError)) {
 			t.Fatalf("resuming a run at a gate: %v, want a TransitionError", err)
 		}
 		g := db.GateResolution{RunID: s.a, Node: "review", Decision: db.DecisionApprove, By: "slack:U2"}
@@ -139,13 +139,13 @@ var coreOps = []coreOp{
 		noErr[db.Run](t, "FailRun")(s.m.FailRun(s.ctx, s.la, db.RunError{Node: "test", Class: db.ClassPermanent, Message: "exit 1"}))
 	}},
 	{"resume a failed run", func(t *testing.T, s *shapes) {
-		noErr[db.Run](t, "ResumeRun")(s.m.ResumeRun(s.ctx, s.a, "slack:U2"))
+		noErr[db.Run](t, "ResumeRun")(s.m.ResumeRun(s.ctx, s.a, db.Actor{ID: "slack:U2"}))
 	}},
 	{"complete", func(t *testing.T, s *shapes) {
 		noErr[db.Run](t, "CompleteRun")(s.m.CompleteRun(s.ctx, s.claim(t, s.a)[0], "all green"))
 	}},
 	{"cancel a completed run", func(t *testing.T, s *shapes) {
-		if _, err := s.m.CancelRun(s.ctx, s.a, "slack:U2", "late"); !errors.As(err, new(*db.TransitionError)) {
+		if _, err := s.m.CancelRun(s.ctx, s.a, db.Actor{ID: "slack:U2"}, "late"); !errors.As(err, new(*db.TransitionError)) {
 			t.Fatalf("cancelling a completed run: %v, want a TransitionError", err)
 		}
 	}},
@@ -175,7 +175,7 @@ var coreOps = []coreOp{
 	{"a gate reminds, then the run is cancelled", func(t *testing.T, s *shapes) {
 		s.d = s.create(t).ID
 		s.fireGate(t, s.d, time.Hour, time.Minute, db.TimerReminder, db.StatusPaused)
-		noErr[db.Run](t, "CancelRun")(s.m.CancelRun(s.ctx, s.d, "slack:U2", "not needed"))
+		noErr[db.Run](t, "CancelRun")(s.m.CancelRun(s.ctx, s.d, db.Actor{ID: "slack:U2"}, "not needed"))
 	}},
 }
 

@@ -13,6 +13,7 @@ import (
 // waiting for a row and then finding it taken.
 var dialect = db.Dialect{
 	NextOutboxID: "nextval(pg_get_serial_sequence('run_outbox', 'id'))",
+	Micros:       func(expr string) string { return "(EXTRACT(EPOCH FROM " + expr + ") * 1000000)::bigint" },
 	Param:        func(n int) string { return "$" + strconv.Itoa(n) },
 	Time:         func(t time.Time) any { return t },
 	NullTime:     func(t time.Time) any { return nullTime(t) },
@@ -24,6 +25,10 @@ var dialect = db.Dialect{
 	Meta:       metaSQL,
 	MessageSeq: "nextval('transcript_seq')",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	// a prune batch is one statement: one round trip instead of one per table (Dialect.PruneBatch)
+	DeletingCTEs: true,
+	// as stored, after compression: what deleting it frees
+	Size: func(col string) string { return "pg_column_size(" + col + ")" },
 }
 
 // metaSQL is the expression of runs.meta after e (jsonb || merges top-level keys).

@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,10 +50,66 @@ func (d driver) AppendLeased(ctx context.Context, l db.Lease, e db.Event, reset 
 	return out, true, nil
 }
 
-// AppendLeasedAll sends appendLeasedSQL for every event in one batch: one round trip, run by the
-// server as one implicit transaction, so one commit. A copy refused by the unique index aborts the
-// whole batch; that is "nothing appended", and each event then finds out why on its own.
+// AppendLeasedAll appends every event with one statement (appendAllSQL): one round trip, one
+// update of the run's row and one commit for a node's node_completed and its dependents'
+// node_started, where a statement per event updated the row once per event. When that statement
+// appends nothing (the lease is gone, or a copy of one of the events is recorded already) or a
+// concurrent copy wins the unique index, appendEach finds out, event by event, which were appended.
 func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
+	if len(es) < 2 {
+		return d.appendEach(ctx, l, es, resets)
+	}
+	q, args := appendAllSQL(l, es, slices.Contains(resets, true))
+	rows, err := d.s.pool.Query(ctx, q, args...)
+	var outs []db.Event
+	if err == nil {
+		outs, err = pgx.AppendRows(outs, rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
+	}
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation, err == nil && len(outs) != len(es):
+		return d.appendEach(ctx, l, es, resets)
+	case err != nil:
+		return nil, nil, translate(err)
+	}
+	slices.SortFunc(outs, func(a, b db.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	ok := make([]bool, len(es))
+	for i := range ok {
+		ok[i] = true
+	}
+	return outs, ok, nil
+}
+
+// appendAllSQL appends es to the run of l in one statement, only while l is held and no copy of
+// any of them is recorded (each NOT EXISTS goes through run_events_lifecycle_idx, hence the
+// repeated WHERE clause): the events take the seqs after the run's last_seq, in order, and
+// node_completed among them (reset) sets the rescue counter back to 0.
+func appendAllSQL(l db.Lease, es []db.Event, reset bool) (string, []any) {
+	args := []any{l.RunID, l.Token, reset, len(es)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var copies, values []string
+	for i, e := range es {
+		a := eventArgs(e)
+		typ, node, attempt := arg(a[1]), arg(a[2]), arg(a[3])
+		copies = append(copies, "AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND type = "+typ+" AND node_id = "+node+
+			" AND attempt = "+attempt+" AND "+db.LifecycleIndexWhere+")")
+		values = append(values, "("+strconv.Itoa(i+1)+", "+typ+"::text, "+node+"::text, "+attempt+"::int, "+arg(a[4])+"::jsonb, "+arg(a[5])+"::timestamptz)")
+	}
+	return `WITH next AS (UPDATE runs SET last_seq = last_seq + $4::int, recoveries = CASE WHEN $3::bool THEN 0 ELSE recoveries END
+	WHERE id = $1 AND ` + db.LeaseHeld("", "$2") + " " + strings.Join(copies, " ") + ` RETURNING last_seq)
+INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
+SELECT $1, next.last_seq - $4::int + v.i, v.type, v.node_id, v.attempt, v.data, v.at FROM next,
+	(VALUES ` + strings.Join(values, ", ") + `) AS v (i, type, node_id, attempt, data, at)
+RETURNING ` + db.EventColumns, args
+}
+
+// appendEach sends appendLeasedSQL for every event in one batch: one round trip, run by the server
+// as one implicit transaction, so one commit. A copy refused by the unique index aborts the whole
+// batch; that is "nothing appended", and each event then finds out why on its own.
+func (d driver) appendEach(ctx context.Context, l db.Lease, es []db.Event, resets []bool) ([]db.Event, []bool, error) {
 	b := &pgx.Batch{}
 	for i, e := range es {
 		b.Queue(appendLeasedSQL, append(eventArgs(e), resets[i], l.Token)...)
@@ -86,32 +145,63 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 // statements sent one by one held a connection for a round trip each (BENCHMARKS.md, dispatch).
 // A statement that fails aborts the whole batch: nothing is written.
 func (d driver) InsertRuns(ctx context.Context, cs []db.RunCreation) ([]db.Run, error) {
-	b := &pgx.Batch{}
-	runs := make([]db.Run, len(cs))
-	for i, c := range cs {
-		for _, v := range c.Conversations {
-			q, args := dialect.InsertConversation(v, c.At)
-			b.Queue(q, args...)
-		}
-		q, args := dialect.InsertRun(c)
-		b.Queue(q, args...).QueryRow(func(row pgx.Row) (err error) {
-			runs[i], err = scanRun(row)
-			return err
-		})
-		b.Queue(insertFirstEventSQL, eventArgs(c.Created)...)
-		for _, ref := range c.Messages {
-			q, args := dialect.SetMessageRef(ref)
-			b.Queue(q, args...)
-		}
-		for _, o := range c.Owe {
-			q, args := dialect.Owe(c.Run.ID, o, c.At)
-			b.Queue(q, args...)
-		}
-	}
+	b, runs := creationBatch(cs)
 	if err := d.s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, translate(err)
 	}
 	return runs, nil
+}
+
+// creationBatch queues every statement of every creation; the runs are filled in as the batch
+// runs.
+func creationBatch(cs []db.RunCreation) (*pgx.Batch, []db.Run) {
+	b := &pgx.Batch{}
+	runs := make([]db.Run, len(cs))
+	for i, c := range cs {
+		queueCreation(b, c, &runs[i])
+	}
+	return b, runs
+}
+
+func (d driver) Dialect() db.Dialect { return dialect }
+
+func (d driver) ReadRow(ctx context.Context, q string, args []any, dest ...any) error {
+	err := d.s.pool.QueryRow(ctx, q, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.ErrNotFound
+	}
+	return translate(err)
+}
+
+func (d driver) ReadStrings(ctx context.Context, q string, args []any) ([]string, error) {
+	rows, err := d.s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, translate(err)
+}
+
+// queueCreation queues the statements of one creation, scanning its run into run.
+func queueCreation(b *pgx.Batch, c db.RunCreation, run *db.Run) {
+	for _, v := range c.Conversations {
+		q, args := dialect.InsertConversation(v, c.At)
+		b.Queue(q, args...)
+	}
+	q, args := dialect.InsertRun(c)
+	b.Queue(q, args...).QueryRow(func(row pgx.Row) (err error) {
+		*run, err = scanRun(row)
+		return err
+	})
+	b.Queue(insertFirstEventSQL, eventArgs(c.Created)...)
+	for _, ref := range c.Messages {
+		q, args := dialect.SetMessageRef(ref)
+		b.Queue(q, args...)
+	}
+	for _, o := range c.Owe {
+		q, args := dialect.Owe(c.Run.ID, o, c.At)
+		b.Queue(q, args...)
+	}
 }
 
 func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time, n int) ([]string, error) {
@@ -158,6 +248,38 @@ func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool,
 		return nil, nil, err
 	}
 	return runs, ok, nil
+}
+
+// InsertRun sends the creation's statements in one batch inside the transaction.
+func (d dtx) InsertRun(ctx context.Context, c db.RunCreation) (db.Run, error) {
+	b, runs := creationBatch([]db.RunCreation{c})
+	if err := d.tx.SendBatch(ctx, b).Close(); err != nil {
+		return db.Run{}, err
+	}
+	return runs[0], nil
+}
+
+func (d dtx) Exec(ctx context.Context, q string, args []any) (int64, error) {
+	tag, err := d.tx.Exec(ctx, q, args...)
+	return tag.RowsAffected(), err
+}
+
+func (d dtx) QueryStrings(ctx context.Context, q string, args []any, out *[]string) error {
+	rows, err := d.tx.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	*out = append(*out, ids...)
+	return err
+}
+
+func (d dtx) QueryRow(ctx context.Context, q string, args []any, dest ...any) error {
+	err := d.tx.QueryRow(ctx, q, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.ErrNotFound
+	}
+	return err
 }
 
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
@@ -237,6 +359,14 @@ func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, er
 	return node, seq, err
 }
 
+func (d dtx) OpenChildren(ctx context.Context, runID string) ([]string, error) {
+	q, args := dialect.OpenChildren(runID)
+	return queryAll(ctx, d.tx, q, args, func(row pgx.Row) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+}
+
 func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
 	q, args := dialect.GateEvents(runID, node, after)
 	return queryAll(ctx, d.tx, q, args, scanEvent)
@@ -249,12 +379,6 @@ func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, er
 		return db.Event{}, db.ErrNotFound
 	}
 	return e, err
-}
-
-func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	q, args := dialect.ClearReminder(runID)
-	_, err := d.tx.Exec(ctx, q, args...)
-	return err
 }
 
 // LeaseForEvent locks the run's row for the rest of the transaction, but only while the caller's

@@ -123,7 +123,8 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 			}
 		}
 		if n := len(d.Conversations); n > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE runs SET conversation_id = $2 WHERE id = $1`, d.RunID, d.Conversations[n-1].ID); err != nil {
+			q, args := dialect.SetRunConversation(d.RunID, d.Conversations[n-1].ID) // its children with it
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return err
 			}
 		}
@@ -131,6 +132,12 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 			ref := d.Message
 			ref.RunID, ref.Kind = d.RunID, refKind
 			if err := setMessageRef(ctx, tx, ref); err != nil {
+				return err
+			}
+		}
+		for _, e := range d.Events {
+			e.RunID, e.At = d.RunID, now
+			if _, err := appendEvent(ctx, tx, e); err != nil {
 				return err
 			}
 		}

@@ -61,6 +61,28 @@ func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) 
 	return s.queryRuns(ctx, q, args...)
 }
 
+// CountRuns counts the runs matching f per status, in one statement.
+func (s *Store) CountRuns(ctx context.Context, f db.RunFilter) (map[db.Status]int, error) {
+	q, args := dialect.CountRuns(f)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", translate(err))
+	}
+	out := map[db.Status]int{}
+	var (
+		status string
+		n      int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&status, &n}, func() error {
+		out[db.Status(status)] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", translate(err))
+	}
+	return out, nil
+}
+
 // queryRuns runs a db.RunColumns query.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]db.Run, error) {
 	rows, err := s.pool.Query(ctx, q, args...)

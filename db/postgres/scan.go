@@ -19,14 +19,18 @@ func scanRunAnd(row pgx.Row, extra ...any) (db.Run, error) {
 	var (
 		r                                     db.Run
 		meta                                  []byte
+		inputs                                string
 		expires, heartbeat, started, finished *time.Time
 	)
 	dest := []any{&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserName,
 		&r.UserMessage, &r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta,
 		&r.Attempt, &r.Recoveries, &r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat,
-		&r.CreatedAt, &r.QueuedAt, &started, &finished, &r.WorkspaceHome, &r.WorkspaceRemote}
+		&r.CreatedAt, &r.QueuedAt, &started, &finished, &r.WorkspaceHome, &r.WorkspaceRemote, &inputs, &r.Group, &r.ParentRunID, &r.ParentNode}
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
+		return db.Run{}, err
+	}
+	if r.Inputs, err = db.DecodeInputs(r.ID, inputs); err != nil {
 		return db.Run{}, err
 	}
 	if err := json.Unmarshal(meta, &r.Meta); err != nil {
@@ -70,4 +74,9 @@ func queryAll[T any](ctx context.Context, q querier, query string, args []any, s
 	}
 	out, err := pgx.AppendRows([]T(nil), rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
 	return out, translate(err)
+}
+
+// querier is what a pool and a transaction share for statements that return rows.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }

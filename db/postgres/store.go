@@ -80,7 +80,7 @@ func Open(ctx context.Context, url string, opts db.Options, log *zap.Logger) (*S
 		return nil, err
 	}
 	s := &Store{pool: pool, leases: leases, sqlDB: stdlib.OpenDBFromPool(pool), clock: opts.Clock(), log: log, connCfg: cfg.ConnConfig}
-	s.Machine = &db.Machine{Driver: driver{s}, Now: s.now, Moved: func(op db.Op, r db.Run) {
+	s.Machine = &db.Machine{Driver: driver{s}, Dialect: dialect, Now: s.now, Moved: func(op db.Op, r db.Run) {
 		log.Debug("postgres.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}
 	if err := s.start(ctx, cfg); err != nil {

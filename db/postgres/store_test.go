@@ -3,15 +3,18 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"threadflow/db"
 	"threadflow/db/dbtest"
+	"threadflow/db/postgres"
 	"threadflow/db/storetest"
 )
 
@@ -117,5 +120,47 @@ func TestRecordEventsIsOneTransaction(t *testing.T) {
 	}
 	if n := count(t, url, `SELECT count(*) FROM run_events WHERE node_id = 'plan'`); n != 0 {
 		t.Errorf("plan's node_completed was committed (%d rows) though its batch failed", n)
+	}
+}
+
+// BenchmarkNodeCompletionAndNextStart is a chain's per-node write on PostgreSQL: a node's
+// node_completed and the next node's node_started, committed together, as one statement
+// (AppendLeasedAll) against one statement per event in one batch (its fallback), in the same run
+// (issue 34).
+//
+//	go test -run '^$' -bench NodeCompletionAndNextStart ./db/postgres/
+func BenchmarkNodeCompletionAndNextStart(b *testing.B) {
+	s, err := postgres.Open(b.Context(), dbtest.PostgresDatabase(b), db.Options{}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.EnsureConversation(b.Context(), db.Conversation{ID: "slack:C1", Platform: "slack", ChannelID: "C1"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		append func(*postgres.Store, context.Context, db.Lease, []db.Event) ([]bool, error)
+	}{{"one statement", postgres.AppendAll}, {"statement per event", postgres.AppendEach}} {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := s.CreateRun(b.Context(), db.NewRun{Workflow: "w", ConversationID: "slack:C1", ParentConversationID: "slack:C1",
+				UserID: "slack:U1", UserMessage: "go", WorkflowSource: []byte("name: w\n")}); err != nil {
+				b.Fatal(err)
+			}
+			r, err := s.ClaimRun(b.Context(), "w1", time.Hour, db.Reach{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				es := []db.Event{
+					db.NewEvent(r.ID, fmt.Sprintf("n%d", i), 1, db.NodeCompletedData{}, time.Now()),
+					db.NewEvent(r.ID, fmt.Sprintf("n%d", i+1), 1, db.NodeStartedData{}, time.Now()),
+				}
+				if ok, err := c.append(s, b.Context(), r.Lease(), es); err != nil || !ok[0] || !ok[1] {
+					b.Fatalf("append: %v %v", ok, err)
+				}
+			}
+		})
 	}
 }

@@ -399,9 +399,9 @@ func (s *Sim) userOp(op db.Op, runID, by string) error {
 	var err error
 	switch op {
 	case db.OpResume:
-		_, err = s.store.ResumeRun(s.ctx, runID, by)
+		_, err = s.store.ResumeRun(s.ctx, runID, db.Actor{ID: by})
 	case db.OpCancel:
-		_, err = s.store.CancelRun(s.ctx, runID, by, "sim")
+		_, err = s.store.CancelRun(s.ctx, runID, db.Actor{ID: by}, "sim")
 	case db.OpApprove, db.OpReject:
 		d := db.DecisionApprove
 		if op == db.OpReject {

@@ -23,6 +23,8 @@ var dialect = db.Dialect{
 	MessageSeq: "(SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript_messages)",
 	// The single writer makes MAX + 1 a fresh id; AUTOINCREMENT then continues past it.
 	NextOutboxID: "(SELECT MAX(id) + 1 FROM run_outbox)",
+	Micros:       func(expr string) string { return expr },
+	Size:         func(col string) string { return "length(CAST(" + col + " AS BLOB))" },
 }
 
 // in is expr IN (?, ...), one parameter per value.

@@ -96,6 +96,20 @@ func (d driver) DueGateTimers(ctx context.Context, reach db.Reach, now time.Time
 	return scanIDs(rows)
 }
 
+func (d driver) Dialect() db.Dialect { return dialect }
+
+func (d driver) ReadRow(ctx context.Context, q string, args []any, dest ...any) error {
+	return translate(d.s.r.QueryRowContext(ctx, q, args...).Scan(dest...))
+}
+
+func (d driver) ReadStrings(ctx context.Context, q string, args []any) ([]string, error) {
+	rows, err := d.s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanIDs(rows)
+}
+
 // dtx is one write transaction of the driver.
 type dtx struct{ tx *wtx }
 
@@ -112,6 +126,33 @@ func (d dtx) UpdateRun(ctx context.Context, u db.RunUpdate) (db.Run, bool, error
 // statement is a function call.
 func (d dtx) TransitAll(ctx context.Context, ts []db.Transit) ([]db.Run, []bool, error) {
 	return db.TransitEach(ctx, d, ts)
+}
+
+func (d dtx) InsertRun(ctx context.Context, c db.RunCreation) (db.Run, error) {
+	return insertRun(ctx, d.tx, c)
+}
+
+func (d dtx) Exec(ctx context.Context, q string, args []any) (int64, error) {
+	res, err := d.tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n, translate(err)
+}
+
+func (d dtx) QueryStrings(ctx context.Context, q string, args []any, out *[]string) error {
+	rows, err := d.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return translate(err)
+	}
+	ids, err := scanIDs(rows)
+	*out = append(*out, ids...)
+	return err
+}
+
+func (d dtx) QueryRow(ctx context.Context, q string, args []any, dest ...any) error {
+	return translate(d.tx.QueryRowContext(ctx, q, args...).Scan(dest...))
 }
 
 func (d dtx) LockRun(ctx context.Context, runID string) (db.Run, error) {
@@ -150,6 +191,14 @@ func (d dtx) LastAsk(ctx context.Context, runID, node string) (string, int64, er
 	return node, seq, err
 }
 
+func (d dtx) OpenChildren(ctx context.Context, runID string) ([]string, error) {
+	q, args := dialect.OpenChildren(runID)
+	return queryAll(ctx, d.tx, q, args, func(row scanner) (string, error) {
+		var id string
+		return id, translate(row.Scan(&id))
+	})
+}
+
 func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([]db.Event, error) {
 	return gateEvents(ctx, d.tx, runID, node, after)
 }
@@ -157,12 +206,6 @@ func (d dtx) GateEvents(ctx context.Context, runID, node string, after int64) ([
 func (d dtx) EventAt(ctx context.Context, runID string, seq int64) (db.Event, error) {
 	q, args := dialect.EventAt(runID, seq)
 	return scanEvent(d.tx.QueryRowContext(ctx, q, args...))
-}
-
-func (d dtx) ClearReminder(ctx context.Context, runID string) error {
-	q, args := dialect.ClearReminder(runID)
-	_, err := d.tx.ExecContext(ctx, q, args...)
-	return translate(err)
 }
 
 func (d dtx) LeaseForEvent(ctx context.Context, l db.Lease, e db.Event) (db.EventLease, error) {

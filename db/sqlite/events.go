@@ -10,13 +10,18 @@ import (
 	"threadflow/db"
 )
 
-// appendLeasedSQL takes the run's next seq only while the lease is held and, for a lifecycle
-// event, no copy of it is recorded (through run_events_node_lifecycle, hence the repeated WHERE
-// clause); node_completed resets the rescue counter with it.
-var appendLeasedSQL = `UPDATE runs SET last_seq = last_seq + 1, recoveries = CASE WHEN ? THEN 0 ELSE recoveries END
-	WHERE id = ? AND ` + db.LeaseHeld("", "?") + `
-	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = runs.id AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere + `)
-	RETURNING last_seq`
+// appendLeasedSQL inserts the event at the run's next seq (nextSeq) only while the lease is held
+// and, for a lifecycle event, no copy of it is recorded (through run_events_node_lifecycle, hence
+// the repeated WHERE clause). It reads the runs row but does not write it: the row holds the run's
+// frozen workflow source, and SQLite rewrites a whole row on every update.
+var appendLeasedSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
+	SELECT r.id, ` + nextSeq("r.id") + `, ?, ?, ?, ?, ? FROM runs r WHERE r.id = ? AND ` + db.LeaseHeld("r.", "?") + `
+	AND NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = r.id AND type = ? AND node_id = ? AND attempt = ? AND ` + db.LifecycleIndexWhere + `)
+	RETURNING seq`
+
+// resetRecoveriesSQL sets the run's rescue counter back to 0 when node_completed was appended; a
+// counter at 0 already leaves the row unwritten.
+const resetRecoveriesSQL = `UPDATE runs SET recoveries = 0 WHERE id = ? AND recoveries <> 0`
 
 // appendLeased is Driver.AppendLeased: two statements in one write transaction.
 func appendLeased(ctx context.Context, s *Store, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
@@ -47,16 +52,22 @@ func appendLeasedAll(ctx context.Context, s *Store, l db.Lease, es []db.Event, r
 }
 
 func appendLeasedIn(ctx context.Context, tx *wtx, l db.Lease, e db.Event, reset bool) (db.Event, bool, error) {
+	data := eventData(e.Data)
 	var seq int64
-	err := translate(tx.QueryRowContext(ctx, appendLeasedSQL, reset, l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&seq))
+	err := translate(tx.QueryRowContext(ctx, appendLeasedSQL, string(e.Type), e.NodeID, e.Attempt, string(data), micros(e.At),
+		l.RunID, l.Token, string(e.Type), e.NodeID, e.Attempt).Scan(&seq))
 	if isNotFound(err) {
 		return db.Event{}, false, nil
 	}
 	if err != nil {
 		return db.Event{}, false, fmt.Errorf("append %s to run %s: %w", e.Type, l.RunID, err)
 	}
-	out, err := insertEvent(ctx, tx, l.RunID, seq, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, e.At)
-	return out, err == nil, err
+	if reset {
+		if _, err := tx.ExecContext(ctx, resetRecoveriesSQL, l.RunID); err != nil {
+			return db.Event{}, false, fmt.Errorf("append %s to run %s: %w", e.Type, l.RunID, translate(err))
+		}
+	}
+	return db.Event{RunID: l.RunID, Seq: seq, Type: e.Type, NodeID: e.NodeID, Attempt: e.Attempt, Data: data, At: e.At}, true, nil
 }
 
 // leaseForEventSQL reads the run's lease and the recorded copy of a lifecycle event in one

@@ -143,7 +143,8 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 			}
 		}
 		if n := len(d.Conversations); n > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET conversation_id = ? WHERE id = ?`, d.Conversations[n-1].ID, d.RunID); err != nil {
+			q, args := dialect.SetRunConversation(d.RunID, d.Conversations[n-1].ID) // its children with it
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return translate(err)
 			}
 		}
@@ -151,6 +152,11 @@ func (s *Store) DeliveredOwed(ctx context.Context, d db.Delivery) error {
 			ref := d.Message
 			ref.RunID, ref.Kind = d.RunID, refKind
 			if err := setMessageRef(ctx, tx, ref); err != nil {
+				return err
+			}
+		}
+		for _, e := range d.Events {
+			if _, err := appendEvent(ctx, tx, d.RunID, newEvent{typ: e.Type, node: e.NodeID, attempt: e.Attempt, data: e.Data}, now); err != nil {
 				return err
 			}
 		}

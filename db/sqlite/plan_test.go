@@ -4,12 +4,15 @@ import (
 	"database/sql"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 
 	"threadflow/db"
+	"threadflow/db/storetest"
 	"threadflow/migrations"
 )
 
@@ -17,6 +20,35 @@ import (
 // its run's history. Before, every node of a 1,000-node chain scanned all earlier events twice,
 // and the per-node cost of `bot workflow run` grew with the chain's length.
 func TestFindLifecycleUsesIndex(t *testing.T) {
+	conn := planDB(t)
+	if got := explain(t, conn, leaseForEventSQL, "node_started", "a", 1, "r1", "token"); !strings.Contains(got, "run_events_node_lifecycle") {
+		t.Errorf("plan of the lifecycle lookup = %q, want a search of run_events_node_lifecycle", got)
+	}
+}
+
+// TestRunListPlansUseIndexes: every list and lookup that must stay flat as runs accumulate
+// (storetest.PlanCases: the run list, its counts, /workflow status of a conversation, retention,
+// the rescuer and the gate timers) searches or walks an index, never the whole table (issue 34).
+func TestRunListPlansUseIndexes(t *testing.T) {
+	conn := planDB(t)
+	for _, c := range storetest.PlanCases(dialect) {
+		got := explain(t, conn, c.SQL, c.Args...)
+		if fullScan.MatchString(got) || !strings.Contains(got, "INDEX") {
+			t.Errorf("%s: plan %q, want index searches or walks only", c.Name, got)
+		}
+		for _, idx := range c.Indexes {
+			if !slices.ContainsFunc(strings.Split(idx, "|"), func(name string) bool {
+				return strings.Contains(got+";", "INDEX "+name+" ") || strings.Contains(got+";", "INDEX "+name+";")
+			}) {
+				t.Errorf("%s: plan %q, want a search of %s", c.Name, got, idx)
+			}
+		}
+	}
+}
+
+// planDB opens a new store (its migrations applied) and returns a plain connection to its file.
+func planDB(t *testing.T) *sql.DB {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "threadflow.db")
 	s, err := Open(t.Context(), path, db.Options{}, zap.NewNop())
 	if err != nil {
@@ -28,11 +60,20 @@ func TestFindLifecycleUsesIndex(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	rows, err := conn.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+leaseForEventSQL, "node_started", "a", 1, "r1", "token")
+	return conn
+}
+
+// fullScan is a plan step that reads a whole table of runs' records.
+var fullScan = regexp.MustCompile(`SCAN (runs|run_events|run_outbox|run_messages|transcript_messages|sessions)(;|$)`)
+
+// explain is the EXPLAIN QUERY PLAN of query, its details joined with "; ".
+func explain(t *testing.T, conn *sql.DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := conn.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
-		t.Fatalf("explain: %v", err)
+		t.Fatalf("explain %s: %v", query, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var plan []string
 	for rows.Next() {
 		var id, parent, unused int
@@ -42,9 +83,7 @@ func TestFindLifecycleUsesIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "run_events_node_lifecycle") {
-		t.Errorf("plan of the lifecycle lookup = %q, want a search of run_events_node_lifecycle", got)
-	}
+	return strings.Join(plan, "; ")
 }
 
 // TestLifecycleIndexWhereMatchesMigrations: the clause queries repeat is the index's own.

@@ -61,6 +61,31 @@ func (s *Store) ListRuns(ctx context.Context, f db.RunFilter) ([]db.Run, error) 
 	return scanRuns(rows)
 }
 
+// CountRuns counts the runs matching f per status, in one statement.
+func (s *Store) CountRuns(ctx context.Context, f db.RunFilter) (map[db.Status]int, error) {
+	q, args := dialect.CountRuns(f)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", translate(err))
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[db.Status]int{}
+	for rows.Next() {
+		var (
+			status string
+			n      int
+		)
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, fmt.Errorf("count runs: %w", translate(err))
+		}
+		out[db.Status(status)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count runs: %w", translate(err))
+	}
+	return out, nil
+}
+
 // SetRunConversation moves a run to another existing conversation.
 func (s *Store) SetRunConversation(ctx context.Context, runID, conversationID string) error {
 	return s.write(ctx, func(tx *wtx) error {

@@ -16,16 +16,19 @@ type scanner interface{ Scan(dest ...any) error }
 func scanRun(row scanner) (db.Run, error) {
 	var (
 		r                                     db.Run
-		meta                                  string
+		meta, inputs                          string
 		expires, heartbeat, started, finished sql.NullInt64
 		created, queued                       int64
 	)
 	err := row.Scan(&r.ID, &r.Workflow, &r.ConversationID, &r.ParentConversationID, &r.UserID, &r.UserName, &r.UserMessage,
 		&r.Status, &r.WorkingPath, &r.WorkflowSource, &r.WorkflowDigest, &meta, &r.Attempt, &r.Recoveries,
 		&r.LeaseOwner, &r.LeaseToken, &expires, &heartbeat, &created, &queued, &started, &finished,
-		&r.WorkspaceHome, &r.WorkspaceRemote)
+		&r.WorkspaceHome, &r.WorkspaceRemote, &inputs, &r.Group, &r.ParentRunID, &r.ParentNode)
 	if err != nil {
 		return db.Run{}, translate(err)
+	}
+	if r.Inputs, err = db.DecodeInputs(r.ID, inputs); err != nil {
+		return db.Run{}, err
 	}
 	if err := json.Unmarshal([]byte(meta), &r.Meta); err != nil {
 		return db.Run{}, fmt.Errorf("run %s: stored meta is not valid: %w", r.ID, err)

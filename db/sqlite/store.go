@@ -61,7 +61,7 @@ func Open(ctx context.Context, path string, opts db.Options, log *zap.Logger) (*
 	}
 	w.SetMaxOpenConns(1)
 	s := &Store{w: w, ws: newStmtCache(w), now: opts.Clock(), log: log}
-	s.Machine = &db.Machine{Driver: driver{s}, Now: s.clock, Moved: func(op db.Op, r db.Run) {
+	s.Machine = &db.Machine{Driver: driver{s}, Dialect: dialect, Now: s.clock, Moved: func(op db.Op, r db.Run) {
 		log.Debug("sqlite.run_transitioned", zap.String("run", r.ID), zap.String("op", string(op)), zap.String("status", string(r.Status)))
 	}}
 	if err := s.migrateLocked(ctx, path); err != nil {

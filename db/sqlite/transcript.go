@@ -30,7 +30,11 @@ func (s *Store) appendMessage(ctx context.Context, m db.TranscriptMessage, once 
 		out     db.TranscriptMessage
 		written bool
 	)
-	err := s.write(ctx, func(tx *wtx) error {
+	// What a person typed (From set: the web chat records it before handing the message on) is
+	// written while their request waits, like an inbound message's record: it goes ahead of the
+	// queued writes of the runs in progress, which would otherwise hold it past RecordTimeout under
+	// a burst (51 runs started at once).
+	err := s.writeTx(ctx, m.From != "", func(tx *wtx) error {
 		var err error
 		out, written, err = dialect.RecordMessage(messageTx(ctx, tx), m, once, s.clock())
 		return err

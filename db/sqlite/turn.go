@@ -7,6 +7,7 @@ import (
 
 // turn orders the writers of the single write connection: first come, first served, except that
 // urgent writers (an inbound message's de-duplication record, which every first reply waits for;
+// what a person typed in the web chat, which their request waits for;
 // lease renewals, which must land before the leases expire; claims and rescues) go before every
 // normal one queued. database/sql alone hands a freed connection to a random waiter, so under a
 // burst the record a user's reply waits for could sit behind any number of later writes.

@@ -54,29 +54,45 @@ type newEvent struct {
 	data    []byte // a JSON object; nil means {}
 }
 
-// appendEvent gives the event the run's next seq and inserts it. Incrementing runs.last_seq in the
-// same transaction makes seq gap-free and unique without a read-then-write race.
+// nextSeq is the expression of the next seq of the run whose id is runID (an SQL expression): one
+// past its latest event's, found through run_events' primary key. It is gap-free and unique
+// because the single writer holds the database for the whole transaction.
+func nextSeq(runID string) string {
+	return "(SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = " + runID + ")"
+}
+
+// appendEventSQL inserts an event at its run's next seq.
+var appendEventSQL = `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at) VALUES (?1, ` + nextSeq("?1") +
+	`, ?2, ?3, ?4, ?5, ?6) RETURNING seq`
+
+// appendEvent gives the event the run's next seq and inserts it.
 func appendEvent(ctx context.Context, tx *wtx, runID string, e newEvent, at time.Time) (db.Event, error) {
+	data := eventData(e.data)
 	var seq int64
-	err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, runID).Scan(&seq)
+	err := tx.QueryRowContext(ctx, appendEventSQL, runID, string(e.typ), e.node, e.attempt, string(data), micros(at)).Scan(&seq)
 	if err != nil {
 		return db.Event{}, fmt.Errorf("append %s to run %s: %w", e.typ, runID, translate(err))
 	}
-	return insertEvent(ctx, tx, runID, seq, e, at)
+	return db.Event{RunID: runID, Seq: seq, Type: e.typ, NodeID: e.node, Attempt: e.attempt, Data: data, At: at}, nil
 }
 
-// insertEvent inserts the event at the seq its caller took from runs.last_seq.
+// insertEvent inserts the event at seq (a new run's first event).
 func insertEvent(ctx context.Context, tx *wtx, runID string, seq int64, e newEvent, at time.Time) (db.Event, error) {
-	data := e.data
-	if data == nil {
-		data = []byte("{}")
-	}
+	data := eventData(e.data)
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		runID, seq, string(e.typ), e.node, e.attempt, string(data), micros(at))
 	if err != nil {
 		return db.Event{}, fmt.Errorf("append %s to run %s: %w", e.typ, runID, translate(err))
 	}
 	return db.Event{RunID: runID, Seq: seq, Type: e.typ, NodeID: e.node, Attempt: e.attempt, Data: data, At: at}, nil
+}
+
+// eventData is an event's data as stored: nil means {}.
+func eventData(data []byte) []byte {
+	if data == nil {
+		return []byte("{}")
+	}
+	return data
 }
 
 // object marshals event data built by the store itself; those values always marshal.

@@ -43,7 +43,7 @@ func race(fn func(i int) error) []error {
 func testResumeRace(t *testing.T, e *env) {
 	r, _ := e.runIn(t, fxFailed, nil)
 	errs := race(func(int) error {
-		_, err := e.s.ResumeRun(e.ctx, r.ID, "slack:U2")
+		_, err := e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"})
 		return err
 	})
 	wins := 0
@@ -160,7 +160,7 @@ func testCancelVersusComplete(t *testing.T, e *env) {
 	errs := race(func(i int) error {
 		var err error
 		if i%2 == 0 {
-			_, err = e.s.CancelRun(e.ctx, r.ID, "slack:U2", "stop")
+			_, err = e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"}, "stop")
 		} else {
 			_, err = e.s.CompleteRun(e.ctx, l, "done")
 		}

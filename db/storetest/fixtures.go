@@ -128,7 +128,7 @@ func (e *env) runIn(t *testing.T, f fixture, mod func(*db.NewRun)) (db.Run, db.L
 		return r, db.Lease{}
 	}
 	if f == fxCancelled {
-		return must(t)(e.s.CancelRun(e.ctx, r.ID, "slack:U9", "not needed")), db.Lease{}
+		return must(t)(e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U9"}, "not needed")), db.Lease{}
 	}
 	r = e.claim(t, r.ID)
 	l := r.Lease()
@@ -242,7 +242,7 @@ func (e *env) retire(t *testing.T, id string) {
 	t.Helper()
 	r, err := e.s.GetRun(e.ctx, id)
 	if err == nil && !r.Status.Terminal() {
-		_, err = e.s.CancelRun(e.ctx, id, "storetest", "retired")
+		_, err = e.s.CancelRun(e.ctx, id, db.Actor{ID: "storetest"}, "retired")
 	}
 	if err != nil {
 		t.Errorf("retire %s: %v", id, err)

@@ -32,6 +32,9 @@ func gateTimerTests() []test {
 		{"ConcurrentFiringOnce", testConcurrentTimers},
 		{"NextTimer", testNextTimer},
 		{"OtherPlatformsLeftAlone", testTimersByPlatform},
+		{"EscalationAfterTheReminder", testEscalationAfterTheReminder},
+		{"EscalatedToAdmins", testEscalatedAdminAnswers},
+		{"DirectMessageOwedAndRecorded", testDirectOwedAndRecorded},
 	}
 }
 

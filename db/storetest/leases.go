@@ -200,7 +200,7 @@ func testRescueBudget(t *testing.T, e *env) {
 	if ev := e.last(t, r.ID); ev.Type != db.EventRunFailed {
 		t.Fatalf("exhausted rescue appended %s, want run_failed", ev.Type)
 	}
-	if _, err := e.s.ResumeRun(e.ctx, r.ID, "slack:U2"); err != nil {
+	if _, err := e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"}); err != nil {
 		t.Fatalf("a run failed by the rescue budget must stay resumable: %v", err)
 	}
 }

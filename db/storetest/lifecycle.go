@@ -100,7 +100,7 @@ func testResumeFailed(t *testing.T, e *env) {
 	r, _ := e.runIn(t, fxFailed, nil)
 	for attempt := 1; attempt <= 2; attempt++ {
 		e.clock.Advance(time.Hour)
-		got, err := e.s.ResumeRun(e.ctx, r.ID, "slack:U2")
+		got, err := e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"})
 		if err != nil {
 			t.Fatalf("resume %d of a failed run: %v", attempt, err)
 		}
@@ -116,7 +116,7 @@ func testResumeFailed(t *testing.T, e *env) {
 	}
 
 	p, _ := e.runIn(t, fxRecovery, nil)
-	got, err := e.s.ResumeRun(e.ctx, p.ID, "slack:U2")
+	got, err := e.s.ResumeRun(e.ctx, p.ID, db.Actor{ID: "slack:U2"})
 	if err != nil || got.Meta.Pause != nil || got.Meta.ResumedFrom != db.StatusPaused || got.Attempt != 1 {
 		t.Fatalf("resume of a recovery pause: %v, pause %+v from %q attempt %d", err, got.Meta.Pause, got.Meta.ResumedFrom, got.Attempt)
 	}
@@ -125,7 +125,7 @@ func testResumeFailed(t *testing.T, e *env) {
 func testResumeGateRefused(t *testing.T, e *env) {
 	for _, f := range []fixture{fxApproval, fxLoop} {
 		r, _ := e.runIn(t, f, nil)
-		_, err := e.s.ResumeRun(e.ctx, r.ID, "slack:U2")
+		_, err := e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"})
 		wantTransitionError(t, err, r.ID, db.StatusPaused, false)
 		if got := e.get(t, r.ID); got.Meta.Pause == nil || got.Meta.Pause.Kind != f.pauseKind() {
 			t.Fatalf("refused resume changed the pause to %+v", got.Meta.Pause)
@@ -137,7 +137,7 @@ func testResumeGateRefused(t *testing.T, e *env) {
 func testCancelClearsLease(t *testing.T, e *env) {
 	r, l := e.runIn(t, fxRunning, nil)
 	e.clock.Advance(time.Second)
-	got, err := e.s.CancelRun(e.ctx, r.ID, "slack:U2", "wrong branch")
+	got, err := e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"}, "wrong branch")
 	if err != nil {
 		t.Fatalf("CancelRun: %v", err)
 	}
@@ -168,9 +168,9 @@ func testTerminalAbsorbing(t *testing.T, e *env) {
 		t.Fatalf("ClaimRun with only terminal runs: %v, want ErrNoQueuedRun", err)
 	}
 	for _, r := range []db.Run{done, gone} {
-		_, err := e.s.ResumeRun(e.ctx, r.ID, "slack:U2")
+		_, err := e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"})
 		wantTransitionError(t, err, r.ID, r.Status, false)
-		_, err = e.s.CancelRun(e.ctx, r.ID, "slack:U2", "again")
+		_, err = e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"}, "again")
 		wantTransitionError(t, err, r.ID, r.Status, false)
 	}
 }
@@ -180,12 +180,12 @@ func testUnknownRun(t *testing.T, e *env) {
 	if _, err := e.s.GetRun(e.ctx, id); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("GetRun of unknown run: %v, want ErrNotFound", err)
 	}
-	_, err := e.s.ResumeRun(e.ctx, id, "slack:U2")
+	_, err := e.s.ResumeRun(e.ctx, id, db.Actor{ID: "slack:U2"})
 	wantTransitionError(t, err, id, "", false)
 	if !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("ResumeRun of unknown run: %v does not match ErrNotFound", err)
 	}
-	_, err = e.s.CancelRun(e.ctx, id, "slack:U2", "")
+	_, err = e.s.CancelRun(e.ctx, id, db.Actor{ID: "slack:U2"}, "")
 	wantTransitionError(t, err, id, "", false)
 	_, err = e.s.CompleteRun(e.ctx, db.Lease{RunID: id, Owner: worker, Token: db.NewToken()}, "")
 	wantTransitionError(t, err, id, "", true)

@@ -117,7 +117,7 @@ func testTransitionOwes(t *testing.T, e *env) {
 	if _, err := e.s.CompleteRun(e.ctx, l, "out", db.Owe(done)); err != nil {
 		t.Fatalf("replayed CompleteRun: %v", err)
 	}
-	if _, err := e.s.CancelRun(e.ctx, r.ID, "slack:U1", "late", db.Owe(owed("cancelled", "cancel", db.TargetThread, ""))); err == nil {
+	if _, err := e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U1"}, "late", db.Owe(owed("cancelled", "cancel", db.TargetThread, ""))); err == nil {
 		t.Fatal("CancelRun of a completed run succeeded")
 	}
 	if u := e.undelivered(t, r.ID); len(u) != 1 || u[0].Key != "done" || u[0].Kind != "completed" {

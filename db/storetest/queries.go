@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,8 @@ func queryTests() []test {
 		{"ConcurrentCreateRunsKeepTheirOwnOutcome", testConcurrentCreateRuns},
 		{"FindResumable", testFindResumable},
 		{"ListRuns", testListRuns},
+		{"ListRunsInConversation", testListRunsInConversation},
+		{"CountRuns", testCountRuns},
 		{"FindRunsByPrefix", testFindByPrefix},
 		{"SetRunConversation", testSetRunConversation},
 	}
@@ -267,3 +270,78 @@ func ids(runs []db.Run) []string {
 }
 
 func equalIDs(a, b []string) bool { return slices.Equal(a, b) }
+
+// testListRunsInConversation: a conversation's runs are those started in it and those reporting in
+// it (a thread the run opened), each once, newest first across the states asked for, at most the
+// limit.
+func testListRunsInConversation(t *testing.T, e *env) {
+	started := e.create(t, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = channelConv, channelConv }) // no thread
+	e.clock.Advance(time.Second)
+	threaded := e.create(t, nil) // started in channelConv, reports in threadConv
+	e.clock.Advance(time.Second)
+	elsewhere := e.create(t, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = otherConv, otherConv })
+	e.clock.Advance(time.Second)
+	cancelled := must(t)(e.s.CancelRun(e.ctx, e.create(t, func(n *db.NewRun) {
+		n.ConversationID, n.ParentConversationID = threadConv, otherConv // reports in the thread, started elsewhere
+	}).ID, db.Actor{ID: "slack:U9"}, "not needed"))
+	ids := func(f db.RunFilter) []string {
+		t.Helper()
+		runs, err := e.s.ListRuns(e.ctx, f)
+		if err != nil {
+			t.Fatalf("ListRuns(%+v): %v", f, err)
+		}
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	both := []db.Status{db.StatusQueued, db.StatusCancelled}
+	for _, c := range []struct {
+		f    db.RunFilter
+		want []string
+	}{
+		{db.RunFilter{InConversation: channelConv, Statuses: both}, []string{threaded.ID, started.ID}},
+		{db.RunFilter{InConversation: threadConv, Statuses: both}, []string{cancelled.ID, threaded.ID}},
+		{db.RunFilter{InConversation: threadConv, Statuses: both, Limit: 1}, []string{cancelled.ID}},
+		{db.RunFilter{InConversation: threadConv, Statuses: []db.Status{db.StatusQueued}}, []string{threaded.ID}},
+		{db.RunFilter{InConversation: otherConv}, []string{cancelled.ID, elsewhere.ID}},
+	} {
+		if got := ids(c.f); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ListRuns(%+v) = %v, want %v", c.f, got, c.want)
+		}
+	}
+}
+
+// testCountRuns: counts per state in one statement, of a conversation too; with a limit a count
+// stops past it.
+func testCountRuns(t *testing.T, e *env) {
+	for range 3 {
+		e.create(t, nil)
+	}
+	e.runIn(t, fxCancelled, nil)
+	e.runIn(t, fxCancelled, func(n *db.NewRun) { n.ConversationID, n.ParentConversationID = otherConv, otherConv })
+	for _, c := range []struct {
+		f    db.RunFilter
+		want map[db.Status]int
+	}{
+		{db.RunFilter{}, map[db.Status]int{db.StatusQueued: 3, db.StatusCancelled: 2}},
+		{db.RunFilter{InConversation: channelConv}, map[db.Status]int{db.StatusQueued: 3, db.StatusCancelled: 1}},
+		{db.RunFilter{InConversation: otherConv, Statuses: []db.Status{db.StatusCancelled}}, map[db.Status]int{db.StatusCancelled: 1}},
+		{db.RunFilter{Limit: 1}, map[db.Status]int{db.StatusQueued: 2, db.StatusCancelled: 2}}, // "more than 1"
+		{db.RunFilter{Limit: 5, InConversation: channelConv}, map[db.Status]int{db.StatusQueued: 3, db.StatusCancelled: 1}},
+	} {
+		got, err := e.s.CountRuns(e.ctx, c.f)
+		if err != nil {
+			t.Fatalf("CountRuns(%+v): %v", c.f, err)
+		}
+		for st, n := range got { // a limited count names every state, most with 0
+			if n == 0 {
+				delete(got, st)
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("CountRuns(%+v) = %v, want %v", c.f, got, c.want)
+		}
+	}
+}

@@ -16,8 +16,8 @@ func recordTests() []test {
 		{"EnsureConversationKeepsFirst", testEnsureConversation},
 		{"Sessions", testSessions},
 		{"MarkInbound", testMarkInbound},
-		{"MarkInboundMany", testMarkInboundMany},
-		{"MarkInboundManyPastOneStatement", testMarkInboundManyChunks},
+		{"KeepInboundMany", testKeepInboundMany},
+		{"KeepInboundPastOneBatch", testKeepInboundChunks},
 		{"Ready", testReady},
 		{"ProbeWrite", testProbeWrite},
 		{"MessageRefs", testMessageRefs},
@@ -121,44 +121,44 @@ func testMarkInbound(t *testing.T, e *env) {
 	}
 }
 
-func testMarkInboundMany(t *testing.T, e *env) {
-	if first, err := e.s.MarkInboundMany(e.ctx, nil); err != nil || len(first) != 0 {
-		t.Fatalf("MarkInboundMany(nil) = %v, %v; want nothing", first, err)
+func testKeepInboundMany(t *testing.T, e *env) {
+	if first, err := e.s.KeepInbound(e.ctx, nil); err != nil || len(first) != 0 {
+		t.Fatalf("KeepInbound(nil) = %v, %v; want nothing", first, err)
 	}
 	if _, err := e.s.MarkInbound(e.ctx, "slack", "seen-before"); err != nil {
 		t.Fatal(err)
 	}
-	ev := func(platform, id string) db.InboundEvent { return db.InboundEvent{Platform: platform, EventID: id} }
-	events := []db.InboundEvent{ev("slack", "a"), ev("slack", "seen-before"), ev("discord", "a"), ev("slack", "a"), ev("slack", "b")}
+	ev := func(platform, id string) db.KeptEvent { return kept(platform, id, "") }
+	events := []db.KeptEvent{ev("slack", "a"), ev("slack", "seen-before"), ev("discord", "a"), ev("slack", "a"), ev("slack", "b")}
 	want := []bool{true, false, true, false, true} // a repeat in the batch is new only where it first occurs
-	first, err := e.s.MarkInboundMany(e.ctx, events)
+	first, err := e.s.KeepInbound(e.ctx, events)
 	if err != nil || !slices.Equal(first, want) {
-		t.Fatalf("MarkInboundMany = %v, %v; want %v", first, err, want)
+		t.Fatalf("KeepInbound = %v, %v; want %v", first, err, want)
 	}
-	again, err := e.s.MarkInboundMany(e.ctx, events)
+	again, err := e.s.KeepInbound(e.ctx, events)
 	if err != nil || slices.Contains(again, true) {
-		t.Fatalf("MarkInboundMany of recorded events = %v, %v; want none new", again, err)
+		t.Fatalf("KeepInbound of recorded events = %v, %v; want none new", again, err)
 	}
 	if ok, err := e.s.MarkInbound(e.ctx, "discord", "a"); err != nil || ok {
 		t.Fatalf("MarkInbound after the batch recorded it = %v, %v; want false", ok, err)
 	}
 }
 
-// testMarkInboundManyChunks records more events than one statement carries, half of them known.
-func testMarkInboundManyChunks(t *testing.T, e *env) {
+// testKeepInboundChunks records more events than one group commit carries, half of them known.
+func testKeepInboundChunks(t *testing.T, e *env) {
 	n := 2*db.MaxInboundBatch + 7
-	events := make([]db.InboundEvent, n)
+	events := make([]db.KeptEvent, n)
 	for i := range events {
-		events[i] = db.InboundEvent{Platform: "slack", EventID: fmt.Sprintf("bulk-%d", i)}
+		events[i] = kept("slack", fmt.Sprintf("bulk-%d", i), "")
 	}
 	for i := 0; i < n; i += 2 {
 		if _, err := e.s.MarkInbound(e.ctx, "slack", events[i].EventID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	first, err := e.s.MarkInboundMany(e.ctx, events)
+	first, err := e.s.KeepInbound(e.ctx, events)
 	if err != nil || len(first) != n {
-		t.Fatalf("MarkInboundMany of %d events: %d answers, %v", n, len(first), err)
+		t.Fatalf("KeepInbound of %d events: %d answers, %v", n, len(first), err)
 	}
 	for i, f := range first {
 		if f != (i%2 == 1) {

@@ -29,10 +29,16 @@ func Run(t *testing.T, open Opener) {
 		{"GateTimers", gateTimerTests()},
 		{"Queries", queryTests()},
 		{"Records", recordTests()},
+		{"KeptInbound", keptInboundTests()},
 		{"Reach", reachTests()},
 		{"Transcripts", transcriptTests()},
 		{"Workspaces", workspaceTests()},
 		{"Outbox", outboxTests()},
+		{"Triggers", triggerTests()},
+		{"Prune", pruneTests()},
+		{"Usage", usageTests()},
+		{"Groups", groupTests()},
+		{"Children", childTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

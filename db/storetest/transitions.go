@@ -36,7 +36,9 @@ func opCases() []opCase {
 		{"release", db.OpRelease, db.StatusQueued, []db.EventType{db.EventRunReleased}, "",
 			func(e *env, _ db.Run, l db.Lease) (db.Run, error) { return e.s.ReleaseRun(e.ctx, l) }},
 		{"resume", db.OpResume, db.StatusQueued, []db.EventType{db.EventResumeRequested}, "",
-			func(e *env, r db.Run, _ db.Lease) (db.Run, error) { return e.s.ResumeRun(e.ctx, r.ID, "slack:U2") }},
+			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
+				return e.s.ResumeRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"})
+			}},
 		{"approve", db.OpApprove, db.StatusQueued, []db.EventType{db.EventGateResolved}, "review",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
 				return answerRun(e, db.GateResolution{RunID: r.ID, Node: "review", Decision: db.DecisionApprove, By: "slack:U2"})
@@ -51,7 +53,7 @@ func opCases() []opCase {
 			}},
 		{"cancel", db.OpCancel, db.StatusCancelled, []db.EventType{db.EventRunCancelled}, "",
 			func(e *env, r db.Run, _ db.Lease) (db.Run, error) {
-				return e.s.CancelRun(e.ctx, r.ID, "slack:U2", "changed my mind")
+				return e.s.CancelRun(e.ctx, r.ID, db.Actor{ID: "slack:U2"}, "changed my mind")
 			}},
 	}
 }

@@ -109,7 +109,7 @@ func testResumeFresh(t *testing.T, e *env) {
 		t.Fatalf("pause after a lost workspace = %+v", got.Meta.Pause)
 	}
 	e.announce(t, homeA) // A's home is back: the forgotten workspace must not hold the run there
-	resumed, err := e.s.ResumeFresh(e.ctx, r.ID, "slack:U1")
+	resumed, err := e.s.ResumeFresh(e.ctx, r.ID, db.Actor{ID: "slack:U1"})
 	if err != nil {
 		t.Fatal(err)
 	}

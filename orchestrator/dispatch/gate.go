@@ -146,7 +146,7 @@ func (b *Dispatcher) gateOffer(ctx context.Context, m conversation.Message, run 
 	var groups []string
 	if p := run.Meta.Pause; p != nil && p.Gate != nil {
 		var err error
-		if groups, err = b.memberOf(ctx, m.Sender(), p.Gate.Approvers); err != nil {
+		if groups, err = b.memberOf(ctx, m.Sender(), p.Answerers()); err != nil {
 			b.Log.Debug("orchestrator.gate_offer_group_unread", zap.String("run_id", run.ID), zap.Error(err))
 		}
 	}
@@ -161,14 +161,15 @@ func (b *Dispatcher) approverGroups(ctx context.Context, m conversation.Message,
 	if p == nil || p.Gate == nil {
 		return nil, true
 	}
-	groups, err := b.memberOf(ctx, m.Sender(), p.Gate.Approvers)
+	groups, err := b.memberOf(ctx, m.Sender(), p.Answerers())
 	var lookup *GroupLookupError
-	if !errors.As(err, &lookup) || (p.Gate.Admins && b.Auth.IsAdmin(m.UserID)) || p.Gate.Approvers.Includes(m.UserID, groups) {
+	admins := p.Gate.Admins || (p.Widened() && p.Gate.EscalateAdmins)
+	if !errors.As(err, &lookup) || (admins && b.Auth.IsAdmin(m.UserID)) || p.Answerers().Includes(m.UserID, groups) {
 		return groups, true
 	}
 	b.Log.Warn("orchestrator.group_lookup_failed", zap.String("run_id", run.ID), zap.String("group", lookup.Group), zap.Error(lookup.Err))
 	b.replyEphemeral(ctx, m, conversation.T(conversation.P("You may not answer gate "), conversation.C(p.Node), conversation.P(" of run "), conversation.C(run.ID),
-		conversation.P(" right now: its approvers list "), conversation.C(lookup.Group), conversation.P(", and whether you are in it could not be checked, so you are refused. Nothing was changed; try again in a moment.")))
+		conversation.P(" right now: the people it names include "), conversation.C(lookup.Group), conversation.P(", and whether you are in it could not be checked, so you are refused. Nothing was changed; try again in a moment.")))
 	return nil, false
 }
 

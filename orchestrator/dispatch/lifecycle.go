@@ -36,9 +36,10 @@ func (b *Dispatcher) resume(ctx context.Context, m conversation.Message, c comma
 	}
 	t := conversation.T(conversation.P("Resuming run "), conversation.C(run.ID), conversation.P(" of "), conversation.C(run.Workflow),
 		conversation.P(where+" (requested by "), m.Sender().Span(), conversation.P(")."))
+	b.rereadBudgets(ctx, m, run)
 	// The resume owes the thread its note and a fresh status message, recorded with it: they go out
 	// before anything a worker reports on the resumed run.
-	resumed, err := resume(ctx, run.ID, m.UserID, b.Reporter.Resumed(t))
+	resumed, err := resume(ctx, run.ID, db.Actor{ID: m.UserID, Via: m.Via}, b.Reporter.Resumed(t))
 	if err != nil {
 		b.refused(ctx, m, run, "resume", err)
 		return
@@ -125,8 +126,8 @@ func (b *Dispatcher) abandon(ctx context.Context, m conversation.Message, c comm
 		return
 	}
 	t := stoppedText(c.Kind, run, m.Sender())
-	n := execution.Notice{Kind: execution.NoticeCancelled, Text: t}
-	cancelled, err := b.Store.CancelRun(ctx, run.ID, m.UserID, pastTense(verb), b.Reporter.Owing(n))
+	n := execution.Notice{Kind: execution.NoticeCancelled, Text: t, By: m.UserID}
+	cancelled, err := b.Store.CancelRun(ctx, run.ID, db.Actor{ID: m.UserID, Via: m.Via}, pastTense(verb), b.Reporter.Owing(n))
 	if err != nil {
 		b.refused(ctx, m, run, verb, err)
 		return

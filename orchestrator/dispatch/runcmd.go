@@ -10,6 +10,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/newrun"
 	"threadflow/orchestrator/reporting"
 	"threadflow/workflow"
 )
@@ -35,8 +36,17 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 		b.reply(ctx, m, conversation.T(conversation.P(err.Error())))
 		return
 	}
+	inputs, err := wf.RunInputs(c.Args)
+	if err != nil {
+		b.inputsRefused(ctx, m, wf, err)
+		return
+	}
 	if err := b.CheckAccess(ctx, wf, m.Address, m.Sender()); err != nil { // before an earlier run is shown
 		b.accessRefused(ctx, m, wf, err)
+		return
+	}
+	id := requestRunID(m)
+	if m.Recovered && b.alreadyStarted(ctx, m, id) {
 		return
 	}
 	if !c.Force {
@@ -50,10 +60,19 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 			return
 		}
 	}
-	run, err := b.StartRun(ctx, m.Address, m.Sender(), wf, c.ArgsText())
+	run, err := b.startRun(ctx, id, m.Address, m.Sender(), wf, c.ArgsText(), inputs)
 	var refused *commands.LimitError
 	if errors.As(err, &refused) {
 		b.reply(ctx, m, conversation.T(conversation.P(refused.Msg)))
+		return
+	}
+	if errors.Is(err, workflow.ErrBadInput) {
+		b.inputsRefused(ctx, m, wf, err)
+		return
+	}
+	var busy *db.GroupBusyError
+	if errors.As(err, &busy) {
+		b.groupBusy(ctx, m, wf, busy)
 		return
 	}
 	var denied *AccessError
@@ -65,7 +84,7 @@ func (b *Dispatcher) runCommand(ctx context.Context, m conversation.Message, c c
 		b.internalError(ctx, m, "start the run", err)
 		return
 	}
-	b.settle(ctx, m, conversation.T(conversation.P("Started a fresh run "), conversation.C(run.ID), conversation.P(" for "), m.Sender().Span(), conversation.P(".")))
+	b.settle(ctx, m, startedText(run.ID, m.Sender()))
 }
 
 // accessRefused tells the person, and only them where the platform can, why the workflow's access
@@ -90,23 +109,63 @@ func (b *Dispatcher) accessRefused(ctx context.Context, m conversation.Message, 
 // else the run owes waits behind it, so every report lands in the thread even when a worker claims
 // the run at once. A run that could not be created was never announced: the caller says so.
 //
-// Arguments the limits refuse (*commands.LimitError) and people or places the workflow's access
-// refuses (*AccessError) start nothing and write nothing: every way of starting a run comes through
-// here.
-func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string) (db.Run, error) {
-	if err := b.Limits.CheckArgs(args); err != nil {
+// Arguments the limits refuse (*commands.LimitError), inputs the workflow refuses
+// (*workflow.InputError), a busy concurrency group that refuses (*db.GroupBusyError) and people or
+// places the workflow's access refuses (*AccessError) start nothing and write nothing: every way of
+// starting a run comes through here. inputs are the run's typed inputs by name (newrun.Inputs checks
+// them again).
+func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string, inputs map[string]string) (db.Run, error) {
+	return b.startRun(ctx, db.NewRunID(), at, by, wf, args, inputs)
+}
+
+// requestRunID is the id of the run a chat request starts: derived from its platform event, so the
+// request handled again after a crash names the same run (db.EventRunID); fresh for a request
+// without one (the terminal, the web chat).
+func requestRunID(m conversation.Message) string {
+	if m.EventID == "" {
+		return db.NewRunID()
+	}
+	return db.EventRunID(m.Platform, m.EventID)
+}
+
+// alreadyStarted reports whether the run a recovered request names exists: the process that died
+// with the request had created it (and owed its announcement with it), so nothing is left to do.
+func (b *Dispatcher) alreadyStarted(ctx context.Context, m conversation.Message, id string) bool {
+	run, err := b.Store.GetRun(ctx, id)
+	if err != nil {
+		return false // not created (or not readable now): the creation below decides
+	}
+	b.Log.Info("orchestrator.recovered_request_found_its_run", zap.String("run_id", run.ID), zap.String("workflow", run.Workflow),
+		zap.String("user", MaskUser(m.UserID)))
+	b.settle(ctx, m, startedText(run.ID, m.Sender()))
+	return true
+}
+
+func startedText(id string, by conversation.Person) conversation.Text {
+	return conversation.T(conversation.P("Started a fresh run "), conversation.C(id), conversation.P(" for "), by.Span(), conversation.P("."))
+}
+
+// startRun is StartRun with the run's id given. A creation that finds the id taken by the same
+// request (same workflow, same person: the request handled twice, by a process that took it over
+// from one that died, or that was itself taken over) has found its run: that creation owed the
+// announcement, once.
+func (b *Dispatcher) startRun(ctx context.Context, id string, at conversation.Address, by conversation.Person, wf *workflow.Workflow, args string, inputs map[string]string) (db.Run, error) {
+	// The run, the conversation it was asked in and what it owes are recorded in one transaction:
+	// one write on the path every message of a burst shares.
+	n, err := b.runMaker().NewRun(newrun.Request{ID: id, At: at, By: by, Workflow: wf, Args: args, Inputs: inputs, Parents: b.unrecorded(at)})
+	if err != nil {
 		return db.Run{}, err
 	}
 	if err := b.CheckAccess(ctx, wf, at, by); err != nil {
 		return db.Run{}, err
 	}
-	id := db.NewRunID()
-	by.Name = conversation.DisplayName(by.Name)
-	// The run, the conversation it was asked in and what it owes are recorded in one transaction:
-	// one write on the path every message of a burst shares.
-	run, err := b.Store.CreateRun(ctx, db.NewRun{ID: id, Workflow: wf.Name, ConversationID: at.ConversationID(), ParentConversationID: at.ConversationID(),
-		UserID: by.ID, UserName: by.Name, UserVia: by.Via, UserMessage: args, WorkingPath: b.Dirs.WorkPath(id), WorkflowSource: wf.Source,
-		Parents: b.unrecorded(at), Owe: b.Reporter.Announce(db.Run{ID: id, Workflow: wf.Name}, by)})
+	run, err := b.Store.CreateRun(ctx, n)
+	if errors.Is(err, db.ErrDuplicate) {
+		if found, gerr := b.Store.GetRun(ctx, id); gerr == nil && found.Workflow == wf.Name && found.UserID == by.ID {
+			b.Log.Info("orchestrator.run_found_created", zap.String("run_id", id), zap.String("workflow", wf.Name))
+			return found, nil
+		}
+	}
 	if err != nil {
 		return db.Run{}, err
 	}
@@ -115,6 +174,11 @@ func (b *Dispatcher) StartRun(ctx context.Context, at conversation.Address, by c
 	b.Reporter.Wake()
 	b.Workers.Wake()
 	return run, nil
+}
+
+// runMaker is the rule this dispatcher makes runs by (shared with the triggers).
+func (b *Dispatcher) runMaker() newrun.Maker {
+	return newrun.Maker{Limits: b.Limits, Dirs: b.Dirs, Reporter: b.Reporter}
 }
 
 // unrecorded is the conversation a run was asked for in, and for a thread its channel first, unless

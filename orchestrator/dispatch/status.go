@@ -2,7 +2,8 @@ package dispatch
 
 import (
 	"context"
-	"sort"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,60 +31,116 @@ func (b *Dispatcher) status(ctx context.Context, m conversation.Message, c comma
 		b.reply(ctx, m, t)
 		return
 	}
-	active, err := b.conversationRuns(ctx, m, []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused})
-	if err != nil {
-		b.internalError(ctx, m, "list runs", err)
-		return
-	}
-	failed, err := b.conversationRuns(ctx, m, []db.Status{db.StatusFailed})
-	if err != nil {
-		b.internalError(ctx, m, "list runs", err)
-		return
-	}
-	finished, err := b.conversationRuns(ctx, m, []db.Status{db.StatusCompleted, db.StatusCancelled})
-	if err != nil {
-		b.internalError(ctx, m, "list runs", err)
-		return
-	}
-	b.reply(ctx, m, b.statusList(ctx, active, failed[:min(len(failed), recentStopped)], finished[:min(len(finished), recentStopped)]))
-}
-
-// conversationRuns lists runs started in or reported to this conversation, newest first.
-func (b *Dispatcher) conversationRuns(ctx context.Context, m conversation.Message, statuses []db.Status) ([]db.Run, error) {
 	conv := m.ConversationID()
-	started, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: statuses, ParentConversationID: conv, Limit: 50})
-	if err != nil {
-		return nil, err
+	// The three sections in one query: each state up to what its section shows.
+	each := map[db.Status]int{}
+	for _, st := range activeStatuses {
+		each[st] = activeShown
 	}
-	inThread, err := b.Store.ListRuns(ctx, db.RunFilter{Statuses: statuses, ConversationID: conv, Limit: 50})
-	if err != nil {
-		return nil, err
+	for _, st := range []db.Status{db.StatusFailed, db.StatusCompleted, db.StatusCancelled} {
+		each[st] = recentStopped
 	}
-	seen := map[string]bool{}
-	var out []db.Run
-	for _, r := range append(started, inThread...) {
-		if !seen[r.ID] {
-			seen[r.ID] = true
-			out = append(out, r)
+	runs, err := b.Store.ListRuns(ctx, db.RunFilter{InConversation: conv, Each: each, WithoutSource: true})
+	if err != nil {
+		b.internalError(ctx, m, "list runs", err)
+		return
+	}
+	var sections [3][]db.Run
+	got := map[db.Status]int{}
+	for _, r := range runs { // newest first
+		got[r.Status]++
+		i := 2
+		switch {
+		case slices.Contains(activeStatuses, r.Status):
+			i = 0
+		case r.Status == db.StatusFailed:
+			i = 1
+		}
+		if len(sections[i]) < []int{activeShown, recentStopped, recentStopped}[i] {
+			sections[i] = append(sections[i], r)
 		}
 	}
-	sortNewestFirst(out)
-	return out, nil
+	// How many active and failed runs are left out. A state the query returned fewer of than it
+	// asked for was returned whole; only a state that filled its limit is counted, up to
+	// statusCounted, so the count costs the same however long the history.
+	var more [2]leftOut
+	for i, statuses := range [][]db.Status{activeStatuses, {db.StatusFailed}} {
+		var full []db.Status
+		total := 0
+		for _, st := range statuses {
+			if got[st] == each[st] {
+				full = append(full, st)
+			} else {
+				total += got[st]
+			}
+		}
+		if len(full) > 0 {
+			counted, err := b.Store.CountRuns(ctx, db.RunFilter{InConversation: conv, Statuses: full, Limit: statusCounted})
+			if err != nil {
+				b.internalError(ctx, m, "count runs", err)
+				return
+			}
+			for _, st := range full {
+				total += min(counted[st], statusCounted)
+				more[i].over = more[i].over || counted[st] > statusCounted
+			}
+		}
+		more[i].n = total - len(sections[i])
+	}
+	b.reply(ctx, m, b.statusList(ctx, sections, more))
 }
 
-func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []db.Run) conversation.Text {
-	if len(active)+len(failed)+len(finished) == 0 {
+// statusCounted is how many runs of each state /workflow status counts to say how many it left
+// out; past it, it says "over" that many (as the dashboard's counts say "1000+"). Counting walks
+// the conversation's runs of the state in two indexes, so the bound is what the count costs: a
+// few hundred index entries, however many runs the conversation has.
+const statusCounted = 200
+
+// leftOut is how many runs a section of /workflow status did not list: n, or more than n when over.
+type leftOut struct {
+	n    int
+	over bool
+}
+
+// conversationRuns lists runs started in or reported to this conversation, newest first (at most
+// activeShown).
+func (b *Dispatcher) conversationRuns(ctx context.Context, m conversation.Message, statuses []db.Status) ([]db.Run, error) {
+	return b.Store.ListRuns(ctx, db.RunFilter{InConversation: m.ConversationID(), Statuses: statuses, Limit: activeShown})
+}
+
+// activeStatuses are the states /workflow status lists as active.
+var activeStatuses = []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused}
+
+// activeShown is how many active runs /workflow status lists, newest first; it says how many more
+// there are.
+const activeShown = 50
+
+// statusList lists the active, recently failed and recently finished runs (sections), and says how
+// many active and failed runs it left out (more).
+func (b *Dispatcher) statusList(ctx context.Context, sections [3][]db.Run, more [2]leftOut) conversation.Text {
+	if len(sections[0])+len(sections[1])+len(sections[2]) == 0 {
 		return conversation.T(conversation.P("No runs in this conversation yet. "), conversation.C("/workflow list"), conversation.P(" shows what you can run."))
 	}
 	now := time.Now()
 	t := conversation.T()
-	section := func(title string, runs []db.Run) {
+	section := func(title string, runs []db.Run, more leftOut, what string) {
 		if len(runs) == 0 {
 			return
 		}
+		defer func() {
+			switch {
+			case more.over:
+				t = t.Append(conversation.P(fmt.Sprintf("…and over %d more %s, not listed here.\n", more.n, what)))
+			case more.n > 0:
+				t = t.Append(conversation.P(fmt.Sprintf("…and %d more %s, not listed here.\n", more.n, what)))
+			}
+		}()
 		t = t.Append(conversation.B(title), conversation.P("\n"))
 		for _, r := range runs {
 			t = t.Append(conversation.P("• "), conversation.C(r.ID), conversation.P(" "+r.Workflow+" - "+reporting.DisplayState(r, now)))
+			if g, err := reporting.GroupLine(ctx, b.Store, r); err == nil && g != nil && r.Status == db.StatusQueued {
+				t = t.Append(conversation.P(", ")).Append(g...) // waiting for its group, not merely queued
+			}
 			if r.Status != db.StatusCompleted { // where it waits, failed or stopped
 				if node := b.currentNode(ctx, r); node != "" {
 					t = t.Append(conversation.P(" at "), conversation.C(node))
@@ -97,9 +154,9 @@ func (b *Dispatcher) statusList(ctx context.Context, active, failed, finished []
 			t = t.Append(conversation.P(" - by "), reporting.Requester(r).Span(), conversation.P("\n"))
 		}
 	}
-	section("Active", active)
-	section("Recently failed", failed)
-	section("Recently finished", finished)
+	section("Active", sections[0], more[0], "active runs")
+	section("Recently failed", sections[1], more[1], "failed runs")
+	section("Recently finished", sections[2], leftOut{}, "")
 	return t
 }
 
@@ -152,8 +209,4 @@ func (b *Dispatcher) reset(ctx context.Context, m conversation.Message) {
 		return
 	}
 	b.reply(ctx, m, conversation.T(conversation.P("Forgot this conversation's AI session; the next message starts fresh.")))
-}
-
-func sortNewestFirst(runs []db.Run) {
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].CreatedAt.After(runs[j].CreatedAt) })
 }

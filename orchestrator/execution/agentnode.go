@@ -27,7 +27,7 @@ func (e *execution) runPrompt(ctx context.Context, n *workflow.Node, v workflow.
 	if n.Context == workflow.ContextShared {
 		session = e.storedSession(ctx, sharedSessionNode)
 	}
-	res, err := e.turn(ctx, p, n, workflow.Expand(n.Prompt, v), session)
+	res, err := e.turn(ctx, p, n, workflow.Expand(n.Prompt, v), session, v.Attempt)
 	if err != nil {
 		return "", err
 	}
@@ -35,7 +35,22 @@ func (e *execution) runPrompt(ctx context.Context, n *workflow.Node, v workflow.
 	if n.Context == workflow.ContextShared {
 		e.saveSession(ctx, p, sharedSessionNode, res.SessionID)
 	}
+	if n.OutputFormat != nil {
+		return structuredOutput(n, res.Structured)
+	}
 	return res.Text, nil
+}
+
+// structuredOutput is a prompt node's output under output_format: the answer as compact JSON once
+// it matches the schema. The CLIs are asked for the shape, but Codex does not check it and a model
+// may still get it wrong, so the schema decides here, for every provider alike. A mismatch fails the
+// node naming what is wrong; `retry` may ask again.
+func structuredOutput(n *workflow.Node, answer []byte) (string, error) {
+	if err := n.OutputFormat.Validate(answer); err != nil {
+		return "", &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf("the answer of node %s does not match its output_format: %v (answer: %s)",
+			n.ID, err, ShortReason(string(answer)))}
+	}
+	return string(answer), nil
 }
 
 // runLoop runs a loop node from its next iteration. Completed iterations are recorded as
@@ -68,7 +83,7 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 		v.LoopIteration = i
 		// After a gate the stored session may have expired during the human wait: turn tries it
 		// and falls back to a fresh session when the provider says it is stale.
-		res, err := e.turn(ctx, p, n, workflow.Expand(l.Prompt, v), session)
+		res, err := e.turn(ctx, p, n, workflow.Expand(l.Prompt, v), session, i)
 		if err != nil {
 			return NodeOutput{}, nil, err
 		}
@@ -83,15 +98,56 @@ func (e *execution) runLoop(ctx context.Context, n *workflow.Node, v workflow.Va
 			return NodeOutput{}, nil, err
 		}
 		e.saveSession(ctx, p, n.ID, session)
-		if l.Until != "" && strings.Contains(res.Text, l.Until) {
+		if l.Done(res.Text) {
 			return output, nil, nil
+		}
+		if l.UntilBash != "" {
+			done, err := e.untilBash(ctx, n, v, i)
+			if err != nil {
+				return NodeOutput{}, nil, err
+			}
+			if done {
+				return output, nil, nil
+			}
 		}
 		if l.Interactive {
 			return NodeOutput{}, e.loopGate(n, v, i, session), nil
 		}
 	}
+	ending := fmt.Sprintf("%q in its output", l.Until)
+	if l.UntilBash != "" {
+		ending = "until_bash succeeding"
+	}
 	return NodeOutput{}, nil, &nodeError{class: db.ClassPermanent,
-		msg: fmt.Sprintf("loop %s reached max_iterations (%d) without %q in its output", n.ID, l.MaxIterations, l.Until)}
+		msg: fmt.Sprintf("loop %s reached max_iterations (%d) without %s", n.ID, l.MaxIterations, ending)}
+}
+
+// untilBash runs a loop's until_bash check after iteration i: exit status 0 ends the loop, any
+// other status lets it go on. A check that cannot run at all fails the node. Its output is kept
+// beside the iteration's, for whoever wonders why the loop went on.
+func (e *execution) untilBash(ctx context.Context, n *workflow.Node, v workflow.Vars, i int) (bool, error) {
+	env, err := shellEnv(n, v)
+	if err != nil {
+		return false, err
+	}
+	f, err := e.createOutput(n.ID, fmt.Sprintf("until-%d", i))
+	if err != nil {
+		return false, err
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, workflow.UntilBashTimeout)
+	defer cancel()
+	runErr := runShell(checkCtx, e.run.WorkingPath, "bash", workflow.ShellScript(n.Loop.UntilBash), append(env, runMarker(e.run.ID)), f)
+	if err := f.Close(); err != nil {
+		return false, outputError(n.ID, err)
+	}
+	var ne *nodeError
+	switch {
+	case errors.As(runErr, &ne) && ne.exited:
+		return false, nil
+	case runErr != nil && ctx.Err() == nil && checkCtx.Err() != nil:
+		return false, &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf("the until_bash check of loop %s ran longer than %s and was stopped", n.ID, workflow.UntilBashTimeout)}
+	}
+	return runErr == nil, runErr
 }
 
 // loopGate is the pause of an interactive loop after iteration i.
@@ -101,13 +157,28 @@ func (e *execution) loopGate(n *workflow.Node, v workflow.Vars, i int, session s
 	return &db.Pause{Kind: db.PauseLoop, Node: n.ID, Message: msg, LoopIteration: i, SessionID: session}
 }
 
-// turn runs one agent turn. A stale-session error is never persisted and never fails the node by
-// itself: the stored id is cleared in every scope that holds it, session_reset is recorded, the chat is told once that
-// continuity was lost, and the turn is retried exactly once with a fresh session.
-func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prompt, session string) (agent.Result, error) {
+// turn runs one agent turn, attempt being the node's attempt or the loop's iteration, once the
+// budgets allow it (checkBudgets), and records what it used (agent_usage). A stale-session error
+// is never persisted and never fails the node by itself: the stored id is cleared in every scope
+// that holds it, session_reset is recorded, the chat is told once that continuity was lost, and
+// the turn is retried exactly once with a fresh session.
+func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prompt, session string, attempt int) (agent.Result, error) {
+	remaining, err := e.checkBudgets(ctx, n)
+	if err != nil {
+		return agent.Result{}, err
+	}
 	req := agent.Request{Prompt: prompt, Model: n.Model, SessionID: session, Dir: e.run.WorkingPath,
-		Env: []string{runMarker(e.run.ID)}, Permissions: agent.Permissions(n.Permissions)}
+		Env: e.agentEnv(), Permissions: agent.Permissions(n.Permissions),
+		IdleTimeout: n.IdleTimeout, Effort: n.Effort, Tools: n.Tools, ToolsSet: n.ToolsSet, DeniedTools: n.DeniedTools, Settings: n.Hooks,
+		MaxBudgetNanos: remaining}
+	if n.OutputFormat != nil {
+		req.OutputSchema = n.OutputFormat.Schema
+	}
 	res, err := p.Run(ctx, req)
+	e.recordUsage(ctx, p, n, attempt, res, err)
+	if ae := (*agent.Error)(nil); errors.As(err, &ae) && ae.BudgetStop {
+		return res, e.budgetStopped(ctx, n, ae)
+	}
 	if err == nil || session == "" || agent.ClassOf(err) != db.ClassStaleSession {
 		return res, err
 	}
@@ -126,6 +197,7 @@ func (e *execution) turn(ctx context.Context, p Provider, n *workflow.Node, prom
 		conversation.P(": the provider session had expired, so this turn starts a fresh session."))})
 	req.SessionID = ""
 	res, err = p.Run(ctx, req)
+	e.recordUsage(ctx, p, n, attempt, res, err)
 	if agent.ClassOf(err) == db.ClassStaleSession {
 		err = &nodeError{class: db.ClassPermanent, msg: "the provider rejected a fresh session: " + err.Error()}
 	}

@@ -53,12 +53,15 @@ func gatePolicy(a *workflow.Approval) *db.GatePolicy {
 	return &p
 }
 
-// setGateTimers sets when the gate times out and when it reminds, counted from now.
+// setGateTimers sets when the gate times out, reminds and escalates, counted from now.
 func setGateTimers(p *db.Pause, a *workflow.Approval, now time.Time) {
 	if a.Timeout > 0 {
 		p.DueAt, p.OnTimeout = now.Add(a.Timeout), string(a.OnTimeout)
 	}
 	if a.RemindAfter > 0 {
 		p.RemindAt = now.Add(a.RemindAfter)
+	}
+	if a.EscalateAfter > 0 && a.Policy.Escalates() {
+		p.EscalateAt = now.Add(a.EscalateAfter)
 	}
 }

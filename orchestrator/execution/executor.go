@@ -30,9 +30,24 @@ type Executor struct {
 	Dirs        Dirs      // creates a run's working directory when it first executes
 	Strays      *Strays   // stops what crashed attempts left running; nil scans afresh each time
 	Disk        DiskGuard // a node attempt that fails while the disk is this full is blamed on the disk
+	// LookPath finds the programs script nodes run with (bun, node, python3, uv); nil is
+	// exec.LookPath on the bot's PATH.
+	LookPath func(file string) (string, error)
 	// GateTimersChanged is called after a gate with a timeout or reminder was asked, so the gate
 	// timers look again at once; optional.
 	GateTimersChanged func()
+	// Workflows finds the workflow a `workflow:` node's child run runs, in the current catalog;
+	// nil refuses child runs.
+	Workflows func(name string) (*workflow.Workflow, error)
+	// WakeWorkers is called after a child run was created or resumed, so a worker claims it at once.
+	WakeWorkers func()
+	// Nested is what a new child run owes, written with it: its line in its parent's thread
+	// (Reporter.Nested); nil owes nothing.
+	Nested    func(child db.Run) []db.Owed
+	ChildPoll time.Duration // how often a waiting parent reads its child; <= 0 means 1s
+	// DailyBudgetNanos is AGENT_DAILY_BUDGET_USD in nanodollars: what the agent turns of every run
+	// may spend per UTC day, summed in the database; 0: no limit.
+	DailyBudgetNanos int64
 }
 
 // Execute runs the workflow of a run this worker holds the lease of. It returns nil when the run
@@ -53,7 +68,8 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 		return fmt.Errorf("read events of run %s: %w", run.ID, err)
 	}
 	h := Fold(events)
-	e.wf, e.graph, e.hist, e.resumed = wf, wf.Graph(), h.nodes, h.Resumed
+	e.wf, e.graph, e.hist, e.resumed, e.budgetsChanged = wf, wf.Graph(), h.nodes, h.Resumed, h.Budgets
+	e.resumedBy = lastResumer(events)
 	e.outputs = newOutputFiles(outputsDir(run), len(wf.Nodes))
 	defer e.outputs.close()
 	e.stopStrays()
@@ -62,8 +78,18 @@ func (x *Executor) Execute(ctx context.Context, run db.Run) error {
 			e.hist[n.ID] = &nodeHistory{state: workflow.StatePending}
 		}
 	}
+	e.alwaysRunAgain()
+	if cancelled, err := e.cancelPending(ctx); cancelled {
+		return err
+	}
+	if n, err := e.missingRuntime(); err != nil {
+		return e.stopFailed(ctx, n.ID, 0, err)
+	}
 	if lost, err := e.ensureWorkspace(ctx, events); err != nil || lost != nil {
 		return e.workspaceStopped(ctx, lost, err)
+	}
+	if err := e.writePayload(ctx); err != nil {
+		return err
 	}
 	return e.schedule(ctx)
 }
@@ -127,10 +153,14 @@ type execution struct {
 	cancel     context.CancelCauseFunc
 	progressed bool       // a node completed during this execution
 	resumed    bool       // this execution follows an explicit /workflow resume
+	resumedBy  db.Actor   // who asked for the latest resume: a child run is resumed in their name
 	saving     sync.Mutex // one commit and push of the workspace at a time (Dirs.Save)
 	outputs    *outputFiles
 	recorder   recorder
 	pace       progressPacer // touched only by the scheduling goroutine
+	payload    string        // $TRIGGER_PAYLOAD_FILE, when a delivery started the run
+	// budgetsChanged are the budgets a resume read again from the workflow file; nil: the frozen ones.
+	budgetsChanged *db.BudgetChangedData
 }
 
 // nodeResult is what a node goroutine reports back to the scheduler.
@@ -158,11 +188,11 @@ func (e *execution) record(ctx context.Context, node string, attempt int, p db.P
 }
 
 // vars are the workflow variables visible to node n: arguments, ids, and the outputs of the
-// completed nodes among its inputs (workflow.Graph.Inputs: upstream of it, so what it sees does
+// completed nodes among its inputs (with the fields of those that are JSON objects) (workflow.Graph.Inputs: upstream of it, so what it sees does
 // not depend on which unrelated nodes happened to finish first, before or after a resume).
 func (e *execution) vars(n *workflow.Node) workflow.Vars {
 	up := e.graph.Inputs(n)
-	outputs, files := make(map[string]string, len(up)), make(map[string]string, len(up))
+	outputs, files, fields := make(map[string]string, len(up)), make(map[string]string, len(up)), map[string]map[string]string{}
 	for id := range up {
 		h := e.hist[id]
 		if h == nil || h.state != workflow.StateCompleted {
@@ -172,12 +202,29 @@ func (e *execution) vars(n *workflow.Node) workflow.Vars {
 		if h.output.File != "" {
 			files[id] = h.output.File
 		}
+		if f := workflow.FieldsOf(h.output.Text); f != nil {
+			fields[id] = f
+		}
 	}
 	return workflow.Vars{
 		Arguments:    e.run.UserMessage,
+		Inputs:       e.run.Inputs,
 		RunID:        e.run.ID,
 		ArtifactsDir: e.artifactsDir(),
+		PayloadFile:  e.payload,
 		Outputs:      outputs,
 		OutputFiles:  files,
+		Fields:       fields,
 	}
+}
+
+// lastResumer is who asked for the run's latest explicit resume.
+func lastResumer(events []db.Event) db.Actor {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == db.EventResumeRequested {
+			d := db.Decode[db.ResumeRequestedData](events[i])
+			return db.Actor{ID: d.By, Via: d.Via}
+		}
+	}
+	return db.Actor{}
 }

@@ -137,3 +137,27 @@ func TestFoldClosesWhatTheRunsEndLeftOpen(t *testing.T) {
 		})
 	}
 }
+
+// A gate's escalation and every notification are steps of the run's history, said for people.
+func TestFoldLogsEscalationsAndNotifications(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	events := []db.Event{
+		db.NewEvent("", "review", 0, db.Pause{Kind: db.PauseApproval, Node: "review"}, at),
+		db.NewEvent("", "", 0, db.NotifiedData{About: "gate", How: db.NotifyDM, To: []string{"slack:U1"}, Skipped: []string{"slack:U2"}}, at),
+		db.NewEvent("", "review", 0, db.GateEscalatedData{To: []string{"slack:group:S1"}, Admins: true}, at),
+		db.NewEvent("", "", 0, db.NotifiedData{About: "escalation", How: db.NotifyMention, To: []string{"slack:group:S1"}}, at),
+	}
+	var got []string
+	for _, e := range Fold(events).Log {
+		got = append(got, e.What+" | "+e.Note)
+	}
+	want := []string{
+		"slack:U1 sent a direct message about the gate | not reached: slack:U2 (they take no direct messages from the bot)",
+		"gate review escalated | slack:group:S1 and the admins (ADMIN_USER_IDS) may answer too",
+		"slack:group:S1 mentioned about the escalation | ",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

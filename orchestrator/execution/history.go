@@ -16,9 +16,12 @@ type History struct {
 	nodes   map[string]*nodeHistory
 	order   []string      // node ids in the order their first event was recorded
 	Gates   []*GateRecord // every gate asked, in order
-	Log     []LogEntry    // resumes, failed resumes, rescues and cancellation, in order
+	Log     []LogEntry    // resumes, failed resumes, rescues, cancellation, escalations and notifications, in order
 	Resumed bool          // the run was queued for its next execution by an explicit resume
 	end     *runEnd       // how the run ended for good (completed or cancelled); nil while it may go on
+	// Budgets are the budgets the latest resume read again from the workflow file (budget_changed);
+	// nil: the frozen workflow's.
+	Budgets *db.BudgetChangedData
 }
 
 // GateRecord is one gate asked of a person: its rules and timers as asked, the approvals so far,
@@ -33,7 +36,8 @@ type GateRecord struct {
 	Reminded   time.Time
 }
 
-// LogEntry is one step of the run's own history: a resume, a failed resume, a rescue, the cancel.
+// LogEntry is one step of the run's own history: a resume, a failed resume, a rescue, the cancel,
+// a gate's escalation, a notification.
 type LogEntry struct {
 	At   time.Time
 	What string
@@ -64,6 +68,10 @@ type nodeHistory struct {
 	gatePhase    string             // shown instead of state: NodeWaiting while the run waits at it, "completed" once approved; "" after
 	justAnswered bool               // the gate was answered after the node's latest start: that attempt continues
 	closed       *closure           // what the run's stop made of the node it left open; nil otherwise
+	// cachedByResume: it completed before the latest explicit resume and has not started since,
+	// so an always_run node runs again (alwaysRunAgain), however many takeovers come between.
+	cachedByResume bool
+	resumeOutput   string // its output when the latest explicit resume was asked for (alwaysrun.go)
 }
 
 // retried is an attempt that failed and was tried again, and why: shown by /workflow status.
@@ -105,11 +113,15 @@ func Fold(events []db.Event) *History {
 // applyRunEvent folds an event of the run as a whole.
 func (h *History) applyRunEvent(e db.Event) {
 	switch e.Type {
+	case db.EventBudgetChanged:
+		b := db.Decode[db.BudgetChangedData](e)
+		h.Budgets = &b
 	case db.EventResumeRequested:
 		// An explicit resume grants every node a fresh retry budget, and failed or skipped
 		// nodes are decided again: the person fixed something.
 		for _, n := range h.nodes {
 			n.failures, n.retries, n.closed = 0, nil, nil
+			n.cachedByResume, n.resumeOutput = n.state == workflow.StateCompleted, n.output.Text
 			if n.state == workflow.StateFailed || n.state == workflow.StateSkipped {
 				n.state = workflow.StatePending
 			}
@@ -144,6 +156,9 @@ func (h *History) applyRunEvent(e db.Event) {
 		d := db.Decode[db.CancelData](e)
 		h.Log = append(h.Log, LogEntry{At: e.At, What: "cancelled", By: d.By, Note: d.Reason})
 		h.ended(h.cancellation(e.At, d))
+	case db.EventNotified:
+		what, note := Told(db.Decode[db.NotifiedData](e))
+		h.Log = append(h.Log, LogEntry{At: e.At, What: what, Note: note})
 	case db.EventRunCompleted:
 		h.ended(&runEnd{kind: endCompleted, at: e.At})
 	case db.EventRunFailed:
@@ -166,6 +181,8 @@ func (h *History) applyNodeEvent(n *nodeHistory, e db.Event) {
 		}
 	case db.EventSessionReset:
 		n.loopSession = "" // the provider said it is gone: no later resume may try it again
+	case db.EventGateEscalated:
+		h.Log = append(h.Log, LogEntry{At: e.At, What: "gate " + e.NodeID + " escalated", Note: Escalated(db.Decode[db.GateEscalatedData](e)) + " may answer too"})
 	case db.EventGateRequested:
 		p := db.Decode[db.Pause](e)
 		n.gate, n.gateIter, n.gatePhase = nil, p.LoopIteration, NodeWaiting
@@ -212,7 +229,7 @@ func (g *GateRecord) resolve(d db.GateAnswerData, at time.Time) {
 func applyEvent(n *nodeHistory, e db.Event) {
 	switch e.Type {
 	case db.EventNodeStarted:
-		n.starts, n.justAnswered, n.gatePhase = n.starts+1, false, ""
+		n.starts, n.justAnswered, n.gatePhase, n.cachedByResume = n.starts+1, false, "", false
 		n.state = workflow.StateRunning
 		n.started, n.finished, n.duration = e.At, time.Time{}, 0
 	case db.EventNodeCompleted:
@@ -373,7 +390,12 @@ func (end *runEnd) cancellation(id string) string {
 	return "cancelled: " + end.cause()
 }
 
-func (end *runEnd) who() string { return conversation.Person{ID: end.by, Name: end.byName}.Label() }
+func (end *runEnd) who() string {
+	if end.by == db.WorkflowActor {
+		return "its workflow (" + end.reason + ")"
+	}
+	return conversation.Person{ID: end.by, Name: end.byName}.Label()
+}
 
 // failed closes what a failed run left running. Nothing runs in a failed run: a node whose attempt
 // never finished (its worker was lost MAX_RECOVERIES times) failed with the run. Nodes that did not

@@ -46,6 +46,7 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 		started = nil
 		output, pause, err := e.runKind(ctx, n, v, &h)
 		if err == nil && pause == nil {
+			e.keepTyped(n, output)
 			err = e.saveWorkspace(ctx, n.ID, res.attempt)
 		}
 		if err == nil {
@@ -150,9 +151,14 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 		err   error
 	)
 	label := attemptLabel(v.Attempt)
+	if up, field, why, bad := e.graph.MissingField(n, v); bad {
+		return NodeOutput{}, nil, &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf("node %s reads $%s.output.%s, but %s", n.ID, up, field, why)}
+	}
 	switch n.Kind {
 	case workflow.KindBash:
 		out, err = e.runBash(ctx, n, v)
+	case workflow.KindScript:
+		out, err = e.runScript(ctx, n, v)
 	case workflow.KindPrompt:
 		var text string
 		if text, err = e.runPrompt(ctx, n, v); err == nil {
@@ -165,8 +171,15 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 		}
 	case workflow.KindLoop:
 		out, pause, err = e.runLoop(ctx, n, v, h)
+	case workflow.KindWorkflow:
+		out, err = e.runChild(ctx, n, v)
+	case workflow.KindCancel:
+		out, err = e.runCancel(ctx, n, v)
 	default:
 		err = &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf("node %s has no kind", n.ID)}
+	}
+	if b := (*budgetReached)(nil); errors.As(err, &b) { // not a failure: the run pauses, resumable
+		return out, &b.pause, nil
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errNodeTimeout) {
 		ne := &nodeError{class: db.ClassTransient, msg: fmt.Sprintf("timed out after %s", n.Timeout)}
@@ -195,16 +208,7 @@ func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Va
 	if err != nil {
 		return NodeOutput{}, err
 	}
-	runErr := runShell(ctx, e.run.WorkingPath, workflow.ShellScript(n.Bash), append(env, runMarker(e.run.ID)), f)
-	closeErr := f.Close()
-	out, readErr := readOutput(f.Name())
-	if runErr != nil {
-		return out, runErr
-	}
-	if err := errors.Join(closeErr, readErr); err != nil {
-		return NodeOutput{}, outputError(n.ID, err)
-	}
-	return out, nil
+	return e.finishProcess(n, f, runShell(ctx, e.run.WorkingPath, n.Shell, workflow.ShellScript(n.Bash), append(env, runMarker(e.run.ID)), f))
 }
 
 // shellEnv is the environment of a shell node (v holds the outputs of its workflow.Graph.Inputs),
@@ -214,6 +218,11 @@ func shellEnv(n *workflow.Node, v workflow.Vars) ([]string, error) {
 	total := 0
 	for id, out := range v.Outputs {
 		total += len(out) + len(v.OutputFiles[id])
+	}
+	for _, fields := range v.Fields {
+		for _, val := range fields {
+			total += len(val)
+		}
 	}
 	if total > envOutputBudget {
 		return nil, &nodeError{class: db.ClassPermanent, msg: fmt.Sprintf(

@@ -23,6 +23,8 @@ type Observer interface {
 	SendFailed(platform string)
 	// OutboxFailed counts a message a run owed that was given up on (failed in the outbox), by kind.
 	OutboxFailed(kind string)
+	// AgentTurn counts one agent turn of a run of workflow and what it used (agent_usage).
+	AgentTurn(workflow string, u db.AgentUsageData)
 }
 
 // nopObserver is used when no Observer is configured.
@@ -35,6 +37,7 @@ func (nopObserver) Rescued(int)                                {}
 func (nopObserver) Retried(string)                             {}
 func (nopObserver) SendFailed(string)                          {}
 func (nopObserver) OutboxFailed(string)                        {}
+func (nopObserver) AgentTurn(string, db.AgentUsageData)        {}
 
 // ObserverOr is o, or an Observer that ignores everything when o is nil (Observer is optional
 // everywhere).

@@ -24,8 +24,13 @@ type Store interface {
 	RecordEvents(ctx context.Context, l db.Lease, es []db.Event) ([]db.Event, []error)
 	Events(ctx context.Context, runID string) ([]db.Event, error)
 	GetRun(ctx context.Context, runID string) (db.Run, error)
+	CreateRun(ctx context.Context, n db.NewRun) (db.Run, error)                                               // child runs (child.go)
+	ResumeRun(ctx context.Context, runID string, by db.Actor, owe ...db.Owing) (db.Run, error)                // a resumed parent's failed child
+	CancelRun(ctx context.Context, runID string, by db.Actor, reason string, owe ...db.Owing) (db.Run, error) // a cancel node (cancelnode.go)
 	GetSession(ctx context.Context, conversationID, runID, nodeID string) (db.Session, error)
 	SetSession(ctx context.Context, s db.Session) error
+	FirePayload(ctx context.Context, runID string) ([]byte, bool, error)
+	AgentUsage(ctx context.Context, q db.UsageQuery) ([]db.UsageSum, error)
 }
 
 // Provider runs one AI agent turn. package agent implements it for the Claude Code and Codex CLIs.
@@ -71,6 +76,13 @@ type Notice struct {
 	// Key names a note for good (a retry of a node attempt), so saying it twice posts it once;
 	// "" owes it once per Notify.
 	Key string
+	// Usage is what the run's agent turns used so far, for the messages that end or pause it; nil
+	// when it had none.
+	Usage *db.UsageSum
+	// By is who cancelled the run (NoticeCancelled), when a person did: its requester is told
+	// directly unless it was them (reporting). "" for a gate's answer or timer, which tell of
+	// their own.
+	By string
 }
 
 // NodeStatus is one node's state for progress displays.

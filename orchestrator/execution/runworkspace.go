@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"go.uber.org/zap"
@@ -19,6 +20,9 @@ import (
 // this process take it for that reason), or its directory is gone, and no remote holds it. A
 // *RemoteError says WORKSPACE_REMOTE could not be read, which decides nothing about the workspace.
 func (e *execution) ensureWorkspace(ctx context.Context, events []db.Event) (lost *lostWorkspace, err error) {
+	if e.wf.LiveCheckout {
+		return nil, e.liveCheckout(ctx)
+	}
 	d, r := e.x.Dirs, e.run
 	since := sinceFresh(events)
 	started := len(since.started) > 0
@@ -145,7 +149,51 @@ func (e *execution) workspaceStopped(ctx context.Context, lost *lostWorkspace, e
 	case errors.As(err, &re):
 		return e.pauseUnreachable(ctx, re)
 	}
+	var ne *nodeError
+	if errors.As(err, &ne) {
+		return e.stopFailed(ctx, "", 0, ne)
+	}
 	return e.stopFailed(ctx, "", 0, &nodeError{class: db.ClassInfra, msg: err.Error(), hint: "make THREADFLOW_HOME (or REPO_PATH) writable on this host"})
+}
+
+// liveCheckout gives a run whose workflow works in the live checkout (Archon's `worktree:
+// {enabled: false}`) REPO_PATH itself instead of a workspace of its own: the run's work directory
+// is a symbolic link to it, so the run's outputs and artifacts stay in the run's own directory
+// beside it. The checkout is not the run's: nothing of it is pushed to WORKSPACE_REMOTE.
+func (e *execution) liveCheckout(ctx context.Context) error {
+	d := e.x.Dirs
+	if d.RepoPath == "" {
+		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("workflow %s works in the live checkout (worktree.enabled: false), and REPO_PATH is not set", e.run.Workflow),
+			hint: "set REPO_PATH to the repository's checkout, then resume the run"}
+	}
+	link := d.WorkPath(e.run.ID)
+	if err := linkCheckout(link, d.RepoPath); err != nil {
+		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("cannot point run %s at the live checkout: %v", e.run.ID, err),
+			hint: "make THREADFLOW_HOME writable and REPO_PATH an existing directory, then resume the run"}
+	}
+	if e.run.WorkingPath == link && e.run.WorkspaceHome == d.Token {
+		return nil
+	}
+	return e.setWorkspace(ctx, db.Workspace{Home: d.Token, Host: d.Host, Path: link})
+}
+
+// linkCheckout makes link a symbolic link to the checkout repo. A link elsewhere is replaced
+// (REPO_PATH may differ between hosts); a directory with files in it is not.
+func linkCheckout(link, repo string) error {
+	repo, err := filepath.Abs(repo)
+	if err != nil {
+		return err
+	}
+	if target, err := os.Readlink(link); err == nil && target == repo {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(link); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.Symlink(repo, link)
 }
 
 // lostWorkspace is a workspace no replica can get back.

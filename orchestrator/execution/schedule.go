@@ -49,7 +49,7 @@ func (e *execution) schedule(ctx context.Context) error {
 	// since nothing they do could be recorded.
 	nodeCtx, stopNodes := context.WithCancelCause(ctx)
 	defer stopNodes(nil)
-	progressed := false
+	progressed := true // the first launch is progress too: a long first node shows as running, not queued
 	for {
 		if err := e.launchReady(nodeCtx, s); err != nil {
 			s.stop(err)
@@ -78,7 +78,7 @@ func (e *execution) schedule(ctx context.Context) error {
 				s.commit(e.newRecordJob(nodeCtx, r.node.ID, r.attempt, *r.complete), r)
 			}
 			e.handleResult(ctx, s, r)
-			s.reconsider(e.graph.Dependents(r.node.ID))
+			s.reconsider(e.affected(r.node.ID))
 			progressed = true
 		}
 	}
@@ -170,14 +170,14 @@ func (e *execution) launchReady(ctx context.Context, s *scheduler) error {
 				}
 				h.state, h.reason = workflow.StateSkipped, reason
 				h.skips++
-				s.reconsider(e.graph.Dependents(n.ID))
+				s.reconsider(e.affected(n.ID))
 			case workflow.Run:
 				if len(s.running) >= e.x.maxParallel() {
 					s.reconsider(nodes[i:]) // decided again when a slot frees
 					return nil
 				}
 				s.running[n.ID] = true
-				h.state = workflow.StateRunning
+				h.state, h.cachedByResume = workflow.StateRunning, false // as its node_started folds
 				var started <-chan error
 				if !h.justAnswered { // committed with the completion that let it start (commitGroup)
 					job := e.newRecordJob(ctx, n.ID, h.starts+1, db.NodeStartedData{})
@@ -217,6 +217,9 @@ func (e *execution) depStates(n *workflow.Node) map[string]workflow.NodeState {
 	deps := make(map[string]workflow.NodeState, len(n.DependsOn))
 	for _, d := range n.DependsOn {
 		deps[d] = e.hist[d].state
+		if e.unsettled(d) { // it may run again yet (alwaysrun.go): its dependents wait
+			deps[d] = workflow.StatePending
+		}
 	}
 	return deps
 }
@@ -239,6 +242,7 @@ func (e *execution) handleResult(ctx context.Context, s *scheduler, r nodeResult
 	case r.err == nil:
 		h.state, h.output = workflow.StateCompleted, r.output
 		e.progressed = true
+		e.invalidateStale(e.graph.Dependents(r.node.ID))
 	case errors.As(r.err, &ne):
 		h.state, h.reason = workflow.StateFailed, ne.msg
 		// A missing CLI or working directory fails every node alike: nothing more starts, and the
@@ -298,7 +302,7 @@ func (e *execution) complete(ctx context.Context) error {
 			}
 		}
 	}
-	n := Notice{Kind: NoticeCompleted, Nodes: e.nodeStatuses()}
+	n := Notice{Kind: NoticeCompleted, Nodes: e.nodeStatuses(), Usage: e.runUsage(ctx)}
 	run, err := e.x.Store.CompleteRun(ctx, e.lease, strings.Join(parts, "\n\n"), e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
@@ -349,7 +353,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 			hint = "fix the cause"
 		}
 		hint += fmt.Sprintf(", then /workflow resume %s", e.run.ID)
-		n := Notice{Kind: NoticePaused, Node: node, Nodes: waitingAt(e.nodeStatuses(), node)}
+		n := Notice{Kind: NoticePaused, Node: node, Nodes: waitingAt(e.nodeStatuses(), node), Usage: e.runUsage(ctx)}
 		run, err := e.x.Store.PauseRun(ctx, e.lease, db.Pause{Kind: db.PauseRecovery, Node: node, Error: ne.msg, ResumeHint: hint, Since: e.x.now()}, e.owing(n))
 		if err != nil {
 			return e.interrupted(err)
@@ -362,7 +366,7 @@ func (e *execution) stopFailed(ctx context.Context, node string, attempt int, er
 }
 
 func (e *execution) fail(ctx context.Context, runErr db.RunError) error {
-	n := Notice{Kind: NoticeFailed, Node: runErr.Node, Nodes: e.nodeStatuses()}
+	n := Notice{Kind: NoticeFailed, Node: runErr.Node, Nodes: e.nodeStatuses(), Usage: e.runUsage(ctx)}
 	run, err := e.x.Store.FailRun(ctx, e.lease, runErr, e.owing(n))
 	if err != nil {
 		return e.interrupted(err)
@@ -376,9 +380,13 @@ func (e *execution) pauseAtGate(ctx context.Context, p db.Pause) error {
 	if p.Since.IsZero() { // an approval sets it with its timers, so they count from the same instant
 		p.Since = e.x.now()
 	}
-	n := Notice{Kind: NoticeGate, Node: p.Node, Nodes: waitingAt(e.nodeStatuses(), p.Node)}
+	kind := NoticeGate
+	if p.Kind == db.PauseRecovery { // a budget reached before a node's turn
+		kind = NoticePaused
+	}
+	n := Notice{Kind: kind, Node: p.Node, Nodes: waitingAt(e.nodeStatuses(), p.Node), Usage: e.runUsage(ctx)}
 	run, err := e.x.Store.PauseRun(ctx, e.lease, p, e.owing(n))
-	if err == nil && (!p.DueAt.IsZero() || !p.RemindAt.IsZero()) && e.x.GateTimersChanged != nil {
+	if err == nil && (!p.DueAt.IsZero() || !p.RemindAt.IsZero() || !p.EscalateAt.IsZero()) && e.x.GateTimersChanged != nil {
 		e.x.GateTimersChanged()
 	}
 	if err != nil {

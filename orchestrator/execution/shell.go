@@ -2,16 +2,18 @@ package execution
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
+	"threadflow/childenv"
 	"threadflow/db"
 )
 
@@ -23,28 +25,44 @@ type nodeError struct {
 	class db.ErrorClass
 	msg   string
 	hint  string // what a person can do about it, for recovery pauses
+	// exited: the script ran and ended with a non-zero exit status (a check that said no).
+	exited bool
 }
 
 func (e *nodeError) Error() string { return e.msg }
 
-// runShell runs script with `sh -c` in dir, in its own process group so that cancelling the context
+// runShell runs script with `<shell> -c` (sh when shell is "") in dir (runProcess), in its own process group so that cancelling the context
 // kills the whole tree (a script's children included) at once. Values reach the script only through
 // env; the script text never contains user input. The script's standard output goes straight to
 // stdout, a file: the bot never holds it, however large it grows.
-func runShell(ctx context.Context, dir, script string, env []string, stdout *os.File) error {
+func runShell(ctx context.Context, dir, shell, script string, env []string, stdout *os.File) error {
+	sh, err := shellPath(cmp.Or(shell, "sh"))
+	if err != nil {
+		return startError(cmp.Or(shell, "sh"), err)
+	}
+	return runProcess(ctx, dir, []string{sh, "-c", script}, env, stdout)
+}
+
+// runProcess runs argv in dir as runShell describes: its own process group, killed whole when ctx
+// ends, the bot's environment without its secrets plus env, standard output to stdout.
+func runProcess(ctx context.Context, dir string, argv []string, env []string, stdout *os.File) error {
 	if _, err := os.Stat(dir); err != nil {
 		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
 			hint: "restore the directory, or abandon the run and start it again"}
 	}
-	sh, err := shellPath()
+	stdin, err := devNull()
 	if err != nil {
-		return startError(err)
+		return startError(programName(argv), err)
 	}
-	cmd := exec.Command(sh, "-c", script)
+	errRead, errWrite, err := stderrPipe()
+	if err != nil {
+		return startError(programName(argv), err)
+	}
+	defer errRead.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = stdout, &limitedTail{buf: &stderr, max: stderrTail}
+	cmd.Env = childenv.Environ(env...) // the bot's environment without its secrets
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, errWrite
 	// Pdeathsig: if the bot itself dies (kill -9, OOM), sh dies with it instead of running on while
 	// another replica re-runs the node.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -52,14 +70,18 @@ func runShell(ctx context.Context, dir, script string, env []string, stdout *os.
 	// goroutine on its thread until the child is gone (golang/go#27505).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return startError(err)
+	err = cmd.Start()
+	_ = errWrite.Close() // the child has its copy: end of file comes when the process group is done with it
+	if err != nil {
+		return startError(programName(argv), err)
 	}
 	// Wait here, on the locked thread, and let cancellation kill the process group from the
 	// context's own goroutine: waiting in a second goroutine cost a hand-off to this locked thread
 	// after every node. The whole group dies, not only sh: a script's children must not outlive
 	// the run.
 	stop := context.AfterFunc(ctx, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	var stderr bytes.Buffer
+	readTail(errRead, &limitedTail{buf: &stderr, max: stderrTail})
 	err = cmd.Wait()
 	if !stop() {
 		return ctx.Err()
@@ -67,31 +89,65 @@ func runShell(ctx context.Context, dir, script string, env []string, stdout *os.
 	return shellResult(stderr.String(), err)
 }
 
-// shellPath finds sh on the bot's PATH and remembers it once found: exec.Command would search PATH
+// stderrPipe is a pipe for a node's standard error whose read end the node's own locked thread
+// reads with blocking reads until end of file, before it waits for the process: what os/exec does
+// for a Writer with a goroutine of its own, whose wake-up through the poller and hand-off back to
+// the locked thread cost 0.05-0.15 ms per process (BENCHMARKS.md, issue 34, third session). Both
+// ends are close-on-exec, so no other node's process inherits the write end and holds the end of
+// file back; os/exec gives the child its standard error as a copy.
+func stderrPipe() (read, write *os.File, err error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	// Blocking descriptors: os.NewFile leaves them out of the poller, so a read blocks this thread
+	// rather than parking the goroutine, and os/exec hands the write end over as is.
+	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// readTail reads r until end of file (every process of the group closed its standard error) or an
+// error, keeping what tail keeps.
+func readTail(r *os.File, tail *limitedTail) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		tail.add(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+// devNull is the standard input of every node process: /dev/null, opened once. os/exec opened it
+// again for each process (an open, a close and four fcntl calls per node).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
+// shellPath finds a shell (sh, or bash for Archon's bash nodes) on the bot's PATH and remembers it once found: exec.Command would search PATH
 // again for every node, a stat of each directory before sh's. It is the search exec.Command makes
 // (the bot's own PATH, not the node's environment), so the result is the same. A failed search is
 // not remembered: installing sh mends the next node without a restart.
-func shellPath() (string, error) {
-	if p, ok := foundShell.Load().(string); ok {
-		return p, nil
+func shellPath(name string) (string, error) {
+	if p, ok := foundShells.Load(name); ok {
+		return p.(string), nil
 	}
-	p, err := exec.LookPath("sh")
+	p, err := exec.LookPath(name)
 	if err == nil {
-		foundShell.Store(p)
+		foundShells.Store(name, p)
 	}
 	return p, err
 }
 
-var foundShell atomic.Value // string: sh's path, once found
+var foundShells sync.Map // shell name -> its path, once found
 
-// startError explains a script that could not start. The orchestrator keeps the environment under
-// envOutputBudget, so "argument list too long" means the bot's own environment is too large.
-func startError(err error) error {
+// startError explains a program (sh, or a script's runtime) that could not start. The orchestrator
+// keeps the environment under envOutputBudget, so "argument list too long" means the bot's own
+// environment is too large.
+func startError(prog string, err error) error {
 	if errors.Is(err, syscall.E2BIG) {
-		return &nodeError{class: db.ClassInfra, msg: "cannot start sh: its environment is too large (" + err.Error() + ")",
+		return &nodeError{class: db.ClassInfra, msg: "cannot start " + prog + ": its environment is too large (" + err.Error() + ")",
 			hint: "remove large variables from the bot's environment"}
 	}
-	return &nodeError{class: db.ClassInfra, msg: "cannot start sh: " + err.Error(), hint: "make sure sh is installed"}
+	return &nodeError{class: db.ClassInfra, msg: "cannot start " + prog + ": " + err.Error(), hint: "make sure " + prog + " is installed"}
 }
 
 func shellResult(errOut string, err error) error {
@@ -104,7 +160,7 @@ func shellResult(errOut string, err error) error {
 		if t := bytes.TrimSpace([]byte(errOut)); len(t) > 0 {
 			msg += ": " + string(t)
 		}
-		return &nodeError{class: db.ClassPermanent, msg: msg}
+		return &nodeError{class: db.ClassPermanent, msg: msg, exited: true}
 	}
 	return &nodeError{class: db.ClassPermanent, msg: err.Error()}
 }
@@ -115,12 +171,11 @@ type limitedTail struct {
 	max int
 }
 
-func (l *limitedTail) Write(p []byte) (int, error) {
+func (l *limitedTail) add(p []byte) {
 	l.buf.Write(p)
 	if over := l.buf.Len() - l.max; over > 0 {
 		l.buf.Next(over)
 	}
-	return len(p), nil
 }
 
 // withTimeout bounds ctx by d when d is set, and says so in the error: a timeout is transient.

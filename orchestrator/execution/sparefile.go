@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // outputFiles creates the output files of one execution's nodes. While a node runs it makes one
@@ -14,13 +15,14 @@ import (
 // inodes deleted in the last seconds, and a new file took 0.1-1 ms, as much as starting the
 // node's process (BENCHMARKS.md, issue 18). A rename allocates nothing.
 //
-// The spare is made in the background, one at a time; a node that finds none ready creates its
-// file directly, as before. A spare left by a crash is an empty hidden file (.spare-*) that
-// nothing reads.
+// The spare is made in the background, one at a time, and kept open: taking it is one rename, and
+// the node's process writes to the descriptor made with it (a rename leaves open descriptors as they
+// are). A node that finds none ready creates its file directly, as before. A spare left by a crash
+// is an empty hidden file (.spare-*) that nothing reads.
 type outputFiles struct {
 	dir   string
-	ready chan string   // at most one spare, ready to be renamed
-	want  chan struct{} // asks the maker for a spare
+	ready chan spareFile // at most one spare, open for writing, ready to be renamed
+	want  chan struct{}  // asks the maker for a spare
 	stop  chan struct{}
 	done  sync.WaitGroup
 	made  int // spares made, for their names (only the maker touches it)
@@ -35,7 +37,7 @@ type outputFiles struct {
 func newOutputFiles(dir string, nodes int) *outputFiles {
 	o := &outputFiles{dir: dir}
 	if nodes > 1 {
-		o.ready, o.want, o.stop = make(chan string, 1), make(chan struct{}, 1), make(chan struct{})
+		o.ready, o.want, o.stop = make(chan spareFile, 1), make(chan struct{}, 1), make(chan struct{})
 	}
 	return o
 }
@@ -43,28 +45,28 @@ func newOutputFiles(dir string, nodes int) *outputFiles {
 // create creates (or truncates) the file at path, a file of o.dir, from a spare when one is ready,
 // and asks for the next spare. A nil o creates the file directly.
 func (o *outputFiles) create(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
 	if o != nil {
 		defer o.replenish()
 		if f := o.fromSpare(path); f != nil {
-			return f, nil
+			return f, nil // its directory exists: the spare was in it
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 }
 
-// fromSpare renames a ready spare to path and opens it, or returns nil.
+// fromSpare renames a ready spare to path and returns it, open, or returns nil. The rename is the
+// system call itself: os.Rename first looks whether path is a directory, which an attempt's file
+// never is (and rename(2) refuses to put a file in place of one).
 func (o *outputFiles) fromSpare(path string) *os.File {
 	select {
 	case spare := <-o.ready:
-		if os.Rename(spare, path) == nil {
-			if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-				return f
-			}
+		if syscall.Rename(spare.name, path) == nil {
+			return os.NewFile(uintptr(spare.fd), path)
 		}
-		_ = os.Remove(spare) // unusable: the caller creates a new file
+		spare.remove() // unusable: the caller creates a new file
 	default:
 	}
 	return nil
@@ -107,12 +109,11 @@ func (o *outputFiles) make() {
 		o.made++
 		// Made as a node's file is (0644 less the umask), under a name no other process uses.
 		name := filepath.Join(o.dir, fmt.Sprintf(".spare-%d-%d", os.Getpid(), o.made))
-		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		fd, err := syscall.Open(name, syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
 		if err != nil {
 			continue // the node that wanted it creates its own file, and reports any error
 		}
-		_ = f.Close()
-		o.ready <- name // never blocks: only this goroutine fills ready, and it was empty
+		o.ready <- spareFile{fd: fd, name: name} // never blocks: only this goroutine fills ready, and it was empty
 	}
 }
 
@@ -128,7 +129,19 @@ func (o *outputFiles) close() {
 	o.done.Wait()
 	select {
 	case spare := <-o.ready:
-		_ = os.Remove(spare)
+		spare.remove()
 	default:
 	}
+}
+
+// spareFile is a spare's open descriptor and its name. It stays a bare descriptor until taken:
+// os.NewFile then names it for the path it was renamed to (a node's output is read back by name).
+type spareFile struct {
+	fd   int
+	name string
+}
+
+func (s spareFile) remove() {
+	_ = os.NewFile(uintptr(s.fd), s.name).Close()
+	_ = os.Remove(s.name)
 }

@@ -1,6 +1,8 @@
 package execution
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,4 +53,22 @@ func readable(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// Remove deletes the directories of runs that are gone (retention) and, with REPO_PATH, the
+// repository's records of their worktrees. Directories of runs that worked on another host stay
+// there.
+func (d Dirs) Remove(ctx context.Context, runIDs []string) error {
+	var errs []error
+	for _, id := range runIDs {
+		if err := os.RemoveAll(d.RunDir(id)); err != nil {
+			errs = append(errs, fmt.Errorf("remove the directory of run %s: %w", id, err))
+		}
+	}
+	if d.RepoPath != "" && len(runIDs) > 0 {
+		if err := d.git(ctx, d.RepoPath, "worktree", "prune"); err != nil {
+			errs = append(errs, fmt.Errorf("prune worktrees of REPO_PATH: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }

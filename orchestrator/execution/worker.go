@@ -199,13 +199,15 @@ type localRun struct {
 func (w *Workers) start(ctx context.Context, run db.Run, sem chan struct{}) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	x := &localRun{cancel: cancel, lease: run.Lease(), lastOK: time.Now()}
+	sl := &slot{sem: sem, held: true} // lent while its nodes wait for child runs (slot.go)
+	ctx = withSlot(ctx, sl)
 	w.mu.Lock()
 	w.active[run.ID] = x
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer func() { <-sem }()
+		defer sl.done()
 		defer w.forget(run.ID, x)
 		w.execute(ctx, cancel, run)
 	}()
@@ -246,7 +248,7 @@ func (w *Workers) execute(ctx context.Context, cancel context.CancelCauseFunc, r
 		w.release(run, log)
 	case errors.Is(err, db.ErrLeaseLost) || errors.Is(cause, db.ErrLeaseLost):
 		w.leaseLost(run, log, err)
-	case errors.Is(cause, errAbandoned):
+	case errors.Is(cause, errAbandoned) || errors.Is(err, errAbandoned): // by a person, or by a cancel node
 		log.Info("orchestrator.run_abandoned")
 	case errors.Is(err, errUnrecorded):
 		w.giveUp(run, log, err)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"threadflow/childenv"
 	"threadflow/db"
 )
 
@@ -274,7 +275,7 @@ func (d Dirs) git(ctx context.Context, dir string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=threadflow", "GIT_AUTHOR_EMAIL=threadflow@localhost",
+	cmd.Env = childenv.Environ("GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=threadflow", "GIT_AUTHOR_EMAIL=threadflow@localhost",
 		"GIT_COMMITTER_NAME=threadflow", "GIT_COMMITTER_EMAIL=threadflow@localhost")
 	if d.Remote != "" {
 		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=remote."+remoteName+".url", "GIT_CONFIG_VALUE_0="+d.Remote)

@@ -290,9 +290,14 @@ func (c *Courier) send(ctx context.Context, e db.OutboxEntry) (db.Delivery, erro
 	if err != nil {
 		return db.Delivery{}, fmt.Errorf("read run: %w", err)
 	}
+	if run, err = c.inParentsThread(ctx, run); err != nil {
+		return db.Delivery{}, err
+	}
 	var rep conversation.Reply
-	if err := json.Unmarshal(e.Reply, &rep); err != nil {
-		return db.Delivery{}, fmt.Errorf("%w: the owed reply does not decode: %v", conversation.ErrRefused, err)
+	if e.Target != db.TargetDirect { // a direct message is read by direct
+		if err := json.Unmarshal(e.Reply, &rep); err != nil {
+			return db.Delivery{}, fmt.Errorf("%w: the owed reply does not decode: %v", conversation.ErrRefused, err)
+		}
 	}
 	platform, channel, thread, ok := db.ParseConversationKey(run.ConversationID)
 	if !ok {
@@ -306,11 +311,40 @@ func (c *Courier) send(ctx context.Context, e db.OutboxEntry) (db.Delivery, erro
 	// Only a message an earlier attempt may have posted is looked for (post, open): a first try is
 	// posted at once, sparing Slack's rate-limited reads.
 	rep.FirstAttempt = !e.InDoubt()
-	d, err := c.sendTo(ctx, ob, conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}, e, rep)
+	at := conversation.Address{Platform: platform, ChannelID: channel, ThreadID: thread}
+	var d db.Delivery
+	if e.Target == db.TargetDirect {
+		d, err = c.direct(ctx, ob, at, e)
+	} else {
+		d, err = c.sendTo(ctx, ob, at, e, rep)
+	}
 	if err != nil {
 		execution.ObserverOr(c.Observe).SendFailed(platform)
 	}
 	return d, err
+}
+
+// inParentsThread is a child run moved into its parent's conversation when it is not there yet:
+// a child created while its parent's announcement was being delivered may have been left where
+// the parent was before its thread opened. A child's messages wait for that announcement
+// (db.firstOwed), so by now the parent is where it stays, and nothing of the child was said
+// elsewhere.
+func (c *Courier) inParentsThread(ctx context.Context, run db.Run) (db.Run, error) {
+	if run.ParentRunID == "" {
+		return run, nil
+	}
+	p, err := c.Store.GetRun(ctx, run.ParentRunID)
+	if err != nil {
+		return run, fmt.Errorf("read parent run: %w", err)
+	}
+	if p.ConversationID == "" || p.ConversationID == run.ConversationID {
+		return run, nil
+	}
+	if err := c.Store.SetRunConversation(ctx, run.ID, p.ConversationID); err != nil {
+		return run, fmt.Errorf("move child run into its parent's thread: %w", err)
+	}
+	run.ConversationID = p.ConversationID
+	return run, nil
 }
 
 // sendTo delivers e through ob; at is the run's conversation.
@@ -338,7 +372,7 @@ func (c *Courier) sendTo(ctx context.Context, ob conversation.Outbox, at convers
 	if err != nil {
 		return db.Delivery{}, err
 	}
-	return db.Delivery{Message: messageRef(ref)}, nil
+	return db.Delivery{Message: messageRef(ref), Events: mentioned(e, rep)}, nil
 }
 
 // post posts rep at to, unless an earlier attempt did.

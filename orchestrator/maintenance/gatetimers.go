@@ -11,7 +11,7 @@ import (
 	"threadflow/orchestrator/reporting"
 )
 
-// GateTimers fires the timeouts and reminders of approval gates. The timers are durable (columns of
+// GateTimers fires the timeouts, reminders and escalations of approval gates. The timers are durable (columns of
 // the run, set when the gate is asked), so a restarted process or another replica fires them; the
 // store fires each once however many processes look (db.JudgeTimer), and this loop only says so in
 // the run's thread.
@@ -98,8 +98,13 @@ func (g *GateTimers) Once(ctx context.Context) {
 // the status message with the run's nodes, and the ask-backs' settled buttons.
 func (g *GateTimers) announce(ctx context.Context, t db.GateTimer) {
 	log := g.Log.With(zap.String("run_id", t.Run.ID), zap.String("node", t.Pause.Node))
-	if t.Kind == db.TimerReminder {
+	switch t.Kind {
+	case db.TimerReminder:
 		log.Info("orchestrator.gate_reminder_sent")
+		g.Reporter.Wake()
+		return
+	case db.TimerEscalation:
+		log.Info("orchestrator.gate_escalated")
 		g.Reporter.Wake()
 		return
 	}

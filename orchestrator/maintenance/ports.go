@@ -12,6 +12,7 @@ import (
 type Store interface {
 	db.Outbox
 	GetRun(ctx context.Context, runID string) (db.Run, error)
+	SetRunConversation(ctx context.Context, runID, conversationID string) error // a child joins its parent's thread (courier.go)
 	MessageRefs(ctx context.Context, runID string) ([]db.MessageRef, error)
 	AnnounceHome(ctx context.Context, h db.Home, ttl time.Duration) error
 	LiveHomes(ctx context.Context) ([]db.Home, error)
@@ -21,4 +22,5 @@ type Store interface {
 	DetachTerminal(ctx context.Context, owner string) error
 	RescueExpired(ctx context.Context, maxRecoveries int) ([]db.Rescue, error)
 	NextLeaseExpiry(ctx context.Context) (time.Time, bool, error)
+	PruneStore
 }

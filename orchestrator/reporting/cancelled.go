@@ -39,6 +39,8 @@ func (c Cancellation) Cause() conversation.Text {
 		return conversation.T(conversation.P("because the gate at "), conversation.C(c.Gate), conversation.P(" timed out: "+c.Reason))
 	case c.By.ID == db.TimeoutActor:
 		return conversation.T(conversation.P("because its gate timed out: " + c.Reason))
+	case c.By.ID == db.WorkflowActor:
+		return conversation.T(conversation.P("by its workflow: "), conversation.U(c.Reason))
 	case c.Gate != "":
 		t := conversation.T(conversation.P("by "), c.By.Span(), conversation.P(", who rejected "), conversation.C(c.Gate))
 		if c.Reason != "" {

@@ -33,6 +33,8 @@ func Active(r db.Run) bool {
 // EventReader is the part of the store RunTimeline reads.
 type EventReader interface {
 	Events(ctx context.Context, runID string) ([]db.Event, error)
+	AgentUsage(ctx context.Context, q db.UsageQuery) ([]db.UsageSum, error)
+	GroupReader
 }
 
 // RunTimeline renders one run: state, every node of its workflow with its attempts and durations,
@@ -48,6 +50,16 @@ func RunTimeline(ctx context.Context, s EventReader, r db.Run, now time.Time) (c
 		t = t.Append(conversation.P(" " + took))
 	}
 	t = t.Append(conversation.P(" - started "+Age(now.Sub(r.CreatedAt))+" ago by "), Requester(r).Span(), conversation.P("\n"))
+	if in := InputsText(r.Inputs); in != nil {
+		t = t.Append(in...).Append(conversation.P("\n"))
+	}
+	g, err := GroupLine(ctx, s, r)
+	if err != nil {
+		return nil, err
+	}
+	if g != nil {
+		t = t.Append(conversation.P("It ")).Append(g...).Append(conversation.P("\n"))
+	}
 	for _, n := range execution.RunNodes(r, events) {
 		t = t.Append(nodeLine(n)...)
 		for _, r := range n.Retries {
@@ -60,6 +72,13 @@ func RunTimeline(ctx context.Context, s EventReader, r db.Run, now time.Time) (c
 	}
 	if e := r.Meta.LastError; e != nil && r.Status != db.StatusCompleted {
 		t = t.Append(conversation.P("Last error at "), conversation.C(e.Node), conversation.P(": "), conversation.O(e.Message), conversation.P("\n"))
+	}
+	sums, err := s.AgentUsage(ctx, db.UsageQuery{RunIDs: []string{r.ID}})
+	if err != nil {
+		return nil, err
+	}
+	if u := db.UsageOf(sums, ""); u.Turns > 0 {
+		t = t.Append(conversation.P("AI usage: " + UsageText(u) + "\n"))
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"threadflow/commands"
 	"threadflow/conversation"
 	"threadflow/db"
+	"threadflow/orchestrator/execution"
 )
 
 // quoteRunes is how much of an unclear reply the bot quotes back.
@@ -227,6 +228,16 @@ func ReminderText(run db.Run, p db.Pause, now time.Time) conversation.Text {
 	return t
 }
 
+// EscalationText says a gate escalated, and who may answer it now.
+func EscalationText(run db.Run, p db.Pause) conversation.Text {
+	t := conversation.T(conversation.P("⏫ Gate "), conversation.C(p.Node), conversation.P(" of run "), conversation.C(run.ID),
+		conversation.P(" is still waiting after "+db.ShortDuration(p.EscalateAt.Sub(p.Since))+", so it is escalated: "))
+	if p.Gate != nil {
+		t = t.Append(approverList(db.GatePolicy{Approvers: p.Gate.EscalateTo, Admins: p.Gate.EscalateAdmins})...)
+	}
+	return t.Append(conversation.P(" may answer it too."))
+}
+
 // TimeoutText says a gate timed out and what that did to the run.
 func TimeoutText(run db.Run, p db.Pause) conversation.Text {
 	what := "The gate is rejected and the run is cancelled."
@@ -245,8 +256,8 @@ func AnsweredBy(by conversation.Person) []conversation.Span {
 	return []conversation.Span{by.Span()}
 }
 
-// gateAnswers lists who answered the run's gates, when, and with which note or reason, for
-// `/workflow status`.
+// gateAnswers lists who answered the run's gates, when, and with which note or reason, the gates'
+// escalations and who was told, for `/workflow status`.
 func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 	var out []conversation.Span
 	for _, e := range events {
@@ -260,6 +271,18 @@ func gateAnswers(events []db.Event, now time.Time) []conversation.Span {
 		case db.EventGateResolved:
 			d = db.Decode[db.GateAnswerData](e)
 			line = map[db.GateDecision]string{db.DecisionApprove: "✅ approved by ", db.DecisionReject: "🛑 rejected by ", db.DecisionAnswer: "💬 answered by "}[d.Decision]
+		case db.EventGateEscalated:
+			out = append(out, conversation.P("• gate "), conversation.C(e.NodeID), conversation.P(": ⏫ escalated "+Age(now.Sub(e.At))+" ago; "),
+				conversation.U(execution.Escalated(db.Decode[db.GateEscalatedData](e))), conversation.P(" may answer too\n"))
+			continue
+		case db.EventNotified:
+			what, note := execution.Told(db.Decode[db.NotifiedData](e))
+			out = append(out, conversation.P("• 🔔 "), conversation.U(what), conversation.P(" "+Age(now.Sub(e.At))+" ago"))
+			if note != "" {
+				out = append(out, conversation.P(" ("), conversation.U(note), conversation.P(")"))
+			}
+			out = append(out, conversation.P("\n"))
+			continue
 		default:
 			continue
 		}

@@ -11,6 +11,9 @@ import (
 
 // statusText is the live status message of a run: its state and every node's state.
 func statusText(run db.Run, state string, nodes []execution.NodeStatus) conversation.Text {
+	if nested(run) {
+		return nestedText(run, state, nodes)
+	}
 	t := conversation.T(conversation.P("Status of run "), conversation.C(run.ID), conversation.P(": "), conversation.B(state))
 	for _, n := range nodes {
 		line := fmt.Sprintf("\n%s %s", stateIcon(n.State), n.ID)
@@ -28,6 +31,17 @@ func statusText(run db.Run, state string, nodes []execution.NodeStatus) conversa
 // noticeMessage renders a notice as the message posted in the run's thread, with its buttons, for
 // a platform with the given capabilities.
 func noticeMessage(n execution.Notice, caps conversation.Capabilities) (conversation.Text, []conversation.Button) {
+	t, buttons := noticeText(n, caps)
+	if n.Usage != nil && t != nil {
+		t = t.Append(conversation.P("\nAI usage: " + UsageText(*n.Usage)))
+	}
+	if nested(n.Run) && t != nil && n.Kind != execution.NoticeNote {
+		t = append(nestedHeading(n.Run), t...)
+	}
+	return t, buttons
+}
+
+func noticeText(n execution.Notice, caps conversation.Capabilities) (conversation.Text, []conversation.Button) {
 	run := n.Run
 	switch n.Kind {
 	case execution.NoticeGate:

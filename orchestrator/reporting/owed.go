@@ -46,7 +46,7 @@ func owed(kind, key string, target db.OwedTarget, ref string, rep conversation.R
 // statusRef is the message kind of the run's live status message. A resumed run gets a fresh one
 // (the old one may be far up the thread), so each attempt has its own.
 func statusRef(run db.Run) string {
-	if run.Attempt == 0 {
+	if run.Attempt == 0 || nested(run) { // a child's line is edited in place (nested.go)
 		return refStatus
 	}
 	return refStatus + "." + strconv.Itoa(run.Attempt)
@@ -60,9 +60,14 @@ func statusPost(run db.Run) db.Owed {
 }
 
 // statusOwed is the edit of the run's live status message to what state and nodes show: one row
-// per status message whose latest content wins, so a burst of progress is one edit.
+// per status message whose latest content wins, so a burst of progress is one edit. A child's line
+// is posted by it when it is not yet (nested.go).
 func statusOwed(run db.Run, state string, nodes []execution.NodeStatus) db.Owed {
-	o := owed("status", owedKey(run.ID, statusRef(run), "edit"), db.TargetEdit, statusRef(run),
+	target := db.TargetEdit
+	if nested(run) {
+		target = db.TargetLive
+	}
+	o := owed("status", owedKey(run.ID, statusRef(run), "edit"), target, statusRef(run),
 		conversation.Reply{Text: statusText(run, state, nodes)})
 	o.Replace = true
 	return o
@@ -81,8 +86,9 @@ func announceOwed(run db.Run, by conversation.Person) []db.Owed {
 }
 
 // noticeOwed is what a notice owes the run's conversation, rendered for a platform with caps: the
-// status message as the notice leaves the run, and the notice's own message.
-func noticeOwed(n execution.Notice, caps conversation.Capabilities) []db.Owed {
+// status message as the notice leaves the run, and the notice's own message, ending with tell
+// (the mentions of the people a gate tells).
+func noticeOwed(n execution.Notice, caps conversation.Capabilities, tell ...conversation.Span) []db.Owed {
 	run := n.Run
 	switch n.Kind {
 	case execution.NoticeProgress:
@@ -95,10 +101,14 @@ func noticeOwed(n execution.Notice, caps conversation.Capabilities) []db.Owed {
 		return []db.Owed{owed("note", key, db.TargetThread, "", conversation.Reply{Text: n.Text})}
 	}
 	out := []db.Owed{statusOwed(run, stateOf(n), n.Nodes)}
+	if nestedEnd(n) {
+		return out
+	}
 	msg, buttons := noticeMessage(n, caps)
 	if msg == nil {
 		return out
 	}
+	msg = msg.Append(tell...)
 	kind, ref := string(n.Kind), ""
 	switch n.Kind {
 	case execution.NoticeGate:
@@ -146,6 +156,9 @@ func resolvedOwed(runID string, p *db.Pause, askBacks []string, t conversation.T
 
 // resumedOwed is what a resume owes: the note that it resumes and a fresh status message.
 func resumedOwed(run db.Run, note conversation.Text) []db.Owed {
+	if nested(run) { // its line says it is queued again
+		return []db.Owed{statusOwed(run, string(db.StatusQueued), nil)}
+	}
 	return []db.Owed{
 		owed("note", owedKey(run.ID, "resumed", strconv.Itoa(run.Attempt)), db.TargetThread, "", conversation.Reply{Text: note}),
 		statusPost(run),

@@ -28,6 +28,12 @@ type Reporter struct {
 	Debounce time.Duration // minimum time between status edits; default 1s
 	Observe  execution.Observer
 	Courier  Waker // woken when a message becomes owed; nil: the next look of a courier
+	// Admins are ADMIN_USER_IDS: who a gate listing @admins mentions or sends a DM (notify.go).
+	Admins []string
+	// RequesterAway is how long after starting a run its requester is told directly of its
+	// decisions and end (DefaultRequesterAway when 0).
+	RequesterAway time.Duration
+	Now           func() time.Time // the clock; time.Now when nil
 
 	mu       sync.Mutex
 	progress map[string]*progressReport // runs with progress not yet owed
@@ -98,8 +104,17 @@ func (r *Reporter) Announce(run db.Run, by conversation.Person) []db.Owed {
 func (r *Reporter) Owing(n execution.Notice) db.Owing {
 	return func(run db.Run) []db.Owed {
 		n.Run = run
-		return noticeOwed(n, r.capsOf(run))
+		return append(noticeOwed(n, r.capsOf(run), r.gateMentions(n)...), r.transitionTold(n)...)
 	}
+}
+
+// gateMentions are the mentions a gate's question ends with (notify: mention).
+func (r *Reporter) gateMentions(n execution.Notice) []conversation.Span {
+	if n.Kind != execution.NoticeGate {
+		return nil
+	}
+	tell, _ := r.gateTold(n.Run, n.Run.Meta.Pause, aboutGate, nil)
+	return tell
 }
 
 // capsOf is what people can do on the run's platform.
@@ -186,7 +201,7 @@ func (r *Reporter) Notify(ctx context.Context, n execution.Notice) {
 	if n.Kind == execution.NoticeCancelled && n.Nodes == nil {
 		n.Nodes = r.closedNodes(ctx, n.Run)
 	}
-	r.owe(ctx, n.Run, noticeOwed(n, r.capsOf(n.Run)))
+	r.owe(ctx, n.Run, noticeOwed(n, r.capsOf(n.Run), r.gateMentions(n)...))
 }
 
 // debounced owes node progress on the status message at most once per Debounce.
@@ -248,6 +263,23 @@ func (r *Reporter) Settle(runID string) {
 	p.owing.Unlock()
 }
 
+// SettleAll settles every run's pending progress (Settle): the engine calls it as it stops, once
+// no worker notifies any more, so that no debounce timer owes progress after the process closed
+// its store (the owe would fail, and its warning reach a terminal as `bot chat` exits). Progress
+// dropped here is not lost: the status message says how the run stopped, or the next owner of a
+// run still running reports its progress.
+func (r *Reporter) SettleAll() {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.progress))
+	for id := range r.progress {
+		ids = append(ids, id)
+	}
+	r.mu.Unlock()
+	for _, id := range ids {
+		r.Settle(id)
+	}
+}
+
 func (r *Reporter) debounce() time.Duration {
 	if r.Debounce <= 0 {
 		return time.Second
@@ -283,11 +315,12 @@ func (r *Reporter) AnswerOwed(ctx context.Context, run db.Run, by conversation.P
 			return noticeOwed(execution.Notice{Kind: execution.NoticeNote, Run: res.Run, Text: ApprovalCountedText(res, by),
 				Key: gateKey(run.ID, p, "approval", by.ID)}, conversation.Capabilities{})
 		}
-		out := resolvedOwed(run.ID, p, askBacks, GateDecisionText(res, by))
+		decision := GateDecisionText(res, by)
+		out := resolvedOwed(run.ID, p, askBacks, decision)
 		if res.Run.Status == db.StatusCancelled {
 			out = append(out, noticeOwed(execution.Notice{Kind: execution.NoticeCancelled, Run: res.Run}, conversation.Capabilities{})...)
 		}
-		return out
+		return append(out, r.requesterTold(res.Run, gateKey(run.ID, p, "requester"), aboutDecision, by.ID, r.now(), decision)...)
 	}
 }
 
@@ -297,15 +330,28 @@ func (r *Reporter) Resumed(note conversation.Text) db.Owing {
 	return func(run db.Run) []db.Owed { return resumedOwed(run, note) }
 }
 
-// TimerOwed is what a gate timer that fires at now owes, recorded with it: a reminder's note, or a
-// timeout's settled question, its decision in the thread and the run's cancelled status.
+// TimerOwed is what a gate timer that fires at now owes, recorded with it: a reminder's note and
+// an escalation's, telling the gate's people again as its notify says, or a timeout's settled
+// question, its decision in the thread and the run's cancelled status (and its requester told).
 func (r *Reporter) TimerOwed(t db.GateTimer, now time.Time) []db.Owed {
-	if t.Kind == db.TimerReminder {
-		return noticeOwed(execution.Notice{Kind: execution.NoticeNote, Run: t.Run, Text: ReminderText(t.Run, t.Pause, now),
-			Key: gateKey(t.Run.ID, &t.Pause, "reminder")}, conversation.Capabilities{})
+	switch t.Kind {
+	case db.TimerReminder:
+		return r.toldAgain(t, aboutReminder, ReminderText(t.Run, t.Pause, now))
+	case db.TimerEscalation:
+		return r.toldAgain(t, aboutEscalation, EscalationText(t.Run, t.Pause))
 	}
-	out := resolvedOwed(t.Run.ID, &t.Pause, nil, TimeoutText(t.Run, t.Pause))
-	return append(out, noticeOwed(execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}, conversation.Capabilities{})...)
+	text := TimeoutText(t.Run, t.Pause)
+	out := resolvedOwed(t.Run.ID, &t.Pause, nil, text)
+	out = append(out, noticeOwed(execution.Notice{Kind: execution.NoticeCancelled, Run: t.Run}, conversation.Capabilities{})...)
+	return append(out, r.requesterTold(t.Run, gateKey(t.Run.ID, &t.Pause, "requester"), aboutDecision, db.TimeoutActor, now, text)...)
+}
+
+// toldAgain is a reminder's or an escalation's note in the thread, mentioning the gate's people or
+// with a direct message to each, as its notify says.
+func (r *Reporter) toldAgain(t db.GateTimer, about string, text conversation.Text) []db.Owed {
+	tell, direct := r.gateTold(t.Run, &t.Pause, about, text)
+	note := owed(about, gateKey(t.Run.ID, &t.Pause, about), db.TargetThread, "", conversation.Reply{Text: text.Append(tell...)})
+	return append([]db.Owed{note}, direct...)
 }
 
 // TimedOut owes, after a gate timed out, what the timer's transaction could not read: the ask-backs'

@@ -147,7 +147,7 @@ func (s *Server) ChannelMessage(user, channel, text string) string {
 // DM channel's id is DMChannel(user).
 func (s *Server) DirectMessage(user, text string) string {
 	s.mu.Lock()
-	s.channels[DMChannel(user)] = channel{ID: DMChannel(user), Type: 1}
+	s.channels[DMChannel(user)] = channel{ID: DMChannel(user), Type: 1, Recipient: user}
 	s.mu.Unlock()
 	return s.userMessage(user, DMChannel(user), text, false)
 }

@@ -1,6 +1,7 @@
 package discordfake
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -22,6 +23,16 @@ type callbackBody struct {
 			Value any    `json:"value"`
 		} `json:"choices"`
 	} `json:"data"`
+	raw json.RawMessage // the whole body: a modal's components are read from it (modalOf)
+}
+
+func (b *callbackBody) UnmarshalJSON(raw []byte) error {
+	type plain callbackBody // without this method
+	if err := json.Unmarshal(raw, (*plain)(b)); err != nil {
+		return err
+	}
+	b.raw = append(json.RawMessage(nil), raw...)
+	return nil
 }
 
 func (s *Server) postCallback(args []string, b callbackBody) (int, any) {
@@ -41,7 +52,15 @@ func (s *Server) postCallback(args []string, b callbackBody) (int, any) {
 		s.responses[in.ID] = append(s.responses[in.ID], Response{Kind: KindRejected, At: time.Now()})
 		return 400, apiError("40060: Interaction has already been acknowledged")
 	}
-	s.responses[in.ID] = append(s.responses[in.ID], b.response())
+	r := b.response()
+	if b.Type == callbackModal {
+		m, err := modalOf(b.raw)
+		if err != nil {
+			return 400, apiError("50035: Invalid Form Body: " + err.Error())
+		}
+		r.Kind, r.Modal = KindModal, m
+	}
+	s.responses[in.ID] = append(s.responses[in.ID], r)
 	return 204, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"threadflow/testkit/posthold"
 )
 
 // apiPath strips the REST root ("/api/v9/", "/api/v10/", ...): the fake answers any version.
@@ -38,6 +40,8 @@ var routes = []route{
 	{"POST", "channels/*/messages", (*Server).createMessage},
 	{"PATCH", "channels/*/messages/*", withJSON("message", (*Server).patchMessage)},
 	{"POST", "channels/*/messages/*/threads", (*Server).postThread},
+	{"GET", "guilds/*/members", (*Server).listMembers},
+	{"POST", "users/@me/channels", (*Server).createDM},
 }
 
 // withJSON is the handle of a route whose body is a T: a body that is not one is answered 400,
@@ -149,6 +153,8 @@ type messageBody struct {
 	EnforceNonce    bool            `json:"enforce_nonce"`
 	AllowedMentions *struct {
 		Parse []string `json:"parse"`
+		Users []string `json:"users"`
+		Roles []string `json:"roles"`
 	} `json:"allowed_mentions"`
 	Components *[]struct {
 		Components []struct {
@@ -186,6 +192,10 @@ func (b messageBody) apply(m *Message) {
 		m.Buttons = b.buttons()
 	}
 	m.AllowedMentionsNone = b.noneAllowed()
+	m.AllowedUsers, m.AllowedRoles = nil, nil
+	if a := b.AllowedMentions; a != nil {
+		m.AllowedUsers, m.AllowedRoles = append([]string(nil), a.Users...), append([]string(nil), a.Roles...)
+	}
 }
 
 func messageJSON(m *Message) map[string]any {
@@ -231,15 +241,15 @@ func (s *Server) createMessage(r *http.Request, args []string, raw []byte) (int,
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return 400, apiError("message: " + err.Error())
 	}
-	var h *hold
+	var h *posthold.Hold
 	if b.Content != nil {
-		h = s.takeHold(*b.Content)
+		h = s.hold.Take(*b.Content)
 	}
-	if !h.waitBefore(r.Context()) {
+	if !h.Before(r.Context()) {
 		return 499, apiError("the bot is gone") // nobody reads this answer
 	}
 	code, out := s.postMessage(args, b)
-	h.waitAfter()
+	h.After()
 	return code, out
 }
 
@@ -262,6 +272,10 @@ func (s *Server) postMessage(args []string, b messageBody) (int, any) {
 		}
 	}
 	c := s.channelLocked(args[0])
+	if c.Type == 1 && s.noDMs[c.Recipient] {
+		s.mu.Unlock()
+		return 403, map[string]any{"code": 50007, "message": "Cannot send messages to this user"}
+	}
 	m := &Message{ID: s.id(), ChannelID: args[0], Author: BotUserID, Nonce: nonce}
 	b.apply(m)
 	s.messages[args[0]] = append(s.messages[args[0]], m)

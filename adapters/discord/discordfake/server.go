@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"threadflow/adapters/web/signin/signinfake"
+	"threadflow/testkit/posthold"
 )
 
 // Server is one fake Discord. Its zero value is not usable; call New.
@@ -42,8 +43,11 @@ type Server struct {
 	nonces       map[string]sent // the bot's messages by their nonce, for enforce_nonce
 	failSends    int
 	loseAnswers  int
-	hold         *hold // the next message creation whose content matches waits, see HoldPost
+	hold         posthold.Slot // the next message creation whose content matches waits, see HoldPost
 	unhandled    []string
+	denyMembers  bool            // List Guild Members answers 403 (DenyMemberList)
+	memberReads  int             // List Guild Members pages read
+	noDMs        map[string]bool // users whose DM channel refuses the bot's messages (NoDMs)
 	// callbackDeadline is how long after dispatch an interaction accepts its callback;
 	// CallbackDeadline except in the fake's own tests.
 	callbackDeadline time.Duration
@@ -51,7 +55,8 @@ type Server struct {
 
 type channel struct {
 	ID, GuildID, ParentID string
-	Type                  int // 0 guild text, 1 DM, 11 public thread
+	Type                  int    // 0 guild text, 1 DM, 11 public thread
+	Recipient             string // a DM's user
 }
 
 // sent is a message created with a nonce, and when.
@@ -92,6 +97,7 @@ func New(t testing.TB) *Server {
 		profiles:     map[string]Profile{},
 		posts:        map[string]int{},
 		nonces:       map[string]sent{},
+		noDMs:        map[string]bool{},
 
 		callbackDeadline: CallbackDeadline,
 		signin:           signinfake.New(),

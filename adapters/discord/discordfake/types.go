@@ -14,6 +14,9 @@ type Message struct {
 	// AllowedMentionsNone is true when the last create or edit sent allowed_mentions.parse as an
 	// empty list, which is what keeps Discord from pinging anyone named in the content.
 	AllowedMentionsNone bool
+	// AllowedUsers and AllowedRoles are allowed_mentions.users and .roles of the last create or
+	// edit: the only users and roles the message may ping (with parse empty).
+	AllowedUsers, AllowedRoles []string
 }
 
 // Profile is how a user presents themselves: the unique username, the global display name, and
@@ -48,6 +51,7 @@ type Response struct {
 	Content   string
 	Choices   []Choice
 	Ephemeral bool
+	Modal     *Modal // KindModal
 	At        time.Time
 }
 

@@ -11,6 +11,9 @@ type event map[string]any
 // SlashCommand pushes a "/workflow text" slash command typed by user in channel.
 func (s *Server) SlashCommand(user, channel, text string) (envelopeID string) {
 	n := s.next()
+	s.mu.Lock()
+	s.triggers[fmt.Sprintf("trigger-%06d", n)] = true // good for one views.open
+	s.mu.Unlock()
 	return s.push("slash_commands", map[string]any{
 		"token": "deprecated-verification-token", "team_id": TeamID, "team_domain": "slackfake",
 		"channel_id": channel, "channel_name": "channel-" + channel,

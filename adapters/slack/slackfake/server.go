@@ -1,6 +1,7 @@
 // Package slackfake is a loopback fake of the Slack Web API and Socket Mode for tests. It serves the
 // few Web API methods the bot calls (auth.test, apps.connections.open, chat.postMessage, chat.update,
-// chat.postEphemeral, conversations.history, conversations.replies), checks tokens and Block Kit
+// chat.postEphemeral, chat.getPermalink, conversations.history, conversations.replies,
+// conversations.open, usergroups.users.list), checks tokens and Block Kit
 // limits the way Slack does, keeps message metadata and returns it only to a read that asks for it
 // (include_all_metadata), pushes Socket Mode envelopes (slash commands, mentions, thread messages,
 // button clicks) to the connected bot, records their acks, and keeps the channel history as a person
@@ -8,6 +9,7 @@
 package slackfake
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +23,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"threadflow/adapters/web/signin/signinfake"
+	"threadflow/testkit/posthold"
 )
 
 // Credentials and identities the fake accepts and reports. A bot under test is configured with
@@ -75,22 +78,26 @@ type Server struct {
 	pending     [][]byte // envelopes pushed while no bot was connected
 	envelopes   map[string]*envelope
 	acked       map[string]bool
-	messages    []*Message // posted by the bot through the Web API
-	said        []*Message // written by people (the events the fake pushed), for the read methods
+	ackPayloads map[string]json.RawMessage // what an ack carried, by envelope id (a view submission's errors)
+	triggers    map[string]bool            // trigger ids handed out with slash commands: true until used
+	views       []View                     // modals opened with views.open
+	messages    []*Message                 // posted by the bot through the Web API
+	said        []*Message                 // written by people (the events the fake pushed), for the read methods
 	posts       map[string]int
 	ephemerals  map[string][]Message
 	rateLimited int
-	refuseAfter int    // chat.postMessage answers internal_error after this many more posts; -1: never
-	loseAnswers int    // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
-	hold        *hold  // the next chat.postMessage whose text matches waits, see HoldPost
-	readError   string // what conversations.history and .replies answer instead of messages; "" for messages
-	reads       int    // conversations.history and .replies calls so far
+	refuseAfter int           // chat.postMessage answers internal_error after this many more posts; -1: never
+	loseAnswers int           // the next chat.postMessage calls that post, then answer 500 as if the answer was lost
+	hold        posthold.Slot // the next chat.postMessage whose text matches waits, see HoldPost
+	readError   string        // what conversations.history and .replies answer instead of messages; "" for messages
+	reads       int           // conversations.history and .replies calls so far
 	seq         int
 	lastTS      int64 // microseconds of the last message timestamp handed out
 
 	usergroups     map[string][]string // user group id -> member user ids (SetUserGroup)
 	usergroupError string              // what usergroups.users.list answers instead; "" for members
 	usergroupReads map[string]int
+	noDMs          map[string]string // user id -> what conversations.open answers (NoDMs)
 
 	signin *signinfake.Server // "Sign in with Slack" (signin.go)
 }
@@ -104,7 +111,10 @@ func New(t testing.TB) *Server {
 		envelopes:      map[string]*envelope{},
 		usergroups:     map[string][]string{},
 		usergroupReads: map[string]int{},
+		noDMs:          map[string]string{},
 		acked:          map[string]bool{},
+		ackPayloads:    map[string]json.RawMessage{},
+		triggers:       map[string]bool{},
 		posts:          map[string]int{},
 		refuseAfter:    -1,
 		ephemerals:     map[string][]Message{},
@@ -261,41 +271,13 @@ func (s *Server) RefusePostsAfter(n int) { setLocked(&s.mu, &s.refuseAfter, n) }
 // as when the connection breaks after Slack accepted a message: the bot cannot tell it was posted.
 func (s *Server) LoseNextAnswers(n int) { setLocked(&s.mu, &s.loseAnswers, n) }
 
-// hold is a chat.postMessage HoldPost waits for.
-type hold struct {
-	match   func(text string) bool
-	posted  bool          // the message is posted before the wait: its answer is what waits
-	arrived chan struct{} // closed when the post arrived
-	release chan struct{} // closed by the test
-}
-
 // HoldPost makes the next chat.postMessage whose text contains sub wait until release is called
 // (or the test ends): with posted, the message is already in the channel while its answer waits,
 // as when a bot dies after Slack accepted a message and before it heard so; without, it is posted
-// only on release, as when a bot dies before its request reached Slack (a post whose bot is gone
-// by then answers into the void). arrived is closed once such a post came in.
+// only on release, and only if the bot still waits for it, as when a bot dies before its request
+// reached Slack. arrived is closed once such a post came in.
 func (s *Server) HoldPost(sub string, posted bool) (arrived <-chan struct{}, release func()) {
-	h := &hold{match: func(text string) bool { return strings.Contains(text, sub) }, posted: posted,
-		arrived: make(chan struct{}), release: make(chan struct{})}
-	s.mu.Lock()
-	s.hold = h
-	s.mu.Unlock()
-	var once sync.Once
-	release = func() { once.Do(func() { close(h.release) }) }
-	s.t.Cleanup(release)
-	return h.arrived, release
-}
-
-// takeHold returns the hold a post of text meets, once.
-func (s *Server) takeHold(text string) *hold {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h := s.hold
-	if h == nil || !h.match(text) {
-		return nil
-	}
-	s.hold = nil
-	return h
+	return s.hold.Set(s.t, sub, posted)
 }
 
 // FailReads makes conversations.history and conversations.replies answer the Slack error code

@@ -187,13 +187,17 @@ func (s *Server) readAcks(conn *websocket.Conn) {
 			return
 		}
 		var ack struct {
-			EnvelopeID string `json:"envelope_id"`
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
 		}
 		if json.Unmarshal(raw, &ack) != nil || ack.EnvelopeID == "" {
 			continue
 		}
 		s.mu.Lock()
 		s.acked[ack.EnvelopeID] = true
+		if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+			s.ackPayloads[ack.EnvelopeID] = ack.Payload
+		}
 		s.notifyLocked()
 		s.mu.Unlock()
 	}

@@ -56,8 +56,14 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		reply(w, s.history(r))
 	case "conversations.replies":
 		reply(w, s.replies(r))
+	case "views.open":
+		reply(w, s.viewsOpen(r))
 	case "usergroups.users.list":
 		reply(w, s.usergroupsUsersList(r))
+	case "conversations.open":
+		reply(w, s.conversationsOpen(r))
+	case "chat.getPermalink":
+		reply(w, s.getPermalink(r))
 	default:
 		reply(w, apiResult{"error": "unknown_method"})
 	}
@@ -98,13 +104,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		reply(w, apiResult{"error": errCode})
 		return
 	}
-	h := s.takeHold(m.Text)
-	if h != nil && !h.posted {
-		close(h.arrived)
-		<-h.release
-		if r.Context().Err() != nil { // the bot is gone: its request never got through
-			return
-		}
+	h := s.hold.Take(m.Text)
+	if !h.Before(r.Context()) { // the bot is gone: its request never got through
+		return
 	}
 	s.mu.Lock()
 	if s.refuseAfter == 0 {
@@ -128,10 +130,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	// Slack delivers the bot's own posts back to it as message events; so does the fake, so every
 	// test also proves the bot ignores its own messages.
 	s.pushEvent(botMessageEvent(m))
-	if h != nil && h.posted {
-		close(h.arrived)
-		<-h.release
-	}
+	h.After()
 	if lost {
 		w.WriteHeader(http.StatusInternalServerError)
 		return

@@ -59,6 +59,7 @@ type flow struct {
 	State    string    `json:"s"`
 	Nonce    string    `json:"n"`
 	Verifier string    `json:"v,omitempty"` // PKCE, when the provider supports it
+	Next     string    `json:"x,omitempty"` // the local page to land on after signing in (LocalPath)
 	Expires  time.Time `json:"exp"`
 }
 
@@ -159,21 +160,28 @@ var pageTemplate = template.Must(template.New("signin").Parse(`<!doctype html>
 <link rel="stylesheet" href="/static/style.css"></head>
 <body><main class="signin"><h1>Sign in to Threadflow</h1>
 {{if .Problem}}<p class="problem" id="signin-problem">{{.Problem}}</p>{{end}}
-<ul>{{range .Providers}}<li><a class="button" id="signin-{{.Name}}" href="/signin/{{.Name}}">{{.Label}}</a></li>{{end}}</ul>
+<ul>{{range .Providers}}<li><a class="button" id="signin-{{.Name}}" href="/signin/{{.Name}}{{with $.Next}}?next={{.}}{{end}}">{{.Label}}</a></li>{{end}}</ul>
 <p>The dashboard acts as the person you sign in as: your gates and runs, under your own id.</p>
 </main></body></html>`))
 
 func (s *Service) page(w http.ResponseWriter, r *http.Request) {
-	s.renderPage(w, http.StatusOK, "")
+	next, _ := LocalPath(r.URL.Query().Get(NextParam))
+	s.renderPageNext(w, http.StatusOK, "", next)
 }
 
 func (s *Service) renderPage(w http.ResponseWriter, status int, problem string) {
+	s.renderPageNext(w, status, problem, "")
+}
+
+// renderPageNext renders the sign-in page, its links carrying next (a LocalPath, or "").
+func (s *Service) renderPageNext(w http.ResponseWriter, status int, problem, next string) {
 	// Rendered first, so a template that fails is a 500 that says so, not half a page.
 	var page bytes.Buffer
 	if err := pageTemplate.Execute(&page, struct {
 		Problem   string
 		Providers []*Provider
-	}{problem, s.cfg.Providers}); err != nil {
+		Next      string
+	}{problem, s.cfg.Providers, next}); err != nil {
 		http.Error(w, "the sign-in page could not be rendered: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -192,6 +200,7 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := flow{Provider: p.Name, State: random(), Nonce: random(), Expires: s.cfg.Now().Add(flowLifetime)}
+	f.Next, _ = LocalPath(r.URL.Query().Get(NextParam))
 	opts := []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("nonce", f.Nonce)}
 	if p.PKCE {
 		f.Verifier = oauth2.GenerateVerifier()
@@ -250,7 +259,11 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, s.cookie(SessionCookie, v, "/", s.cfg.Lifetime))
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	next, ok := LocalPath(f.Next) // checked again: the flow cookie is sealed, but the rule is this one
+	if !ok {
+		next = "/"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // readFlow reads the flow cookie and checks it against the callback's provider and state.

@@ -26,6 +26,7 @@ type rig struct {
 	svc  *Service
 	op   *mockoidc.MockOIDC
 	srv  *httptest.Server
+	mux  *http.ServeMux
 	http *http.Client
 	now  time.Time
 }
@@ -39,7 +40,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(func() { _ = op.Shutdown() })
 	r := &rig{op: op, now: time.Now()}
 	mux := http.NewServeMux()
-	r.srv = httptest.NewServer(mux)
+	r.srv, r.mux = httptest.NewServer(mux), mux
 	t.Cleanup(r.srv.Close)
 	c := op.Config()
 	p, err := OIDC(context.Background(), c.Issuer, c.ClientID, c.ClientSecret, "sub", "slack")

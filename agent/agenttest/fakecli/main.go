@@ -72,6 +72,7 @@ type turnPlan struct {
 	expired bool   // the resumed session is stale
 	fail    string // failure kind, "" for a reply
 	reply   string
+	cost    string // raw JSON of the turn's cost (Claude flavor); "" reports no usage
 }
 
 // plan records the call and reads the script in one locked step, so concurrent fakes each consume
@@ -95,6 +96,9 @@ func plan(dir fakestate.Dir, inv invocation, prompt []byte) (turnPlan, error) {
 		if p.fail, err = dir.TakeFailure(); err != nil {
 			return err
 		}
+		if p.cost, err = dir.Cost(); err != nil {
+			return err
+		}
 		reply, err := dir.Reply()
 		p.reply = cmp.Or(reply, "ok: "+firstLine(prompt))
 		if p.reply == EnvReply {
@@ -114,7 +118,7 @@ func act(dir fakestate.Dir, sp speaker, inv invocation, p turnPlan) int {
 	sp.started(session)
 	switch p.fail {
 	case "":
-		sp.replied(session, p.reply)
+		sp.replied(session, p.reply, p.cost)
 		return exitOK
 	case "rate_limit", "not_logged_in":
 		sp.failed(session, p.fail)

@@ -9,8 +9,8 @@ import (
 // speaker writes a turn in one CLI's event format.
 type speaker interface {
 	started(session string)
-	replied(session, text string)
-	failed(session, kind string) // rate_limit or not_logged_in
+	replied(session, text, cost string) // cost: raw JSON of the turn's cost; "" reports no usage
+	failed(session, kind string)        // rate_limit or not_logged_in
 	// expired answers a resume of a stale session the way the real CLI does.
 	expired(resumed, fresh string)
 }
@@ -38,12 +38,20 @@ func (c claude) started(session string) {
 	emit(c.w, event{"type": "system", "subtype": "init", "session_id": session, "tools": []string{}})
 }
 
-func (c claude) replied(session, text string) {
+func (c claude) replied(session, text, cost string) {
 	emit(c.w, event{"type": "assistant", "session_id": session, "message": event{
 		"role": "assistant", "content": []event{{"type": "text", "text": text}}}})
-	emit(c.w, event{"type": "result", "subtype": "success", "is_error": false, "result": text,
-		"session_id": session, "num_turns": 1})
+	result := event{"type": "result", "subtype": "success", "is_error": false, "result": text,
+		"session_id": session, "num_turns": 1}
+	if cost != "" { // the usage of this turn alone, as Claude Code reports it since 2.1
+		result["model_usage_since_last_result"] = event{FakeModel: event{"inputTokens": 10, "outputTokens": 5,
+			"cacheReadInputTokens": 0, "cacheCreationInputTokens": 0, "costUSD": json.RawMessage(cost)}}
+	}
+	emit(c.w, result)
 }
+
+// FakeModel is the model the fake reports its usage for.
+const FakeModel = "claude-fake-1"
 
 var claudeFailures = map[string]string{
 	"rate_limit":    `API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization"}}`,
@@ -70,7 +78,7 @@ func (c codex) started(session string) {
 	emit(c.w, event{"type": "turn.started"})
 }
 
-func (c codex) replied(_, text string) {
+func (c codex) replied(_, text, _ string) {
 	emit(c.w, event{"type": "item.completed", "item": event{"id": "item_0", "type": "agent_message", "text": text}})
 	emit(c.w, event{"type": "turn.completed", "usage": event{"input_tokens": 1, "output_tokens": 1}})
 }

@@ -9,6 +9,7 @@
 package stubapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,14 +44,27 @@ type API struct {
 	mu       sync.Mutex
 	mode     Mode
 	toolFile string // normal mode: ask the CLI to write this file (relative to its cwd) first
+	answer   string // normal mode: the structured answer given when the CLI asks for one
 	requests int
+	bodies   [][]byte      // every model request, for Saw
 	hung     chan struct{} // closed when the test ends, releasing hung handlers
+	usage    Usage         // the tokens each answer reports
 }
+
+// Usage is the token counts each normal answer reports, as both APIs count them: Input excludes
+// nothing here (no prompt cache), Output is the reply's.
+type Usage struct{ Input, Output int }
+
+// DefaultUsage is what answers report unless SetUsage changed it.
+var DefaultUsage = Usage{Input: 10, Output: 5}
+
+// SetUsage sets the token counts the following answers report.
+func (a *API) SetUsage(u Usage) { setLocked(&a.mu, &a.usage, u) }
 
 // Start starts a stub on a loopback port, stopped when the test ends.
 func Start(t testing.TB) *API {
 	t.Helper()
-	a := &API{mode: Normal, hung: make(chan struct{})}
+	a := &API{mode: Normal, hung: make(chan struct{}), usage: DefaultUsage}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(func() {
 		close(a.hung)
@@ -70,11 +84,28 @@ func (a *API) SetMode(m Mode) { setLocked(&a.mu, &a.mode, m) }
 // CLI's working directory) with ToolFileText; "" turns it off.
 func (a *API) SetToolFile(name string) { setLocked(&a.mu, &a.toolFile, name) }
 
+// SetStructuredAnswer sets the JSON a normal answer gives when the CLI asks for structured output
+// (claude --json-schema offers a StructuredOutput tool: the stub calls it with this input; codex
+// --output-schema asks for a JSON text: the stub answers this text). "" answers in prose.
+func (a *API) SetStructuredAnswer(json string) { setLocked(&a.mu, &a.answer, json) }
+
 // Requests returns how many model requests the stub has seen.
 func (a *API) Requests() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.requests
+}
+
+// Saw reports whether any model request so far contained text (as the request's JSON has it).
+func (a *API) Saw(text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.bodies {
+		if bytes.Contains(b, []byte(text)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ToolFileText is what the tool call writes.
@@ -145,7 +176,8 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	a.requests++
-	mode, toolFile := a.mode, a.toolFile
+	a.bodies = append(a.bodies, body)
+	mode, toolFile, answer, usage := a.mode, a.toolFile, a.answer, a.usage
 	a.mu.Unlock()
 	switch mode {
 	case Hang:
@@ -172,9 +204,9 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if openAI {
-		a.openAIReply(w, body, toolFile)
+		a.openAIReply(w, body, toolFile, answer, usage)
 	} else {
-		a.anthropicReply(w, body, toolFile)
+		a.anthropicReply(w, body, toolFile, answer, usage)
 	}
 }
 
@@ -215,12 +247,15 @@ type anthropicRequest struct {
 	} `json:"messages"`
 }
 
-// lastIsToolResult reports whether the conversation's last message answers a tool call.
+// lastIsToolResult reports whether the conversation's last message answers a tool call. Messages
+// in the system role (Claude Code's context notes, a hook's additional context) do not count.
 func (r anthropicRequest) lastIsToolResult() bool {
-	if len(r.Messages) == 0 {
-		return false
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role != "system" {
+			return strings.Contains(string(r.Messages[i].Content), `"tool_result"`)
+		}
 	}
-	return strings.Contains(string(r.Messages[len(r.Messages)-1].Content), `"tool_result"`)
+	return false
 }
 
 func (r anthropicRequest) hasTool(name string) bool {
@@ -232,12 +267,19 @@ func (r anthropicRequest) hasTool(name string) bool {
 	return false
 }
 
-func (a *API) anthropicReply(w http.ResponseWriter, body []byte, toolFile string) {
+func (a *API) anthropicReply(w http.ResponseWriter, body []byte, toolFile, answer string, usage Usage) {
 	var req anthropicRequest
 	_ = json.Unmarshal(body, &req)
 	var content []obj
 	stop := "end_turn"
-	if toolFile != "" && req.hasTool("Write") && !req.lastIsToolResult() {
+	if answer != "" && req.hasTool(structuredTool) && !req.lastIsToolResult() {
+		var input any
+		if err := json.Unmarshal([]byte(answer), &input); err != nil {
+			input = answer // not JSON: the CLI gets what the test set, to refuse it
+		}
+		content = []obj{{"type": "tool_use", "id": "toolu_stub_so", "name": structuredTool, "input": input}}
+		stop = "tool_use"
+	} else if toolFile != "" && req.hasTool("Write") && !req.lastIsToolResult() {
 		abs := toolFile // Claude's Write wants an absolute path; the CLI's cwd is in the system prompt
 		if cwd := cwdFromSystem(body); cwd != "" && !filepath.IsAbs(toolFile) {
 			abs = filepath.Join(cwd, toolFile)
@@ -250,7 +292,7 @@ func (a *API) anthropicReply(w http.ResponseWriter, body []byte, toolFile string
 	}
 	msg := obj{"id": "msg_stub", "type": "message", "role": "assistant", "model": req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": obj{"input_tokens": 10, "output_tokens": 5}}
+		"usage": obj{"input_tokens": usage.Input, "output_tokens": usage.Output}}
 	if !req.Stream {
 		b, _ := json.Marshal(msg)
 		writeJSON(w, http.StatusOK, string(b))
@@ -278,9 +320,12 @@ func (a *API) anthropicReply(w http.ResponseWriter, body []byte, toolFile string
 		s.event("content_block_stop", obj{"type": "content_block_stop", "index": i})
 	}
 	s.event("message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil},
-		"usage": obj{"output_tokens": 5}})
+		"usage": obj{"output_tokens": usage.Output}})
 	s.event("message_stop", obj{"type": "message_stop"})
 }
+
+// structuredTool is the tool Claude Code offers under --json-schema; its input is the answer.
+const structuredTool = "StructuredOutput"
 
 // cwdFromSystem finds the working directory Claude Code states in its system prompt.
 func cwdFromSystem(body []byte) string {
@@ -308,6 +353,11 @@ type openAIRequest struct {
 	Input []struct {
 		Type string `json:"type"`
 	} `json:"input"`
+	Text struct {
+		Format struct {
+			Type string `json:"type"`
+		} `json:"format"`
+	} `json:"text"`
 }
 
 func (r openAIRequest) lastIsToolOutput() bool {
@@ -327,7 +377,7 @@ func (r openAIRequest) shellTool() (string, bool) {
 	return "", false
 }
 
-func (a *API) openAIReply(w http.ResponseWriter, body []byte, toolFile string) {
+func (a *API) openAIReply(w http.ResponseWriter, body []byte, toolFile, answer string, usage Usage) {
 	var req openAIRequest
 	_ = json.Unmarshal(body, &req)
 	s := newSSE(w)
@@ -348,13 +398,17 @@ func (a *API) openAIReply(w http.ResponseWriter, body []byte, toolFile string) {
 		item := obj{"type": "function_call", "id": "fc_stub", "call_id": "call_stub_1", "name": tool, "arguments": string(argText)}
 		s.event("response.output_item.done", obj{"type": "response.output_item.done", "item": item})
 	} else {
+		text := Reply
+		if answer != "" && req.Text.Format.Type == "json_schema" { // codex --output-schema
+			text = answer
+		}
 		item := obj{"type": "message", "role": "assistant", "id": "msg_stub",
-			"content": []obj{{"type": "output_text", "text": Reply}}}
+			"content": []obj{{"type": "output_text", "text": text}}}
 		s.event("response.output_item.done", obj{"type": "response.output_item.done", "item": item})
 	}
 	s.event("response.completed", obj{"type": "response.completed", "response": obj{"id": "resp_stub",
-		"usage": obj{"input_tokens": 10, "input_tokens_details": nil, "output_tokens": 5,
-			"output_tokens_details": nil, "total_tokens": 15}}})
+		"usage": obj{"input_tokens": usage.Input, "input_tokens_details": nil, "output_tokens": usage.Output,
+			"output_tokens_details": nil, "total_tokens": usage.Input + usage.Output}}})
 }
 
 // setLocked stores v in *field while holding mu: what the setters of the fake's behaviour do.

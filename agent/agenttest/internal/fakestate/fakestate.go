@@ -25,6 +25,7 @@ const (
 	callsFile   = "calls.jsonl"
 	expiredFile = "expired.txt"
 	replyFile   = "reply.txt"
+	costFile    = "cost.txt"
 	failFile    = "fail.json"
 	hungFile    = "hung.pids"
 	lockFile    = "lock"
@@ -107,6 +108,19 @@ func (d Dir) SetReply(text string) error { return os.WriteFile(d.path(replyFile)
 // Reply returns the reply text, or "" when none is set.
 func (d Dir) Reply() (string, error) {
 	b, err := os.ReadFile(d.path(replyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return string(b), err
+}
+
+// SetCost sets the cost the fake's Claude flavor reports for each turn, as raw JSON (a number, or
+// a string such as "NaN"); empty reports no usage at all.
+func (d Dir) SetCost(raw string) error { return os.WriteFile(d.path(costFile), []byte(raw), 0o600) }
+
+// Cost returns the cost set, or "" when none is.
+func (d Dir) Cost() (string, error) {
+	b, err := os.ReadFile(d.path(costFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

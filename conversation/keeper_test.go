@@ -21,23 +21,23 @@ type gatedMarker struct {
 	release chan struct{}
 }
 
-func (g *gatedMarker) MarkInboundMany(ctx context.Context, events []db.InboundEvent) ([]bool, error) {
+func (g *gatedMarker) KeepInbound(ctx context.Context, events []db.KeptEvent) ([]bool, error) {
 	if g.calls.Add(1) == 1 {
 		close(g.entered)
 		<-g.release
 	}
-	return g.Store.MarkInboundMany(ctx, events)
+	return g.Store.KeepInbound(ctx, events)
 }
 
-func (d *BatchDeduper) queued() int { return d.batcher.Pending() }
+func (d *BatchKeeper) queued() int { return d.keep.Pending() }
 
 // A burst that arrives while a write is in flight is recorded in one more write, and every
 // redelivered event in it is reported as a duplicate exactly once per id.
-func TestBatchDeduperRecordsABurstTogether(t *testing.T) {
+func TestBatchKeeperRecordsABurstTogether(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEachEngine(t, func(t *testing.T, open func(t testing.TB, opts db.Options) db.Store) {
 		g := &gatedMarker{Store: open(t, db.Options{}), entered: make(chan struct{}), release: make(chan struct{})}
-		d := NewBatchDeduper(g)
+		d := NewBatchKeeper(g)
 		ctx := context.Background()
 		firstDone := make(chan bool)
 		go func() {
@@ -87,11 +87,11 @@ func TestBatchDeduperRecordsABurstTogether(t *testing.T) {
 // A caller whose context ends while its write is in flight still gets the write's answer: an
 // event recorded as new must be handled, or its redelivery would be dropped as a duplicate of a
 // message nobody acted on.
-func TestBatchDeduperAnswersACallerWhoseContextEnded(t *testing.T) {
+func TestBatchKeeperAnswersACallerWhoseContextEnded(t *testing.T) {
 	t.Parallel()
 	st := dbtest.SQLite(t, db.Options{})
 	g := &gatedMarker{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
-	d := NewBatchDeduper(g)
+	d := NewBatchKeeper(g)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var first bool

@@ -1,0 +1,62 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"threadflow/testkit"
+)
+
+// A process that writes more to standard error than a pipe holds is not held up by it, and its
+// failure quotes the last stderrTail bytes, as os/exec's copying goroutine did.
+func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	script := `i=0; while [ $i -lt 3000 ]; do echo "line $i of what went wrong" >&2; i=$((i+1)); done; echo printed; echo the-last-line >&2; exit 3`
+	err = runProcess(context.Background(), dir, []string{"sh", "-c", script}, nil, out)
+	var ne *nodeError
+	if !errors.As(err, &ne) || !ne.exited {
+		t.Fatalf("runProcess = %v; want the exit status of the script", err)
+	}
+	if !strings.HasPrefix(ne.msg, "exit status 3: ") || !strings.HasSuffix(ne.msg, "the-last-line") {
+		t.Errorf("error = %.80q…%q; want the exit status and the end of standard error", ne.msg, ne.msg[max(0, len(ne.msg)-40):])
+	}
+	if len(ne.msg) > stderrTail+len("exit status 3: ") {
+		t.Errorf("error holds %d bytes; want at most the last %d of standard error", len(ne.msg), stderrTail)
+	}
+	if b, _ := os.ReadFile(out.Name()); string(b) != "printed\n" {
+		t.Errorf("standard output = %q; want what the script printed", b)
+	}
+}
+
+// Cancelling kills the whole process group, so the wait ends even though a child of the script
+// still held standard error open.
+func TestCancelledProcessEndsWithItsChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runProcess(ctx, dir, []string{"sh", "-c", "sleep 600 & echo started; wait"}, nil, out) }()
+	testkit.Eventually(t, "the script to start", func() bool {
+		b, _ := os.ReadFile(out.Name())
+		return string(b) == "started\n"
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("runProcess = %v; want the cancellation", err)
+	}
+}
