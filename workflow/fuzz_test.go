@@ -12,6 +12,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(fullWorkflow))
 	f.Add([]byte(head + "  - id: b\n    depends_on: [a, b]\n    when: |\n      $a.output == 'x' && (\n"))
 	f.Add([]byte("name: x\nnodes:\n  - id: a\n    bash: &s echo\n  - id: b\n    bash: *s\n    when: \"\\u00e9 $a.output\"\n"))
+	f.Add([]byte(head + "  - id: b\n    bash: echo\n    when: |"))
 	f.Add([]byte("name: x\n---\n"))
 	f.Add([]byte("{name: [1, {a: b}], nodes: [{id: a, loop: {max_iterations: -1}}]}"))
 	f.Add([]byte(""))

@@ -49,6 +49,10 @@ func TestParseReportsEveryProblemWithPosition(t *testing.T) {
 			"wf.yaml:6:11: `when` of node `b` reads `$a.output` but `a` is not upstream of it; add it to depends_on"}},
 		{"when reads unknown node in a block", head + "  - id: b\n    depends_on: [a]\n    when: |\n      $a.output == 'x' &&\n        $ab.output\n    bash: echo\n", []string{
 			"wf.yaml:9:9: `when` of node `b` reads `$ab.output` but there is no node `ab`; did you mean `a`?"}},
+		{"empty when block at the end of the file points at its indicator", head + "  - id: b\n    bash: echo\n    when: |", []string{
+			"wf.yaml:7:11: invalid `when`: condition is empty; write one like `$build.output == 'ok'` or remove `when`"}},
+		{"unfinished when block at the end of the file", head + "  - id: b\n    depends_on: [a]\n    bash: echo\n    when: |\n      $a.output == 'x' &&\n", []string{
+			"wf.yaml:9:26: invalid `when`: expected a variable, a quoted string, '(' or '!', found end of condition"}},
 		{"when reads its own node", head + "  - id: b\n    depends_on: [a]\n    when: ${b.output}\n    bash: echo\n", []string{
 			"wf.yaml:7:11: `when` of node `b` reads its own output, which does not exist yet; read an upstream node instead"}},
 		{"transitive ancestor is fine, text reads a non-ancestor", head +

@@ -42,7 +42,16 @@ func (d *decoder) lineRunes(n int) []rune {
 // literalPos places an offset of a `|` block: its content starts on the line after the indicator,
 // indented by the block's indentation.
 func (d *decoder) literalPos(v *yaml.Node, pre string) (line, col int) {
+	if strings.TrimSpace(v.Value[len(pre):]) == "" {
+		// An error at the end points just after the last character, not at the line the block's
+		// final line break opens (which may be past the end of the file).
+		pre = strings.TrimRight(pre, "\n")
+	}
 	line = v.Line + 1 + strings.Count(pre, "\n")
+	if strings.TrimSpace(v.Value) == "" || line > len(d.lines) {
+		// An empty block has no content line to point into: point at its `|` indicator.
+		return v.Line, v.Column
+	}
 	lastLine := pre[strings.LastIndexByte(pre, '\n')+1:]
 	return line, d.blockIndent(v.Line) + 1 + utf8.RuneCountInString(lastLine)
 }
