@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,23 +60,34 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 	}
 	q, args := appendAllSQL(l, es, slices.Contains(resets, true))
 	rows, err := d.s.pool.Query(ctx, q, args...)
-	var outs []db.Event
+	var seqs []int64
 	if err == nil {
-		outs, err = pgx.AppendRows(outs, rows, func(row pgx.CollectableRow) (db.Event, error) { return scanEvent(row) })
+		seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	}
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation, err == nil && len(outs) != len(es):
+	case errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation, err == nil && len(seqs) != len(es):
 		return d.appendEach(ctx, l, es, resets)
 	case err != nil:
 		return nil, nil, translate(err)
 	}
-	slices.SortFunc(outs, func(a, b db.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	ok := make([]bool, len(es))
-	for i := range ok {
-		ok[i] = true
+	slices.Sort(seqs) // es took them in order
+	outs, ok := make([]db.Event, len(es)), make([]bool, len(es))
+	for i, e := range es {
+		outs[i], ok[i] = appended(e, seqs[i]), true
 	}
 	return outs, ok, nil
+}
+
+// appended is e as recorded at seq. The statement returns seq alone: the rest is what was sent
+// (the data as sent, not as jsonb formats it), as the SQLite driver returns it, and scanning every
+// column back cost a node's record a fifth of its CPU (BENCHMARKS.md, issue 34, fourth session).
+func appended(e db.Event, seq int64) db.Event {
+	e.Seq, e.At = seq, e.At.Truncate(time.Microsecond).UTC()
+	if len(e.Data) == 0 {
+		e.Data = json.RawMessage("{}")
+	}
+	return e
 }
 
 // appendAllSQL appends es to the run of l in one statement, only while l is held and no copy of
@@ -103,7 +113,7 @@ func appendAllSQL(l db.Lease, es []db.Event, reset bool) (string, []any) {
 INSERT INTO run_events (run_id, seq, type, node_id, attempt, data, at)
 SELECT $1, next.last_seq - $4::int + v.i, v.type, v.node_id, v.attempt, v.data, v.at FROM next,
 	(VALUES ` + strings.Join(values, ", ") + `) AS v (i, type, node_id, attempt, data, at)
-RETURNING ` + db.EventColumns, args
+RETURNING seq`, args
 }
 
 // appendEach sends appendLeasedSQL for every event in one batch: one round trip, run by the server

@@ -69,23 +69,22 @@ func cutPartialRune(b []byte) []byte {
 	return b
 }
 
-// readOutput summarizes the output file at path: its size and inline value. It reads at most
+// finish names and closes an attempt's output file once its writer is done, and summarizes it:
+// its size and inline value, read through the open descriptor (no second open). It reads at most
 // InlineLimit bytes, however large the file.
-func readOutput(path string) (NodeOutput, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return NodeOutput{}, err
-	}
-	defer f.Close()
+func (f *outputFile) finish() (NodeOutput, error) {
 	st, err := f.Stat()
-	if err != nil {
+	var head []byte
+	if err == nil {
+		head = make([]byte, min(st.Size(), InlineLimit))
+		if _, rerr := f.ReadAt(head, 0); rerr != nil && !errors.Is(rerr, io.EOF) {
+			err = rerr
+		}
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
 		return NodeOutput{}, err
 	}
-	head := make([]byte, min(st.Size(), InlineLimit))
-	if _, err := io.ReadFull(f, head); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return NodeOutput{}, err
-	}
-	return NodeOutput{Text: inlineText(head, st.Size() > InlineLimit), Bytes: st.Size(), File: path}, nil
+	return NodeOutput{Text: inlineText(head, st.Size() > InlineLimit), Bytes: st.Size(), File: f.Name()}, nil
 }
 
 // outputsDir is where a run keeps the output files of its nodes, beside its work directory. It is
@@ -101,7 +100,7 @@ func outputPath(run db.Run, node, label string) string {
 }
 
 // createOutput creates (or truncates) the output file of a node's attempt.
-func (e *execution) createOutput(node, label string) (*os.File, error) {
+func (e *execution) createOutput(node, label string) (*outputFile, error) {
 	f, err := e.outputs.create(outputPath(e.run, node, label))
 	if err != nil {
 		return nil, outputError(node, err)
@@ -117,11 +116,8 @@ func (e *execution) saveOutput(node, label, text string) (NodeOutput, error) {
 		return NodeOutput{}, err
 	}
 	_, werr := f.WriteString(text)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return NodeOutput{}, outputError(node, err)
-	}
-	out, err := readOutput(f.Name())
-	if err != nil {
+	out, err := f.finish()
+	if err := errors.Join(werr, err); err != nil {
 		return NodeOutput{}, outputError(node, err)
 	}
 	return out, nil

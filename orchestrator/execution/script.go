@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,13 +110,12 @@ func (x *Executor) lookPath(file string) (string, error) {
 }
 
 // finishProcess reads what a bash or script node's process printed to f, once it ended with runErr.
-func (e *execution) finishProcess(n *workflow.Node, f *os.File, runErr error) (NodeOutput, error) {
-	closeErr := f.Close()
-	out, readErr := readOutput(f.Name())
+func (e *execution) finishProcess(n *workflow.Node, f *outputFile, runErr error) (NodeOutput, error) {
+	out, err := f.finish()
 	if runErr != nil {
 		return out, runErr
 	}
-	if err := errors.Join(closeErr, readErr); err != nil {
+	if err != nil {
 		return NodeOutput{}, outputError(n.ID, err)
 	}
 	return out, nil

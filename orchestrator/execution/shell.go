@@ -35,7 +35,7 @@ func (e *nodeError) Error() string { return e.msg }
 // kills the whole tree (a script's children included) at once. Values reach the script only through
 // env; the script text never contains user input. The script's standard output goes straight to
 // stdout, a file: the bot never holds it, however large it grows.
-func runShell(ctx context.Context, dir, shell, script string, env []string, stdout *os.File) error {
+func runShell(ctx context.Context, dir, shell, script string, env []string, stdout *outputFile) error {
 	sh, err := shellPath(cmp.Or(shell, "sh"))
 	if err != nil {
 		return startError(cmp.Or(shell, "sh"), err)
@@ -45,7 +45,7 @@ func runShell(ctx context.Context, dir, shell, script string, env []string, stdo
 
 // runProcess runs argv in dir as runShell describes: its own process group, killed whole when ctx
 // ends, the bot's environment without its secrets plus env, standard output to stdout.
-func runProcess(ctx context.Context, dir string, argv []string, env []string, stdout *os.File) error {
+func runProcess(ctx context.Context, dir string, argv []string, env []string, stdout *outputFile) error {
 	if _, err := os.Stat(dir); err != nil {
 		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
 			hint: "restore the directory, or abandon the run and start it again"}
@@ -62,7 +62,7 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = childenv.Environ(env...) // the bot's environment without its secrets
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, errWrite
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout.File, errWrite
 	// Pdeathsig: if the bot itself dies (kill -9, OOM), sh dies with it instead of running on while
 	// another replica re-runs the node.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -75,6 +75,8 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 	if err != nil {
 		return startError(programName(argv), err)
 	}
+	// Named now, while the process starts on the other core; the file's Close reports a failure.
+	_ = stdout.name()
 	// Wait here, on the locked thread, and let cancellation kill the process group from the
 	// context's own goroutine: waiting in a second goroutine cost a hand-off to this locked thread
 	// after every node. The whole group dies, not only sh: a script's children must not outlive

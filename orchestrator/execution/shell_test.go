@@ -16,7 +16,7 @@ import (
 func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "out"))
+	out, err := (*outputFiles)(nil).create(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
 func TestCancelledProcessEndsWithItsChildren(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "out"))
+	out, err := (*outputFiles)(nil).create(filepath.Join(dir, "out"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +16,11 @@ import (
 // inodes deleted in the last seconds, and a new file took 0.1-1 ms, as much as starting the
 // node's process (BENCHMARKS.md, issue 18). A rename allocates nothing.
 //
-// The spare is made in the background, one at a time, and kept open: taking it is one rename, and
-// the node's process writes to the descriptor made with it (a rename leaves open descriptors as they
-// are). A node that finds none ready creates its file directly, as before. A spare left by a crash
-// is an empty hidden file (.spare-*) that nothing reads.
+// The spare is made in the background, one at a time, and kept open: the node's process writes to
+// the descriptor made with it, and the rename to the node's path happens once that process has
+// started (outputFile.name), while it runs on the other core, not between two nodes (a rename
+// leaves open descriptors as they are). A node that finds none ready creates its file directly, as
+// before. A spare left by a crash is an empty hidden file (.spare-*) that nothing reads.
 type outputFiles struct {
 	dir   string
 	ready chan spareFile // at most one spare, open for writing, ready to be renamed
@@ -44,33 +46,54 @@ func newOutputFiles(dir string, nodes int) *outputFiles {
 
 // create creates (or truncates) the file at path, a file of o.dir, from a spare when one is ready,
 // and asks for the next spare. A nil o creates the file directly.
-func (o *outputFiles) create(path string) (*os.File, error) {
+func (o *outputFiles) create(path string) (*outputFile, error) {
 	if o != nil {
 		defer o.replenish()
-		if f := o.fromSpare(path); f != nil {
-			return f, nil // its directory exists: the spare was in it
+		if spare, ok := o.take(); ok {
+			return &outputFile{File: os.NewFile(uintptr(spare.fd), path), spare: spare.name}, nil
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &outputFile{File: f}, nil
 }
 
-// fromSpare renames a ready spare to path and returns it, open, or returns nil. The rename is the
-// system call itself: os.Rename first looks whether path is a directory, which an attempt's file
-// never is (and rename(2) refuses to put a file in place of one).
-func (o *outputFiles) fromSpare(path string) *os.File {
+// take returns a ready spare, if there is one.
+func (o *outputFiles) take() (spareFile, bool) {
 	select {
 	case spare := <-o.ready:
-		if syscall.Rename(spare.name, path) == nil {
-			return os.NewFile(uintptr(spare.fd), path)
-		}
-		spare.remove() // unusable: the caller creates a new file
+		return spare, true
 	default:
+		return spareFile{}, false
 	}
-	return nil
 }
+
+// outputFile is an attempt's output file, open for reading and writing. Taken from a spare, it
+// still has the spare's name until name renames it to its path (f.Name()).
+type outputFile struct {
+	*os.File
+	spare   string // the spare's name, until name has run
+	nameErr error  // what name's rename said
+}
+
+// name gives the file its path, once: a spare is renamed (rename(2) itself: os.Rename first looks
+// whether the target is a directory, which an attempt's file never is, and rename(2) refuses to
+// put a file in place of one). Later calls return the first call's result.
+func (f *outputFile) name() error {
+	if f.spare != "" {
+		f.nameErr = syscall.Rename(f.spare, f.Name())
+		f.spare = ""
+	}
+	return f.nameErr
+}
+
+// Close names the file and closes it.
+func (f *outputFile) Close() error { return errors.Join(f.name(), f.File.Close()) }
 
 // replenish asks the maker, started at the first call, for one more spare.
 func (o *outputFiles) replenish() {
@@ -109,7 +132,7 @@ func (o *outputFiles) make() {
 		o.made++
 		// Made as a node's file is (0644 less the umask), under a name no other process uses.
 		name := filepath.Join(o.dir, fmt.Sprintf(".spare-%d-%d", os.Getpid(), o.made))
-		fd, err := syscall.Open(name, syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+		fd, err := syscall.Open(name, syscall.O_CREAT|syscall.O_EXCL|syscall.O_RDWR|syscall.O_CLOEXEC, 0o644)
 		if err != nil {
 			continue // the node that wanted it creates its own file, and reports any error
 		}
@@ -135,7 +158,7 @@ func (o *outputFiles) close() {
 }
 
 // spareFile is a spare's open descriptor and its name. It stays a bare descriptor until taken:
-// os.NewFile then names it for the path it was renamed to (a node's output is read back by name).
+// os.NewFile then names it for the path it will be renamed to.
 type spareFile struct {
 	fd   int
 	name string

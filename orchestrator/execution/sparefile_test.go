@@ -33,11 +33,26 @@ func TestOutputFilesUseTheSpareAndLeaveNothing(t *testing.T) {
 	if _, err := f.WriteString("new"); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if b, _ := os.ReadFile(target); string(b) != "an earlier attempt's output" {
+		t.Errorf("b's path holds %q before the file is named; want the earlier attempt's file, untouched", b)
+	}
+	if err := f.name(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Errorf("b's path holds %q once named; want what was written to the spare", b)
+	}
+	if _, err := f.WriteString(" and more"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.finish()
+	if err != nil || out.Text != "new and more" || out.Bytes != 12 || out.File != target {
+		t.Errorf("finish = %+v, %v; want the whole output, read through the open file, at b's path", out, err)
+	}
 	if got := inode(t, target); got != spareInode {
 		t.Errorf("b's file is inode %d; want the spare's %d (renamed, not created)", got, spareInode)
 	}
-	if b, _ := os.ReadFile(target); string(b) != "new" {
+	if b, _ := os.ReadFile(target); string(b) != "new and more" {
 		t.Errorf("b's file holds %q; want only what was written after create", b)
 	}
 	if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o644 {
