@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,8 +50,8 @@ func (e *execution) runScript(ctx context.Context, n *workflow.Node, v workflow.
 		return NodeOutput{}, err
 	}
 	if err := os.WriteFile(code, []byte(n.Script.Code), 0o600); err != nil {
-		_ = f.Close() // the node fails for the script file; the output file holds nothing yet
-		return NodeOutput{}, outputError(n.ID, err)
+		// The node fails for the script file; the output file holds nothing yet.
+		return NodeOutput{}, outputError(n.ID, errors.Join(err, f.Close()))
 	}
 	return e.finishProcess(n, f, runProcess(ctx, e.run.WorkingPath, argv, append(env, runMarker(e.run.ID)), f))
 }

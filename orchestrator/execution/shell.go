@@ -76,7 +76,7 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 		return startError(programName(argv), err)
 	}
 	// Named now, while the process starts on the other core; the file's Close reports a failure.
-	_ = stdout.name()
+	stdout.name()
 	// Wait here, on the locked thread, and let cancellation kill the process group from the
 	// context's own goroutine: waiting in a second goroutine cost a hand-off to this locked thread
 	// after every node. The whole group dies, not only sh: a script's children must not outlive

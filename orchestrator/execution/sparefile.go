@@ -83,17 +83,19 @@ type outputFile struct {
 
 // name gives the file its path, once: a spare is renamed (rename(2) itself: os.Rename first looks
 // whether the target is a directory, which an attempt's file never is, and rename(2) refuses to
-// put a file in place of one). Later calls return the first call's result.
-func (f *outputFile) name() error {
+// put a file in place of one). A failure is kept for Close, which reports it.
+func (f *outputFile) name() {
 	if f.spare != "" {
 		f.nameErr = syscall.Rename(f.spare, f.Name())
 		f.spare = ""
 	}
-	return f.nameErr
 }
 
 // Close names the file and closes it.
-func (f *outputFile) Close() error { return errors.Join(f.name(), f.File.Close()) }
+func (f *outputFile) Close() error {
+	f.name()
+	return errors.Join(f.nameErr, f.File.Close())
+}
 
 // replenish asks the maker, started at the first call, for one more spare.
 func (o *outputFiles) replenish() {
