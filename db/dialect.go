@@ -33,6 +33,9 @@ type Dialect struct {
 	// DeletingCTEs: a WITH may delete and return rows (PostgreSQL's data-modifying WITH), so a
 	// prune batch is one statement (Dialect.PruneBatch) instead of one per table.
 	DeletingCTEs bool
+	// Lateral: a join may read the row before it (CROSS JOIN LATERAL), so ListRuns' per-state
+	// lists are one subquery joined to the states (listEachLateral), planned once.
+	Lateral bool
 	// Size is the expression of how many bytes the column (or expression) col holds.
 	Size func(col string) string
 	// NextOutboxID is a fresh id of run_outbox, after every one so far: a replaced message moves

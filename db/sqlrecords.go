@@ -82,6 +82,9 @@ func (d Dialect) FindResumable(workflow, parentConversationID string) (string, [
 // drops the copy, where the branches of states are disjoint.
 func (d Dialect) ListRuns(f RunFilter) (string, []any) {
 	q := d.Query()
+	if len(f.Each) > 0 && d.Lateral {
+		return listEachLateral(q, f), q.Args
+	}
 	if len(f.Each) > 0 {
 		return listEach(q, f), q.Args
 	}
@@ -130,6 +133,30 @@ func listEach(q *SQL, f RunFilter) string {
 	return strings.Join(lists, " UNION ALL ") + newestFirst
 }
 
+// listEachLateral is listEach where a join may read the row before it (Dialect.Lateral): the
+// states and their limits are a VALUES list, and one subquery, joined to each state, walks the
+// state's branches. PostgreSQL plans that subquery once, where a branch per state and
+// conversation column (twelve for /workflow status) cost it 3-5 ms of planning in each custom plan
+// (a connection's first five runs of the statement), more than running it took.
+func listEachLateral(q *SQL, f RunFilter) string {
+	var states []string
+	for _, st := range AllStatuses { // in a fixed order: one statement text per filter shape
+		if n, ok := f.Each[st]; ok {
+			states = append(states, "("+lit(st)+", "+strconv.Itoa(ListLimit(n))+")")
+		}
+	}
+	var branches []string
+	for _, conv := range conversationBranches(f.InConversation) {
+		branches = append(branches, runBranch(q, f, conv, "status = s.st", "s.n"))
+	}
+	walk := branches[0]
+	if len(branches) > 1 { // the two conversation columns: UNION drops a run named by both
+		walk = "SELECT * FROM ((" + strings.Join(branches, ") UNION (") + ")) u" + newestFirst + " LIMIT s.n"
+	}
+	return "SELECT " + RunColumns + " FROM (VALUES " + strings.Join(states, ", ") + ") AS s (st, n) CROSS JOIN LATERAL (" +
+		walk + ") r" + newestFirst
+}
+
 // A list's limits are written into its text, not passed as parameters: SQLite plans a LIMIT of a
 // compound's branch by its value, so a parameter there made it prepare the statement again on
 // every call (sqlite3Reprepare was 45% of /workflow status's CPU in the scale bench). The limits
@@ -143,14 +170,24 @@ func runBranches(q *SQL, f RunFilter, statuses []Status, limit int) []string {
 	var out []string
 	for _, conv := range conversationBranches(f.InConversation) {
 		for _, st := range statusBranches(statuses) {
-			conds := append(runConds(q, f), conv(q)...)
+			cond := ""
 			if st != "" {
-				conds = append(conds, "status = "+lit(st))
+				cond = "status = " + lit(st)
 			}
-			out = append(out, "SELECT "+listColumns(f)+" FROM runs"+whereAll(conds...)+newestFirst+" LIMIT "+strconv.Itoa(limit))
+			out = append(out, runBranch(q, f, conv, cond, strconv.Itoa(limit)))
 		}
 	}
 	return out
+}
+
+// runBranch is one walk of runs newest first: f's conditions, one conversation column's, cond, and
+// at most limit runs.
+func runBranch(q *SQL, f RunFilter, conv func(q *SQL) []string, cond, limit string) string {
+	conds := append(runConds(q, f), conv(q)...)
+	if cond != "" {
+		conds = append(conds, cond)
+	}
+	return "SELECT " + listColumns(f) + " FROM runs" + whereAll(conds...) + newestFirst + " LIMIT " + limit
 }
 
 // runConds are f's conditions besides its statuses and InConversation.

@@ -27,6 +27,9 @@ var dialect = db.Dialect{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	// a prune batch is one statement: one round trip instead of one per table (Dialect.PruneBatch)
 	DeletingCTEs: true,
+	// /workflow status's sections are one subquery joined to the states: planned in a tenth of the
+	// time of a branch per state (db.listEachLateral)
+	Lateral: true,
 	// as stored, after compression: what deleting it frees
 	Size: func(col string) string { return "pg_column_size(" + col + ")" },
 }

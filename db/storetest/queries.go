@@ -306,6 +306,13 @@ func testListRunsInConversation(t *testing.T, e *env) {
 		{db.RunFilter{InConversation: threadConv, Statuses: both, Limit: 1}, []string{cancelled.ID}},
 		{db.RunFilter{InConversation: threadConv, Statuses: []db.Status{db.StatusQueued}}, []string{threaded.ID}},
 		{db.RunFilter{InConversation: otherConv}, []string{cancelled.ID, elsewhere.ID}},
+		// Each state up to its own limit (/workflow status's sections in one list), merged newest first.
+		{db.RunFilter{InConversation: channelConv, Each: map[db.Status]int{db.StatusQueued: 1, db.StatusCancelled: 5}}, []string{threaded.ID}},
+		{db.RunFilter{InConversation: channelConv, Each: map[db.Status]int{db.StatusQueued: 5}}, []string{threaded.ID, started.ID}}, // started once, named by both columns
+		{db.RunFilter{InConversation: threadConv, Each: map[db.Status]int{db.StatusQueued: 5, db.StatusCancelled: 5}, WithoutSource: true},
+			[]string{cancelled.ID, threaded.ID}},
+		{db.RunFilter{InConversation: threadConv, Each: map[db.Status]int{db.StatusCancelled: 5}}, []string{cancelled.ID}},
+		{db.RunFilter{Each: map[db.Status]int{db.StatusQueued: 2, db.StatusCancelled: 1}}, []string{cancelled.ID, elsewhere.ID, threaded.ID}},
 	} {
 		if got := ids(c.f); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("ListRuns(%+v) = %v, want %v", c.f, got, c.want)
