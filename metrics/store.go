@@ -76,7 +76,7 @@ func (c *storeCollector) send(ch chan<- prometheus.Metric, d *prometheus.Desc, v
 // activeLeases counts running runs whose lease has not expired: a running run past its lease is
 // interrupted (its worker died), not active.
 func (c *storeCollector) activeLeases(ctx context.Context, now time.Time) (int, error) {
-	runs, err := c.st.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusRunning}, Limit: scanLimit})
+	runs, err := c.st.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusRunning}, Limit: scanLimit, WithoutSource: true})
 	if err != nil {
 		return 0, fmt.Errorf("metrics: list running runs: %w", err)
 	}
@@ -92,7 +92,7 @@ func (c *storeCollector) activeLeases(ctx context.Context, now time.Time) (int, 
 // gatesWaiting counts runs paused at a gate and measures the oldest wait from the time the run
 // paused, which the pause context records: one query per scrape, however many gates wait.
 func (c *storeCollector) gatesWaiting(ctx context.Context, now time.Time) (int, time.Duration, error) {
-	runs, err := c.st.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusPaused}, Limit: scanLimit})
+	runs, err := c.st.ListRuns(ctx, db.RunFilter{Statuses: []db.Status{db.StatusPaused}, Limit: scanLimit, WithoutSource: true})
 	if err != nil {
 		return 0, 0, fmt.Errorf("metrics: list paused runs: %w", err)
 	}

@@ -234,10 +234,10 @@ func (s *Server) countStates(ctx context.Context, f listFilter) ([]stateCount, e
 }
 
 // runFilter is the store's filter of f's workflow and conversation (not its state), returning at
-// most limit runs. A conversation matches runs started in it and runs reporting in
+// most limit runs, without their frozen sources (a list shows runs, it never parses them). A conversation matches runs started in it and runs reporting in
 // it (a thread the run opened).
 func (f listFilter) runFilter(limit int) db.RunFilter {
-	return db.RunFilter{Workflow: f.Workflow, InConversation: f.Conversation, Limit: limit}
+	return db.RunFilter{Workflow: f.Workflow, InConversation: f.Conversation, Limit: limit, WithoutSource: true}
 }
 
 // collectRuns reads up to limit runs the filter selects, newest first.

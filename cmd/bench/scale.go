@@ -94,7 +94,7 @@ func (b *bench) scaleRows(ctx context.Context, r *rig, h http.Handler, bin strin
 	if err != nil {
 		return nil, err
 	}
-	list, err := sample(scaleSamples, func() error { _, err := st.ListRuns(ctx, db.RunFilter{Limit: 51}); return err })
+	list, err := sample(scaleSamples, func() error { _, err := st.ListRuns(ctx, db.RunFilter{Limit: 51, WithoutSource: true}); return err })
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (b *bench) scaleRows(ctx context.Context, r *rig, h http.Handler, bin strin
 	if err != nil {
 		return nil, err
 	}
-	twenty, err := sample(scaleSamples, func() error { _, err := st.ListRuns(ctx, db.RunFilter{Limit: 20}); return err })
+	twenty, err := sample(scaleSamples, func() error { _, err := st.ListRuns(ctx, db.RunFilter{Limit: 20, WithoutSource: true}); return err })
 	if err != nil {
 		return nil, err
 	}

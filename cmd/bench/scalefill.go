@@ -102,8 +102,12 @@ var sqliteFill = []string{
 		$ENDMICROS - ($LAST - i) * $STEPMICROS FROM g, e`,
 }
 
-// bulk runs the fills' statements on d, each fill in one transaction, then lets PostgreSQL
-// analyze the tables (autovacuum would, soon after such an insert).
+// bulk runs the fills' statements on d, each fill in one transaction, then has PostgreSQL vacuum
+// and analyze the tables, as autovacuum does soon after such an insert (its insert threshold).
+// Analyze alone left the visibility map empty, so no index-only scan looked cheap: the generic plan
+// of /workflow status's bounded count then sorted all 2,000 paused runs of its conversation
+// (4.5 ms) instead of walking 201 index entries (0.5 ms), at the first size only, as the prune
+// before each later size vacuums (BENCHMARKS.md, issue 34, fourth session).
 func bulk(ctx context.Context, d *database, now time.Time, fills ...fill) error {
 	if d.engine == "postgres" {
 		conn, err := pgx.Connect(ctx, d.url)
@@ -124,7 +128,7 @@ func bulk(ctx context.Context, d *database, now time.Time, fills ...fill) error 
 				return err
 			}
 		}
-		_, err = conn.Exec(ctx, "ANALYZE")
+		_, err = conn.Exec(ctx, "VACUUM ANALYZE")
 		return err
 	}
 	conn, err := sql.Open("sqlite", "file:"+filepath.Join(d.home, "threadflow.db")+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")

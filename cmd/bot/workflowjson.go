@@ -201,7 +201,7 @@ func (c *cliSession) listJSON(ctx context.Context, w io.Writer) error {
 
 // runs lists the newest runs on the bot's database, from every conversation and adapter.
 func (c *cliSession) runs(ctx context.Context, w io.Writer, o outputFlags) error {
-	f := db.RunFilter{Workflow: o.workflow, Limit: o.limit}
+	f := db.RunFilter{Workflow: o.workflow, Limit: o.limit, WithoutSource: true}
 	if o.state != "" {
 		f.Statuses = []db.Status{db.Status(o.state)}
 	}
