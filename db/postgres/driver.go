@@ -81,7 +81,7 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 
 // appended is e as recorded at seq. The statement returns seq alone: the rest is what was sent
 // (the data as sent, not as jsonb formats it), as the SQLite driver returns it, and scanning every
-// column back cost a node's record a fifth of its CPU (BENCHMARKS.md, issue 34, fourth session).
+// column back was a quarter of the bot's CPU for a node's record (BENCHMARKS.md, issue 34, fourth session).
 func appended(e db.Event, seq int64) db.Event {
 	e.Seq, e.At = seq, e.At.Truncate(time.Microsecond).UTC()
 	if len(e.Data) == 0 {
