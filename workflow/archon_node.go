@@ -52,14 +52,7 @@ func (a *archonDecoder) node(n *yaml.Node) *Node {
 	if f, ok := fs["runtime"]; ok && node.Kind != KindScript && node.Kind != "" {
 		a.errorf(f.key, "`runtime` applies only to script nodes; remove it from this %s node", node.Kind)
 	}
-	if !idOK {
-		return nil
-	}
-	if a.meta == nil {
-		a.meta = map[*Node]*nodeMeta{}
-	}
-	a.meta[node] = m
-	return node
+	return a.keep(node, m, idOK)
 }
 
 // graphFields decodes depends_on, when and trigger_rule as our decoder does.

@@ -61,6 +61,12 @@ func (d *decoder) node(n *yaml.Node) *Node {
 	if node.Retry.On == "" {
 		node.Retry.On = node.Kind.DefaultRetryOn()
 	}
+	return d.keep(node, m, idOK)
+}
+
+// keep records what the checks after decoding need of node (m) and returns it, or nil when its
+// id was refused: a node without a usable id is reported but not kept. Both formats' nodes end here.
+func (d *decoder) keep(node *Node, m *nodeMeta, idOK bool) *Node {
 	if !idOK {
 		return nil
 	}

@@ -15,14 +15,9 @@ import (
 // failure quotes the last stderrTail bytes, as os/exec's copying goroutine did.
 func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	out, err := (*outputFiles)(nil).create(filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	dir, out := processOutput(t)
 	script := `i=0; while [ $i -lt 3000 ]; do echo "line $i of what went wrong" >&2; i=$((i+1)); done; echo printed; echo the-last-line >&2; exit 3`
-	err = runProcess(context.Background(), dir, []string{"sh", "-c", script}, nil, out)
+	err := runProcess(context.Background(), dir, []string{"sh", "-c", script}, nil, out)
 	var ne *nodeError
 	if !errors.As(err, &ne) || !ne.exited {
 		t.Fatalf("runProcess = %v; want the exit status of the script", err)
@@ -42,12 +37,7 @@ func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
 // still held standard error open.
 func TestCancelledProcessEndsWithItsChildren(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	out, err := (*outputFiles)(nil).create(filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
+	dir, out := processOutput(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runProcess(ctx, dir, []string{"sh", "-c", "sleep 600 & echo started; wait"}, nil, out) }()
@@ -59,4 +49,17 @@ func TestCancelledProcessEndsWithItsChildren(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("runProcess = %v; want the cancellation", err)
 	}
+}
+
+// processOutput is a work directory and an output file in it, created directly (no spares), for a
+// process the test runs; the file is closed when the test ends.
+func processOutput(t *testing.T) (dir string, out *outputFile) {
+	t.Helper()
+	dir = t.TempDir()
+	out, err := (*outputFiles)(nil).create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = out.Close() })
+	return dir, out
 }
