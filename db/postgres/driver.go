@@ -83,10 +83,7 @@ func (d driver) AppendLeasedAll(ctx context.Context, l db.Lease, es []db.Event, 
 // (the data as sent, not as jsonb formats it), as the SQLite driver returns it, and scanning every
 // column back was a quarter of the bot's CPU for a node's record (BENCHMARKS.md, issue 34, fourth session).
 func appended(e db.Event, seq int64) db.Event {
-	e.Seq, e.At = seq, e.At.Truncate(time.Microsecond).UTC()
-	if len(e.Data) == 0 {
-		e.Data = json.RawMessage("{}")
-	}
+	e.Seq, e.At, e.Data = seq, e.At.Truncate(time.Microsecond).UTC(), sentData(e)
 	return e
 }
 

@@ -25,11 +25,15 @@ func appendEvent(ctx context.Context, tx pgx.Tx, e db.Event) (db.Event, error) {
 
 // eventArgs are appendEventSQL's arguments for e.
 func eventArgs(e db.Event) []any {
-	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("{}")
+	return []any{e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(sentData(e)), e.At}
+}
+
+// sentData is the data stored for e: an event without data has an empty object.
+func sentData(e db.Event) json.RawMessage {
+	if len(e.Data) == 0 {
+		return json.RawMessage("{}")
 	}
-	return []any{e.RunID, string(e.Type), e.NodeID, e.Attempt, []byte(data), e.At}
+	return e.Data
 }
 
 // appendLeasedSQL appends an event in one statement, only while the lease is held and, for a
