@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"threadflow/db"
 	"threadflow/db/postgres"
 	"threadflow/db/sqlite"
+	"threadflow/proctag"
 	"threadflow/testkit"
 	"threadflow/testkit/botproc"
 	"threadflow/workflow"
@@ -451,7 +451,9 @@ nodes:
 		if pid == 0 || !running(pid) {
 			t.Fatalf("the background sleep (pid %d) is not running after the crash, so this test would prove nothing", pid)
 		}
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		// Only if the takeover did not: by the test's end the sleep is gone and its pid may be
+		// another test's process (pid_max is 32,768 here), so the kill checks the run's tag first.
+		t.Cleanup(func() { proctag.Kill([]int{pid}, proctag.Entry(proctag.RunEnv, ids[0])) })
 		p.Restart()
 		waitAll(t, st, ids, db.StatusCompleted)
 		if running(pid) {

@@ -116,7 +116,7 @@ type runRow struct {
 type runsPageData struct {
 	Filter     listFilter
 	Statuses   []db.Status
-	Rows       []runRow
+	Table      template.HTML // the runs list (runsTable)
 	Counts     []stateCount
 	Prev, Next string // page links; empty on the first and the last page
 	LiveURL    string
@@ -144,7 +144,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Rows: rows, Counts: counts,
+	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Table: s.runsTable(rows), Counts: counts,
 		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label(), Forms: s.formWorkflows(r.Context(), s.viewer(r)), Kept: keptFor(s.cfg.Retention),
 		Workflows: workflows}
 	if f.Page > 1 {
@@ -477,7 +477,7 @@ func (s *Server) liveRuns(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return "", err
 		}
-		return s.fragment("runs-table", rows)
+		return string(s.runsTable(rows)), nil
 	})
 }
 

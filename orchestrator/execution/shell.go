@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"threadflow/childenv"
 	"threadflow/db"
 )
@@ -157,14 +159,23 @@ func shellResult(errOut string, err error) error {
 		return nil
 	}
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		msg := fmt.Sprintf("exit status %d", exit.ExitCode())
-		if t := bytes.TrimSpace([]byte(errOut)); len(t) > 0 {
-			msg += ": " + string(t)
-		}
-		return &nodeError{class: db.ClassPermanent, msg: msg, exited: true}
+	if !errors.As(err, &exit) {
+		return &nodeError{class: db.ClassPermanent, msg: err.Error()}
 	}
-	return &nodeError{class: db.ClassPermanent, msg: err.Error()}
+	// A signal is not an answer: "exit status -1" (what ExitCode says for one) told nobody that
+	// something stopped the script, and a killed until_bash check is not a check that said no.
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &nodeError{class: db.ClassPermanent, msg: withTail("killed by signal "+unix.SignalName(ws.Signal()), errOut)}
+	}
+	return &nodeError{class: db.ClassPermanent, msg: withTail(fmt.Sprintf("exit status %d", exit.ExitCode()), errOut), exited: true}
+}
+
+// withTail is msg followed by what the process wrote to standard error, if anything.
+func withTail(msg, errOut string) string {
+	if t := bytes.TrimSpace([]byte(errOut)); len(t) > 0 {
+		msg += ": " + string(t)
+	}
+	return msg
 }
 
 // limitedTail keeps the last max bytes written to it.

@@ -33,6 +33,18 @@ func TestProcessErrorKeepsTheTailOfALongStandardError(t *testing.T) {
 	}
 }
 
+// A script stopped by a signal says which one, and is not an exit status: "exit status -1" told
+// nobody what happened, and a killed until_bash check must not read as a check that said no.
+func TestProcessKilledByASignalSaysWhichOne(t *testing.T) {
+	t.Parallel()
+	dir, out := processOutput(t)
+	err := runProcess(context.Background(), dir, []string{"sh", "-c", "echo dying >&2; kill -KILL $$"}, nil, out)
+	var ne *nodeError
+	if !errors.As(err, &ne) || ne.exited || ne.msg != "killed by signal SIGKILL: dying" {
+		t.Fatalf("runProcess = %#v; want killed by signal SIGKILL with the standard error, not an exit status", err)
+	}
+}
+
 // Cancelling kills the whole process group, so the wait ends even though a child of the script
 // still held standard error open.
 func TestCancelledProcessEndsWithItsChildren(t *testing.T) {
