@@ -122,15 +122,18 @@ func TestRealCLIUsageRecorded(t *testing.T) {
 			t.Errorf("status --json usage = %+v, want $%v over 2 turns, 2468 input and 112 output tokens", u, total)
 		}
 
-		// The dashboard: the run page (the run's and each node's), the runs list (the workflow's 30 days).
+		// The dashboard: the run page (the run's and each node's), the usage page (the workflow's 30 days).
 		page := httpGet(t, server.URL()+"runs/"+run.ID)
 		for _, want := range []string{strings.TrimPrefix(want.text, "AI usage: "), `id="usage-first"`, `id="usage-second"`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("the run page lacks %q", want)
 			}
 		}
-		if list := httpGet(t, server.URL()); !strings.Contains(list, `id="usage-usage"`) || !strings.Contains(list, strings.TrimPrefix(want.text, "AI usage: ")) {
-			t.Errorf("the runs page lacks the workflow's usage over 30 days:\n%s", list)
+		if list := httpGet(t, server.URL()); !strings.Contains(list, `<a href="/usage">Usage</a>`) {
+			t.Errorf("the runs page does not link the usage page:\n%s", list)
+		}
+		if usage := httpGet(t, server.URL()+"usage"); !strings.Contains(usage, `id="usage-usage"`) || !strings.Contains(usage, strings.TrimPrefix(want.text, "AI usage: ")) {
+			t.Errorf("the usage page lacks the workflow's usage over 30 days:\n%s", usage)
 		}
 
 		// The metrics, by provider, model and workflow.

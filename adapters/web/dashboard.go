@@ -121,10 +121,8 @@ type runsPageData struct {
 	Prev, Next string // page links; empty on the first and the last page
 	LiveURL    string
 	User       string
-	Kept       string // how long runs are kept (RETENTION, RETENTION_UNFINISHED)
-	// Workflows is what each workflow's agent turns used over the last usageWindow, costliest first.
-	Workflows []workflowUsage
-	Forms     []string // workflows the viewer may start with a Run form
+	Kept       string   // how long runs are kept (RETENTION, RETENTION_UNFINISHED)
+	Forms      []string // workflows the viewer may start with a Run form
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
@@ -139,14 +137,8 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	workflows, err := s.workflowUsage(r.Context())
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
 	data := runsPageData{Filter: f, Statuses: db.AllStatuses, Table: s.runsTable(rows), Counts: counts,
-		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label(), Forms: s.formWorkflows(r.Context(), s.viewer(r)), Kept: keptFor(s.cfg.Retention),
-		Workflows: workflows}
+		LiveURL: "/live/runs?" + f.query(), User: s.viewer(r).Label(), Forms: s.formWorkflows(r.Context(), s.viewer(r)), Kept: keptFor(s.cfg.Retention)}
 	if f.Page > 1 {
 		data.Prev = f.with(f.State, f.Page-1)
 	}

@@ -416,3 +416,16 @@ func TestDashboardSaysHowLongRunsAreKept(t *testing.T) {
 		}
 	}
 }
+
+// The usage page says so when no agent turn ran in its window, and every page links it.
+func TestUsagePageWithoutAgentTurns(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	b := r.browser("")
+	code, page := b.get("/usage")
+	if code != http.StatusOK || !strings.Contains(page, "<h1>AI usage per workflow, last 30 days</h1>") || !strings.Contains(page, "No agent turn in the last 30 days.") {
+		t.Errorf("GET /usage = %d:\n%s", code, page)
+	}
+	if _, runs := b.get("/"); !strings.Contains(runs, `<a href="/usage">Usage</a>`) {
+		t.Errorf("the runs page does not link the usage page:\n%s", runs)
+	}
+}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 
@@ -10,28 +11,38 @@ import (
 	"threadflow/orchestrator/reporting"
 )
 
-// usageWindow is how far back the runs page sums each workflow's agent usage.
+// usageWindow is how far back the usage page sums each workflow's agent usage.
 const usageWindow = 30 * 24 * time.Hour
 
-// workflowUsage is one workflow's line of the runs page's usage table.
+// workflowUsage is one workflow's line of the usage page.
 type workflowUsage struct {
 	Workflow string
 	Cost     string
 	Usage    string
 }
 
-// workflowUsage sums each workflow's agent turns of the last usageWindow (one indexed query).
-func (s *Server) workflowUsage(ctx context.Context) ([]workflowUsage, error) {
-	sums, err := s.cfg.Store.AgentUsage(ctx, db.UsageQuery{By: db.UsageByWorkflow, Since: s.cfg.Now().Add(-usageWindow)})
+type usagePageData struct {
+	Since     time.Time
+	Workflows []workflowUsage // costliest first
+}
+
+// usagePage sums each workflow's agent turns of the last usageWindow (one indexed query). It is a
+// page of its own rather than a table on the runs page: a report over a month of history that the
+// runs page, the dashboard's home and its most loaded view, paid a query for on every load
+// (BENCHMARKS.md, issue 34).
+func (s *Server) usagePage(w http.ResponseWriter, r *http.Request) {
+	since := s.cfg.Now().Add(-usageWindow)
+	sums, err := s.cfg.Store.AgentUsage(r.Context(), db.UsageQuery{By: db.UsageByWorkflow, Since: since})
 	if err != nil {
-		return nil, fmt.Errorf("web: agent usage per workflow: %w", err)
+		s.fail(w, fmt.Errorf("web: agent usage per workflow: %w", err))
+		return
 	}
 	sort.SliceStable(sums, func(i, j int) bool { return sums[i].CostNanos > sums[j].CostNanos })
-	out := make([]workflowUsage, 0, len(sums))
+	data := usagePageData{Since: since, Workflows: make([]workflowUsage, 0, len(sums))}
 	for _, u := range sums {
-		out = append(out, workflowUsage{Workflow: u.Key, Cost: shortCost(u), Usage: reporting.UsageText(u)})
+		data.Workflows = append(data.Workflows, workflowUsage{Workflow: u.Key, Cost: shortCost(u), Usage: reporting.UsageText(u)})
 	}
-	return out, nil
+	s.render(w, "usage.html", data)
 }
 
 // runsUsage sums the agent turns of each listed run (one query for the page).

@@ -145,6 +145,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /live/runs/{id}", s.liveRun)
 	mux.HandleFunc("GET /audit", s.auditPage)
 	mux.HandleFunc("GET /triggers", s.triggersPage)
+	mux.HandleFunc("GET /usage", s.usagePage)
 	mux.HandleFunc("GET /run/{workflow}", s.runForm)
 	mux.HandleFunc("POST /run/{workflow}", s.runFormSubmit)
 	mux.HandleFunc("GET /chat", s.chatPage)

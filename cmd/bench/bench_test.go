@@ -245,3 +245,36 @@ func TestCommitRowAddsTheCommitToTheFloor(t *testing.T) {
 		t.Errorf("commitRow = %+v", r)
 	}
 }
+
+// Flatness judges how much worse a figure got as the history grew, against the smallest history:
+// a figure that improves with size is flat, one that doubles at any size is not; prune is judged
+// by its time per 1,000 runs, so a slower prune is worse.
+func TestScaleFlatRowsJudgeGrowthOverTheSmallestHistory(t *testing.T) {
+	pts := []scalePoint{
+		{size: 1000, page: time.Millisecond, status: 2 * time.Millisecond, runs: 20 * time.Millisecond, perThousand: 1400_000, pruned: 5000},
+		{size: 10000, page: 2100 * time.Microsecond, status: time.Millisecond, runs: 20 * time.Millisecond, perThousand: 1400_000, pruned: 9000},
+		{size: 100000, page: time.Millisecond, status: time.Millisecond, runs: 29 * time.Millisecond, perThousand: 1500_000, pruned: 3000},
+	}
+	rows := scaleFlatRows("sqlite", pts)
+	want := []struct {
+		metric, figure string
+		met            verdict
+	}{
+		{"dashboard runs page p50 from 1000 to 100000 finished runs", "2.10× (1.00 ms, worst 2.10 ms)", missed},
+		{"/workflow status p50", "1.00× (2.00 ms, worst 2.00 ms)", met},
+		{"`bot workflow runs --json` p50", "1.45× (20.00 ms, worst 29.00 ms)", met},
+		{"database size per 1,000 runs", "1.07× (1400 KB, worst 1500 KB)", met},
+		{"time to prune 1,000 runs", "1.67× (200 ms, worst 333 ms)", missed},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		if r := rows[i]; !strings.HasPrefix(r.metric, w.metric) || r.figure != w.figure || r.met != w.met || r.target != "≤ 1.5×" {
+			t.Errorf("row %d = %q %q %v %q; want %q %q %v", i, r.metric, r.figure, r.met, r.target, w.metric, w.figure, w.met)
+		}
+	}
+	if rows := scaleFlatRows("sqlite", pts[:1]); rows != nil {
+		t.Errorf("one size judged flat: %+v", rows)
+	}
+}
