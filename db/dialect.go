@@ -36,6 +36,11 @@ type Dialect struct {
 	// Lateral: a join may read the row before it (CROSS JOIN LATERAL), so ListRuns' per-state
 	// lists are one subquery joined to the states (listEachLateral), planned once.
 	Lateral bool
+	// GenericPlans: the engine may run a statement with a plan made once for any parameters
+	// (PostgreSQL's generic plan, which pgx's statement cache gets after five executions), so a
+	// query must leave it no plan that is only good for some values (takeOldest). SQLite plans
+	// each statement with its values.
+	GenericPlans bool
 	// Size is the expression of how many bytes the column (or expression) col holds.
 	Size func(col string) string
 	// NextOutboxID is a fresh id of run_outbox, after every one so far: a replaced message moves

@@ -191,27 +191,44 @@ func vacuum(ctx context.Context, d *database) error {
 	return err
 }
 
-// deleteOld deletes up to 50 completed runs finished before cut in one plain statement (their
-// events go by the foreign key's cascade): the floor of retention's throughput.
+// deleteOld deletes the completed runs finished before cut by plain statements of up to 50 (their
+// events go by the foreign key's cascade) on one connection, until none is left, and returns how
+// many it deleted: the floor of retention's throughput.
 func deleteOld(ctx context.Context, d *database, cut time.Time) (int64, error) {
-	const del = "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE status = 'completed' AND created_at < %s AND finished_at < %s LIMIT 50)"
+	// ORDER BY on PostgreSQL only, as Store.Prune does (db.Dialect.GenericPlans): without it the
+	// cached generic plan scans the table.
+	const del = "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE status = 'completed' AND created_at < %s AND finished_at < %s%s LIMIT 50)"
+	var step func() (int64, error)
 	if d.engine == "postgres" {
 		conn, err := pgx.Connect(ctx, d.url)
 		if err != nil {
 			return 0, err
 		}
 		defer conn.Close(ctx)
-		tag, err := conn.Exec(ctx, fmt.Sprintf(del, "$1", "$1"), cut)
-		return tag.RowsAffected(), err
+		step = func() (int64, error) {
+			tag, err := conn.Exec(ctx, fmt.Sprintf(del, "$1", "$1", " ORDER BY created_at"), cut)
+			return tag.RowsAffected(), err
+		}
+	} else {
+		conn, err := sql.Open("sqlite", "file:"+filepath.Join(d.home, "threadflow.db")+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = conn.Close() }()
+		step = func() (int64, error) {
+			res, err := conn.ExecContext(ctx, fmt.Sprintf(del, "?", "?", ""), cut.UnixMicro(), cut.UnixMicro())
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		}
 	}
-	conn, err := sql.Open("sqlite", "file:"+filepath.Join(d.home, "threadflow.db")+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")
-	if err != nil {
-		return 0, err
+	var total int64
+	for {
+		n, err := step()
+		if err != nil || n == 0 {
+			return total, err
+		}
+		total += n
 	}
-	defer func() { _ = conn.Close() }()
-	res, err := conn.ExecContext(ctx, fmt.Sprintf(del, "?", "?"), cut.UnixMicro(), cut.UnixMicro())
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }
