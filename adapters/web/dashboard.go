@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"threadflow/commands"
 	"threadflow/conversation"
@@ -127,12 +128,15 @@ type runsPageData struct {
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	f := parseFilter(r.URL.Query())
-	rows, more, err := s.listPage(r.Context(), f)
-	if err != nil {
-		s.fail(w, err)
-		return
+	// The counts do not wait for the list: on PostgreSQL each is a round trip, and the list is two
+	// (its runs, then their usage).
+	var counts []stateCount
+	g, ctx := errgroup.WithContext(r.Context())
+	g.Go(func() (err error) { counts, err = s.countStates(ctx, f); return err })
+	rows, more, err := s.listPage(ctx, f)
+	if werr := g.Wait(); err == nil {
+		err = werr
 	}
-	counts, err := s.countStates(r.Context(), f)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -316,7 +320,7 @@ func (s *Server) readRun(ctx context.Context, id string, viewer viewer) (runPage
 	if err != nil {
 		return runPageData{}, fmt.Errorf("web: read undelivered messages of run %s: %w", id, err)
 	}
-	children, err := s.cfg.Store.ListRuns(ctx, db.RunFilter{ParentRunID: id})
+	children, err := s.cfg.Store.ListRuns(ctx, db.RunFilter{ParentRunID: id, WithoutSource: true}) // listed, not run
 	if err != nil {
 		return runPageData{}, fmt.Errorf("web: read child runs of run %s: %w", id, err)
 	}
