@@ -122,6 +122,11 @@ func (m *Machine) pruneBatchInOne(ctx context.Context, r Retention, now time.Tim
 		return PruneReport{}, nil, nil
 	}
 	err := m.Driver.InTx(ctx, func(tx DriverTx) error {
+		if g := m.Dialect.ForceGenericPlan; g != "" { // its custom plans took longer to make than to run
+			if _, err := tx.Exec(ctx, g, nil); err != nil {
+				return err
+			}
+		}
 		return tx.QueryRow(ctx, st.SQL, st.Args, &gone, &out.Events, &out.Bytes)
 	})
 	if err != nil {

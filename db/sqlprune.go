@@ -66,7 +66,7 @@ func pastRetention(q *SQL, c retentionClass, cut time.Time) string {
 }
 
 // takeOldest ends a query of retention's candidates: at most n of them, and where the engine runs
-// generic plans (Dialect.GenericPlans), the oldest first. The order is what makes such a plan walk
+// generic plans (Dialect.ForceGenericPlan), the oldest first. The order is what makes such a plan walk
 // the created_at index from the oldest run and stop after the batch: PostgreSQL's generic plan
 // scanned the table instead, guessing that a batch's worth of old runs would turn up early in it,
 // and where they are its last rows every batch read the whole table (4 ms a batch became 11 ms at
@@ -75,7 +75,7 @@ func pastRetention(q *SQL, c retentionClass, cut time.Time) string {
 // retention first, for each batch.
 func (d Dialect) takeOldest(q *SQL, n int) string {
 	limit := " LIMIT " + q.Arg(n) + d.SkipLocked
-	if d.GenericPlans {
+	if d.ForceGenericPlan != "" {
 		return " ORDER BY created_at" + limit
 	}
 	return limit

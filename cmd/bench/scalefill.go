@@ -195,7 +195,7 @@ func vacuum(ctx context.Context, d *database) error {
 // events go by the foreign key's cascade) on one connection, until none is left, and returns how
 // many it deleted: the floor of retention's throughput.
 func deleteOld(ctx context.Context, d *database, cut time.Time) (int64, error) {
-	// ORDER BY on PostgreSQL only, as Store.Prune does (db.Dialect.GenericPlans): without it the
+	// ORDER BY on PostgreSQL only, as Store.Prune does (db.Dialect.ForceGenericPlan): without it the
 	// cached generic plan scans the table.
 	const del = "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE status = 'completed' AND created_at < %s AND finished_at < %s%s LIMIT 50)"
 	var step func() (int64, error)

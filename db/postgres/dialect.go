@@ -29,8 +29,8 @@ var dialect = db.Dialect{
 	DeletingCTEs: true,
 	// /workflow status's sections are one subquery joined to the states: planned in a tenth of the
 	// time of a branch per state (db.listEachLateral)
-	Lateral:      true,
-	GenericPlans: true,
+	Lateral:          true,
+	ForceGenericPlan: "SET LOCAL plan_cache_mode = force_generic_plan",
 	// as stored, after compression: what deleting it frees
 	Size: func(col string) string { return "pg_column_size(" + col + ")" },
 }
