@@ -26,7 +26,7 @@ const (
 	scalePruned      = 1_000
 	scalePruneRounds = 3   // prunes per size, taking turns over the sizes; their median
 	scaleSamples     = 100 // timed requests per figure; p50 and p99 of them
-	scaleWarmup      = 6   // untimed requests before them (sample)
+	scaleWarmup      = 6   // untimed turns before them (rounds)
 	scaleCLI         = 5   // `bot workflow runs --json` processes per size
 )
 
@@ -80,11 +80,11 @@ func (b *bench) scale(ctx context.Context, d *database) (rows []row, err error) 
 
 // history is one size's database with its store, engine and dashboard.
 type history struct {
-	size int
-	d    *database
-	r    *rig
-	srv  *web.Server
-	base int64 // the empty database's size: what its size per run leaves out
+	size        int
+	d           *database
+	r           *rig
+	srv         *web.Server
+	perThousand int64 // database bytes per 1,000 runs once filled (the empty schema left out)
 }
 
 // newHistory fills d with size finished runs beside the paused ones. A history returned with an
@@ -95,7 +95,8 @@ func (b *bench) newHistory(ctx context.Context, d *database, size int) (*history
 		return nil, err
 	}
 	h := &history{size: size, d: d, r: r}
-	if h.base, err = dbSize(ctx, d); err != nil {
+	base, err := dbSize(ctx, d)
+	if err != nil {
 		return h, err
 	}
 	now := time.Now()
@@ -105,6 +106,11 @@ func (b *bench) newHistory(ctx context.Context, d *database, size int) (*history
 	if err := bulk(ctx, d, now, fill{prefix: "f", first: 1, n: size, status: "completed", age: 24 * time.Hour, span: 80 * 24 * time.Hour, inConv: 100}); err != nil {
 		return h, err
 	}
+	filled, err := dbSize(ctx, d) // before any prune: deleted rows would leave their pages behind
+	if err != nil {
+		return h, err
+	}
+	h.perThousand = (filled - base) * 1000 / int64(size+b.n(scalePaused))
 	if h.srv, err = web.New(web.Config{Store: r.store, Log: r.log, Retention: db.DefaultRetention}); err != nil {
 		return h, err
 	}
@@ -119,8 +125,8 @@ func (h *history) close() {
 	h.r.close()
 }
 
-// Issue 34's acceptance: every figure within scaleFloorRatio of its floor, and flat (its largest
-// p50 within scaleFlatRatio of its smallest) from the smallest history to the largest.
+// Issue 34's acceptance: every figure within scaleFloorRatio of its floor, and flat: at no size
+// more than scaleFlatRatio of its figure at the smallest history (scaleFlatRows).
 const (
 	scaleFloorRatio = 2.0
 	scaleFlatRatio  = 1.5
@@ -134,90 +140,97 @@ type scalePoint struct {
 	pruned             float64 // runs pruned per second
 }
 
+// historyTimes are one size's timed figures and floors (rounds), and its prune rates.
+type historyTimes struct {
+	page, list, counts, exact []time.Duration // the runs page and its floors
+	status, active            []time.Duration // /workflow status and its floor
+	runs, startup, twenty     []time.Duration // `bot workflow runs --json` and its floors
+	pruned, pruneFloor        []float64       // runs per second, one per turn
+}
+
 // scaleFigures times every size's figures and floors in rounds, and returns the rows size by size.
 func (b *bench) scaleFigures(ctx context.Context, hs []*history, bin string) ([]row, []scalePoint, error) {
-	var page, status, cli, twenty []func() error
-	for _, h := range hs {
-		page = append(page, h.page(ctx), h.list(ctx, db.RunFilter{Limit: 51, WithoutSource: true}), h.count(ctx, db.RunFilter{Limit: 1000}), h.count(ctx, db.RunFilter{}))
-		status = append(status, h.status(ctx), h.list(ctx, db.RunFilter{InConversation: statusConversation,
-			Statuses: []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused}, Limit: 50}))
-		cli = append(cli, func() error { return runBot(ctx, bin, h.d, "workflow", "runs", "--json", "--limit", "20") },
-			func() error { return runBot(ctx, bin, h.d, "workflow", "list", "--json") })
-		twenty = append(twenty, h.list(ctx, db.RunFilter{Limit: 20, WithoutSource: true}))
+	ts := make([]historyTimes, len(hs))
+	// Each round takes every size's figure and floors in turn; slots names where each time goes.
+	measure := func(n int, fn func(h *history, t *historyTimes) []timed) error {
+		var fs []func() error
+		var slots []*[]time.Duration
+		for i, h := range hs {
+			for _, m := range fn(h, &ts[i]) {
+				fs, slots = append(fs, m.f), append(slots, m.into)
+			}
+		}
+		got, err := rounds(n, fs...)
+		for i, d := range got {
+			*slots[i] = d
+		}
+		return err
 	}
-	pageT, err := rounds(scaleSamples, page...)
-	if err != nil {
+	activeRuns := db.RunFilter{InConversation: statusConversation, Statuses: []db.Status{db.StatusQueued, db.StatusRunning, db.StatusPaused}, Limit: 50}
+	if err := measure(scaleSamples, func(h *history, t *historyTimes) []timed {
+		return []timed{{h.page(ctx), &t.page}, {h.list(ctx, db.RunFilter{Limit: 51, WithoutSource: true}), &t.list},
+			{h.count(ctx, db.RunFilter{Limit: 1000}), &t.counts}, {h.count(ctx, db.RunFilter{}), &t.exact}}
+	}); err != nil {
 		return nil, nil, err
 	}
-	statusT, err := rounds(scaleSamples, status...)
-	if err != nil {
+	if err := measure(scaleSamples, func(h *history, t *historyTimes) []timed {
+		return []timed{{h.status(ctx), &t.status}, {h.list(ctx, activeRuns), &t.active}}
+	}); err != nil {
 		return nil, nil, err
 	}
-	cliT, err := rounds(b.n(scaleCLI), cli...)
-	if err != nil {
+	if err := measure(b.n(scaleCLI), func(h *history, t *historyTimes) []timed {
+		return []timed{{func() error { return runBot(ctx, bin, h.d, "workflow", "runs", "--json", "--limit", "20") }, &t.runs},
+			{func() error { return runBot(ctx, bin, h.d, "workflow", "list", "--json") }, &t.startup}}
+	}); err != nil {
 		return nil, nil, err
 	}
-	twentyT, err := rounds(scaleSamples, twenty...)
-	if err != nil {
+	if err := measure(scaleSamples, func(h *history, t *historyTimes) []timed {
+		return []timed{{h.list(ctx, db.RunFilter{Limit: 20, WithoutSource: true}), &t.twenty}}
+	}); err != nil {
 		return nil, nil, err
 	}
-	pruned, pruneFloor, err := b.pruneRates(ctx, hs)
-	if err != nil {
+	if err := b.pruneRates(ctx, hs, ts); err != nil {
 		return nil, nil, err
 	}
 	var rows []row
 	var pts []scalePoint
 	for i, h := range hs {
-		got, pt, err := b.historyRows(ctx, h, pageT[4*i:4*i+4], statusT[2*i:2*i+2], cliT[2*i:2*i+2], twentyT[i], pruned[i], pruneFloor[i])
-		if err != nil {
-			return nil, nil, err
-		}
+		got, pt := b.historyRows(h, ts[i])
 		rows, pts = append(rows, got...), append(pts, pt)
 	}
 	return rows, pts, nil
 }
 
-// historyRows turns one size's times into its rows, with its database's size.
-func (b *bench) historyRows(ctx context.Context, h *history, pageT, statusT, cliT [][]time.Duration, twenty []time.Duration, pruned, pruneFloorRates []float64) ([]row, scalePoint, error) {
+// timed is one function rounds times and where its times go.
+type timed struct {
+	f    func() error
+	into *[]time.Duration
+}
+
+// historyRows turns one size's times into its rows.
+func (b *bench) historyRows(h *history, t historyTimes) ([]row, scalePoint) {
 	engine := h.d.engine
-	pt := scalePoint{size: h.size}
 	at := fmt.Sprintf(" at %d finished runs", h.size)
 	out := func(metric, figure, floor string, ratio float64) row {
 		return row{scenario: "scale", engine: engine, metric: metric + at, figure: fmt.Sprintf("%s (%.2f× floor)", figure, ratio), floor: floor,
 			target: fmt.Sprintf("< %.1f× floor", scaleFloorRatio), met: check(ratio < scaleFloorRatio), command: reproduce("scale", engine)}
 	}
-	var rows []row
-
-	page, list, counts, exact := pageT[0], pageT[1], pageT[2], pageT[3]
-	pt.page = percentile(page, 50)
-	rows = append(rows, out("dashboard runs page (list of 50 + counts per state), p50 / p99",
-		ms(pt.page)+" / "+ms(percentile(page, 99)),
-		ms(percentile(list, 50))+" (the list's query) + "+ms(percentile(counts, 50))+" (the counts' query, up to 1,000 per state; an exact GROUP BY: "+
-			ms(percentile(exact, 50))+")", ratio(pt.page, percentile(list, 50)+percentile(counts, 50))))
-
-	pt.status = percentile(statusT[0], 50)
-	active := percentile(statusT[1], 50)
-	rows = append(rows, out(fmt.Sprintf("/workflow status of a conversation with %d paused runs (50 listed), p50", b.n(scalePaused)/5),
-		ms(pt.status), ms(active)+" (its 50 active runs' query)", ratio(pt.status, active)))
-
-	pt.runs = percentile(cliT[0], 50)
-	startup, query := percentile(cliT[1], 50), percentile(twenty, 50)
-	rows = append(rows, out("`bot workflow runs --json --limit 20`, real binary, p50", ms(pt.runs),
-		ms(startup)+" (`bot workflow list --json`: start-up, no run read) + "+ms(query)+" (the query)", ratio(pt.runs, startup+query)))
-
-	size, err := dbSize(ctx, h.d)
-	if err != nil {
-		return nil, pt, err
-	}
-	pt.perThousand = (size - h.base) * 1000 / int64(h.size+b.n(scalePaused))
-	rows = append(rows, row{scenario: "scale", engine: engine, metric: "database size per 1,000 runs (4 events each)" + at, figure: kb(pt.perThousand),
-		floor: "-", command: reproduce("scale", engine)})
-
-	pt.pruned = medianRate(pruned)
-	pruneFloor := medianRate(pruneFloorRates)
-	rows = append(rows, out(fmt.Sprintf("retention: runs pruned per second (Store.Prune, with their events), median of %d", scalePruneRounds),
-		fmt.Sprintf("%.0f/s", pt.pruned), fmt.Sprintf("%.0f/s (DELETE of 50 runs past it per statement, events by cascade)", pruneFloor), pruneFloor/pt.pruned))
-	return rows, pt, nil
+	p50 := func(ds []time.Duration) time.Duration { return percentile(ds, 50) }
+	pt := scalePoint{size: h.size, page: p50(t.page), status: p50(t.status), runs: p50(t.runs), perThousand: h.perThousand, pruned: medianRate(t.pruned)}
+	pruneFloor := medianRate(t.pruneFloor)
+	return []row{
+		out("dashboard runs page (list of 50 + counts per state), p50 / p99", ms(pt.page)+" / "+ms(percentile(t.page, 99)),
+			ms(p50(t.list))+" (the list's query) + "+ms(p50(t.counts))+" (the counts' query, up to 1,000 per state; an exact GROUP BY: "+ms(p50(t.exact))+")",
+			ratio(pt.page, p50(t.list)+p50(t.counts))),
+		out(fmt.Sprintf("/workflow status of a conversation with %d paused runs (50 listed), p50", b.n(scalePaused)/5),
+			ms(pt.status), ms(p50(t.active))+" (its 50 active runs' query)", ratio(pt.status, p50(t.active))),
+		out("`bot workflow runs --json --limit 20`, real binary, p50", ms(pt.runs),
+			ms(p50(t.startup))+" (`bot workflow list --json`: start-up, no run read) + "+ms(p50(t.twenty))+" (the query)", ratio(pt.runs, p50(t.startup)+p50(t.twenty))),
+		{scenario: "scale", engine: engine, metric: "database size per 1,000 runs (4 events each)" + at, figure: kb(pt.perThousand), floor: "-",
+			command: reproduce("scale", engine)},
+		out(fmt.Sprintf("retention: runs pruned per second (Store.Prune, with their events), median of %d", scalePruneRounds),
+			fmt.Sprintf("%.0f/s", pt.pruned), fmt.Sprintf("%.0f/s (DELETE of 50 runs past it per statement, events by cascade)", pruneFloor), pruneFloor/pt.pruned),
+	}, pt
 }
 
 // page is a GET of the dashboard's runs page.
@@ -282,42 +295,39 @@ func scaleFlatRows(engine string, pts []scalePoint) []row {
 }
 
 // pruneRates times, for each history, Store.Prune of scalePruned runs past RETENTION, then the
-// same number deleted by plain statements of 50 on one connection, in runs per second: the medians
-// of scalePruneRounds turns over the histories (a prune of 1,000 runs takes a tenth of a second, in
-// which the machine's mood moved one measurement by half).
-func (b *bench) pruneRates(ctx context.Context, hs []*history) (pruned, floor [][]float64, err error) {
+// same number deleted by plain statements of 50 on one connection, in runs per second, into ts:
+// scalePruneRounds turns over the histories, whose medians are shown (a prune of 1,000 runs takes
+// a tenth of a second, in which the machine's mood moved one measurement by half). Each fill
+// vacuums (bulk), so each prune and its floor start from the same state.
+func (b *bench) pruneRates(ctx context.Context, hs []*history, ts []historyTimes) error {
 	n := b.n(scalePruned)
-	pruned, floor = make([][]float64, len(hs)), make([][]float64, len(hs))
 	for k := range scalePruneRounds {
 		for i, h := range hs {
 			old := fill{prefix: "o", first: h.size*10 + 2*k*n + 1, n: n, status: "completed", age: 200 * 24 * time.Hour, span: time.Hour, inConv: 100}
 			if err := bulk(ctx, h.d, time.Now(), old); err != nil {
-				return nil, nil, err
+				return err
 			}
 			start := time.Now()
 			got, err := h.r.store.Prune(ctx, db.PruneRequest{Retention: db.DefaultRetention})
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
 			if got.Runs != int64(n) {
-				return nil, nil, fmt.Errorf("prune deleted %d runs, want %d", got.Runs, n)
+				return fmt.Errorf("prune deleted %d runs, want %d", got.Runs, n)
 			}
-			pruned[i] = append(pruned[i], float64(n)/time.Since(start).Seconds())
+			ts[i].pruned = append(ts[i].pruned, float64(n)/time.Since(start).Seconds())
 			old.first += n
 			if err := bulk(ctx, h.d, time.Now(), old); err != nil {
-				return nil, nil, err
+				return err
 			}
 			start = time.Now()
 			if deleted, err := deleteOld(ctx, h.d, time.Now().Add(-db.DefaultRetention.Finished)); err != nil || deleted != int64(n) {
-				return nil, nil, fmt.Errorf("the floor deleted %d runs, want %d: %v", deleted, n, err)
+				return fmt.Errorf("the floor deleted %d runs, want %d: %v", deleted, n, err)
 			}
-			floor[i] = append(floor[i], float64(n)/time.Since(start).Seconds())
-			if err := vacuum(ctx, h.d); err != nil {
-				return nil, nil, err
-			}
+			ts[i].pruneFloor = append(ts[i].pruneFloor, float64(n)/time.Since(start).Seconds())
 		}
 	}
-	return pruned, floor, nil
+	return nil
 }
 
 // medianRate is the median of rates.

@@ -106,8 +106,7 @@ var sqliteFill = []string{
 // and analyze the tables, as autovacuum does soon after such an insert (its insert threshold).
 // Analyze alone left the visibility map empty, so no index-only scan looked cheap: the generic plan
 // of /workflow status's bounded count then sorted all 2,000 paused runs of its conversation
-// (4.5 ms) instead of walking 201 index entries (0.5 ms), at the first size only, as the prune
-// before each later size vacuums (BENCHMARKS.md, issue 34, fourth session).
+// (4.5 ms) instead of walking 201 index entries (0.5 ms; BENCHMARKS.md, issue 34, fourth session).
 func bulk(ctx context.Context, d *database, now time.Time, fills ...fill) error {
 	if d.engine == "postgres" {
 		conn, err := pgx.Connect(ctx, d.url)
@@ -175,20 +174,6 @@ func dbSize(ctx context.Context, d *database) (int64, error) {
 	// pages in use: the free pages deletions leave are reused by the next inserts
 	err = conn.QueryRowContext(ctx, "SELECT (page_count - freelist_count) * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()").Scan(&n)
 	return n, err
-}
-
-// vacuum lets PostgreSQL reuse the space of deleted rows, as autovacuum would soon after a prune.
-func vacuum(ctx context.Context, d *database) error {
-	if d.engine != "postgres" {
-		return nil
-	}
-	conn, err := pgx.Connect(ctx, d.url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "VACUUM")
-	return err
 }
 
 // deleteOld deletes the completed runs finished before cut by plain statements of up to 50 (their
