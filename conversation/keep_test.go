@@ -51,6 +51,7 @@ func TestAnEventWhoseProcessDiedIsTakenOverOnce(t *testing.T) {
 
 		// The living: three processes keeping slack events, a discord one, and a redelivery.
 		var alive []*counting
+		var inboxes []*Inbox
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		t.Cleanup(func() { cancel(); wg.Wait() })
@@ -59,6 +60,7 @@ func TestAnEventWhoseProcessDiedIsTakenOverOnce(t *testing.T) {
 				c := &counting{}
 				alive = append(alive, c)
 				in := newTestInbox(t, c, NewBatchKeeper(st), 2)
+				inboxes = append(inboxes, in)
 				wg.Go(func() { in.Keep(ctx, platform) })
 			}
 		}
@@ -76,6 +78,9 @@ func TestAnEventWhoseProcessDiedIsTakenOverOnce(t *testing.T) {
 			}
 			return len(got) > 0
 		})
+		for _, in := range inboxes { // the handler has returned; its handled mark is written next
+			waitIdle(t, in)
+		}
 		clock.Advance(3 * defaultClaim) // were it still kept, it would be taken again now
 		cancel()
 		wg.Wait()
