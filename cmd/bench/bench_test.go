@@ -102,36 +102,61 @@ func TestWriteReportShowsEveryFigureWithTargetAndCommand(t *testing.T) {
 }
 
 // TestCLIScenarioRunsTheBinary runs the cli scenario's measurement on short chains with the real
-// binary on SQLite and checks it prints start-up and per-node rows beside their floors. It asserts
-// no timing: the figures are the bench's output, not a test's.
+// binary on both engines and checks it prints start-up and per-node rows beside their floors, and
+// on PostgreSQL the row against a process and a commit, the commit timed beside the chain. It
+// asserts no timing: the figures are the bench's output, not a test's.
 func TestCLIScenarioRunsTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the bot binary")
 	}
-	b := &bench{opts: options{scale: 1}, progress: io.Discard}
-	t.Cleanup(b.close)
-	bin, err := b.bot(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := b.newDatabase(t.Context(), "sqlite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.drop() })
-	times, err := b.cliTimes(t.Context(), bin, d, []int{1, 3}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := cliRows(d.engine, times)
-	var out strings.Builder
-	if err := writeReport(&out, "test machine", "0 0 0", rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"| cli | sqlite | start-up: `bot workflow run` of a 1-node", "| cli | sqlite | per node, 3-node chain", "× floor", "(one bare `sh -c true`)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
-		}
+	for _, c := range []struct {
+		engine  string
+		lengths []int
+		want    []string
+	}{
+		{"sqlite", []int{1, 3}, []string{"| cli | sqlite | start-up: `bot workflow run` of a 1-node", "| cli | sqlite | per node, 3-node chain", "× floor", "(one bare `sh -c true`)"}},
+		{"postgres", []int{1, 100}, []string{"| cli | postgres | per node, 100-node chain: (run", "| cli | postgres | per node, 100-node chain, against a process and a commit",
+			"+ one durable one-row commit, "}},
+	} {
+		t.Run(c.engine, func(t *testing.T) {
+			if c.engine == "postgres" && os.Getenv("TEST_DATABASE_URL") == "" {
+				testkit.Missing(t, "PostgreSQL (TEST_DATABASE_URL)")
+			}
+			b := &bench{opts: options{scale: 1, pgURL: defaultPostgresURL()}, progress: io.Discard}
+			t.Cleanup(b.close)
+			bin, err := b.bot(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := b.newDatabase(t.Context(), c.engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = d.drop() })
+			times, commits, err := b.cliTimes(t.Context(), bin, d, c.lengths, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := cliRows(d.engine, times)
+			if (commits != nil) != (c.engine == "postgres") {
+				t.Fatalf("commits timed = %v on %s; want them on PostgreSQL only", commits != nil, c.engine)
+			}
+			if commits != nil {
+				if times[1].commit <= 0 {
+					t.Fatalf("no commit timed beside the 100-node chain: %+v", times)
+				}
+				rows = append(rows, commitRow(times, commits.how))
+			}
+			var out strings.Builder
+			if err := writeReport(&out, "test machine", "0 0 0", rows); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range c.want {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
 	}
 }
 
@@ -239,8 +264,9 @@ func TestScaleScenarioRuns(t *testing.T) {
 
 // The PostgreSQL row of the cli scenario judges a node against a process and a commit.
 func TestCommitRowAddsTheCommitToTheFloor(t *testing.T) {
-	times := []cliTimes{{length: 1, run: 40 * time.Millisecond, floor: time.Millisecond}, {length: 100, run: 337 * time.Millisecond, floor: 100 * time.Millisecond}}
-	r := commitRow(times, 2*time.Millisecond, "pgbench -c1")
+	times := []cliTimes{{length: 1, run: 40 * time.Millisecond, floor: time.Millisecond},
+		{length: 100, run: 337 * time.Millisecond, floor: 100 * time.Millisecond, commit: 2 * time.Millisecond}}
+	r := commitRow(times, "pgbench -c1")
 	if r.figure != "3.00 ms (1.00× floor)" || r.met != met || !strings.Contains(r.floor, "3.00 ms (one bare `sh -c true`, 1.00 ms, + one durable one-row commit, 2.00 ms, pgbench -c1)") {
 		t.Errorf("commitRow = %+v", r)
 	}

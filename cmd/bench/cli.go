@@ -37,6 +37,7 @@ type cliTimes struct {
 	length int
 	run    time.Duration // `bot workflow run` of the chain, whole process
 	floor  time.Duration // length × `sh -c true`, sequential, timed beside it
+	commit time.Duration // one durable one-row commit, timed beside it (PostgreSQL only)
 }
 
 // cli runs what users run: the real binary's `bot workflow run` on chains of `true` shell nodes,
@@ -48,24 +49,21 @@ func (b *bench) cli(ctx context.Context, d *database) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	times, err := b.cliTimes(ctx, bin, d, cliLengths, b.n(cliRepeats))
+	times, commits, err := b.cliTimes(ctx, bin, d, cliLengths, b.n(cliRepeats))
 	if err != nil {
 		return nil, err
 	}
 	rows := cliRows(d.engine, times)
-	if d.engine != "postgres" {
+	if commits == nil {
 		return rows, nil
 	}
-	commit, how, err := commitFloor(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	return append(rows, commitRow(times, commit, how)), nil
+	return append(rows, commitRow(times, commits.how)), nil
 }
 
 // commitRow sets a node's cost in the 100-node chain beside its floor on PostgreSQL: one bare
-// `sh -c true` plus one durable one-row commit, measured in the same run.
-func commitRow(times []cliTimes, commit time.Duration, how string) row {
+// `sh -c true` plus one durable one-row commit, both timed beside the chain's runs (how says what
+// timed the commit).
+func commitRow(times []cliTimes, how string) row {
 	var one, hundred cliTimes
 	for _, t := range times {
 		switch t.length {
@@ -76,6 +74,7 @@ func commitRow(times []cliTimes, commit time.Duration, how string) row {
 		}
 	}
 	per := (hundred.run - one.run) / 99
+	commit := hundred.commit
 	floor := hundred.floor/100 + commit
 	ratio := float64(per) / float64(floor)
 	return row{scenario: "cli", engine: "postgres", metric: "per node, 100-node chain, against a process and a commit (real binary, medians)",
@@ -85,25 +84,33 @@ func commitRow(times []cliTimes, commit time.Duration, how string) row {
 }
 
 // cliTimes runs every length repeats times (short chains shortChainRounds times as often), A (the
-// bot) B (the floor) A B, and returns medians.
-func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths []int, repeats int) ([]cliTimes, error) {
+// bot) B (the floor) A B, and returns medians. On PostgreSQL the floor has a second part, as many
+// one-row commits as the chain has nodes (commits says how they were timed; nil on SQLite).
+func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths []int, repeats int) ([]cliTimes, *commitBench, error) {
+	var commits *commitBench
+	if d.engine == "postgres" {
+		var err error
+		if commits, err = newCommitBench(ctx, d); err != nil {
+			return nil, nil, err
+		}
+	}
 	dirs := map[int]string{}
 	for _, n := range lengths {
 		// One workflows directory per length: start-up reads every workflow file it finds, and
 		// a 1,000-node file would be part of every shorter run's start-up.
 		dir := filepath.Join(d.home, fmt.Sprintf("workflows-%d", n))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, "chain.yaml"), []byte(chainWorkflow(cliChain(n), n)), 0o644); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		dirs[n] = dir
 		if _, err := cliRun(ctx, bin, d, dir, cliChain(n)); err != nil { // warm-up: page cache, migrations
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	runs, floors := map[int][]time.Duration{}, map[int][]time.Duration{}
+	runs, floors, commitTimes := map[int][]time.Duration{}, map[int][]time.Duration{}, map[int][]time.Duration{}
 	for i := range repeats * shortChainRounds {
 		for _, n := range lengths {
 			if n > shortChain && i%shortChainRounds != 0 {
@@ -111,21 +118,30 @@ func (b *bench) cliTimes(ctx context.Context, bin string, d *database, lengths [
 			}
 			took, err := cliRun(ctx, bin, d, dirs[n], cliChain(n))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			floor, err := bareShell(ctx, n)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			runs[n], floors[n] = append(runs[n], took), append(floors[n], floor)
 			b.logf("round %d, %d nodes: bot workflow run %s, %d × sh -c true %s", i+1, n, took.Round(time.Millisecond), n, floor.Round(time.Millisecond))
+			if commits == nil || n < shortChain {
+				continue // a commit's latency from one or a few transactions would be mostly pgbench's start
+			}
+			commit, err := commits.latency(ctx, n)
+			if err != nil {
+				return nil, nil, err
+			}
+			commitTimes[n] = append(commitTimes[n], commit)
+			b.logf("round %d, %d nodes: %d one-row commits, %s each", i+1, n, n, commit.Round(time.Microsecond))
 		}
 	}
 	out := make([]cliTimes, 0, len(lengths))
 	for _, n := range lengths {
-		out = append(out, cliTimes{length: n, run: median(runs[n]), floor: median(floors[n])})
+		out = append(out, cliTimes{length: n, run: median(runs[n]), floor: median(floors[n]), commit: median(commitTimes[n])})
 	}
-	return out, nil
+	return out, commits, nil
 }
 
 func cliChain(n int) string { return fmt.Sprintf("bench-chain-%d", n) }
