@@ -136,7 +136,7 @@ func (e *execution) untilBash(ctx context.Context, n *workflow.Node, v workflow.
 	}
 	checkCtx, cancel := context.WithTimeout(ctx, workflow.UntilBashTimeout)
 	defer cancel()
-	runErr := runShell(checkCtx, e.run.WorkingPath, "bash", workflow.ShellScript(n.Loop.UntilBash), append(env, runMarker(e.run.ID)), f)
+	runErr := runShell(checkCtx, e.run.WorkingPath, "bash", workflow.ShellScript(n.Loop.UntilBash), append(env, runMarker(e.run.ID)), f, nil)
 	if err := f.Close(); err != nil {
 		return false, outputError(n.ID, err)
 	}

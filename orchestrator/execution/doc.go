@@ -7,7 +7,8 @@
 //
 //   - A node runs only after its node_started is durable, and a dependent only after its
 //     upstream's node_completed is: a crash never loses a node that ran, and any worker continues
-//     where another stopped (Fold of the events is the whole state).
+//     where another stopped (Fold of the events is the whole state). A shell node's process may
+//     start before, but its script waits for the commit (startGate).
 //   - Execute returns nil only after the run's stop (completed, failed, paused at a gate or for
 //     recovery) is written and said once to the Notifier; it returns an error when the execution was
 //     interrupted (lease lost, shutdown, abandon, the database failing), and then the run stays

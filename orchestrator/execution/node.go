@@ -38,13 +38,21 @@ func (e *execution) runNode(ctx context.Context, n *workflow.Node, v workflow.Va
 			started = e.recordLater(ctx, n.ID, res.attempt, db.NodeStartedData{})
 		}
 		// Nothing of the attempt runs before its node_started (and, for the first, the completions
-		// committed with it) is durable: a crash never loses a node that ran.
-		if err := <-started; err != nil {
-			res.err = err
+		// committed with it) is durable: a crash never loses a node that ran. A shell node's
+		// process starts meanwhile, its script held back by the gate (startGate).
+		gate := &startGate{started: started}
+		started = nil
+		if n.Kind != workflow.KindBash {
+			if err := gate.wait(); err != nil {
+				res.err = err
+				return
+			}
+		}
+		output, pause, err := e.runKind(ctx, n, v, &h, gate)
+		if gerr := gate.wait(); gerr != nil { // the script never ran
+			res.err = gerr
 			return
 		}
-		started = nil
-		output, pause, err := e.runKind(ctx, n, v, &h)
 		if err == nil && pause == nil {
 			e.keepTyped(n, output)
 			err = e.saveWorkspace(ctx, n.ID, res.attempt)
@@ -142,7 +150,7 @@ func providerHint(class db.ErrorClass) string {
 
 // runKind runs one attempt of a node. A non-nil pause means the node waits for a person. The
 // output is returned with a failure too, so the failed attempt's output can be read in its logs.
-func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory) (NodeOutput, *db.Pause, error) {
+func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Vars, h *nodeHistory, gate *startGate) (NodeOutput, *db.Pause, error) {
 	ctx, cancel := withTimeout(ctx, n.Timeout)
 	defer cancel()
 	var (
@@ -156,7 +164,7 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 	}
 	switch n.Kind {
 	case workflow.KindBash:
-		out, err = e.runBash(ctx, n, v)
+		out, err = e.runBash(ctx, n, v, gate)
 	case workflow.KindScript:
 		out, err = e.runScript(ctx, n, v)
 	case workflow.KindPrompt:
@@ -199,7 +207,7 @@ func (e *execution) runKind(ctx context.Context, n *workflow.Node, v workflow.Va
 func attemptLabel(attempt int) string { return fmt.Sprintf("attempt-%d", attempt) }
 
 // runBash runs a shell node with its standard output streamed to the attempt's output file.
-func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Vars) (NodeOutput, error) {
+func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Vars, gate *startGate) (NodeOutput, error) {
 	env, err := shellEnv(n, v)
 	if err != nil {
 		return NodeOutput{}, err
@@ -208,7 +216,7 @@ func (e *execution) runBash(ctx context.Context, n *workflow.Node, v workflow.Va
 	if err != nil {
 		return NodeOutput{}, err
 	}
-	return e.finishProcess(n, f, runShell(ctx, e.run.WorkingPath, n.Shell, workflow.ShellScript(n.Bash), append(env, runMarker(e.run.ID)), f))
+	return e.finishProcess(n, f, runShell(ctx, e.run.WorkingPath, n.Shell, workflow.ShellScript(n.Bash), append(env, runMarker(e.run.ID)), f, gate))
 }
 
 // shellEnv is the environment of a shell node (v holds the outputs of its workflow.Graph.Inputs),

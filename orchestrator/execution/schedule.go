@@ -92,8 +92,8 @@ func (e *execution) schedule(ctx context.Context) error {
 // commitGroup: a node's node_completed is not written by the node but by the scheduler, in one
 // transaction with the node_started of every node its completion lets start. Those nodes' goroutines
 // start at once but wait for that commit before anything of theirs runs, so durability is what it
-// was (a dependent never runs before its upstream's completion is committed, a process never runs
-// before its node_started is) with one commit per node of a chain instead of two.
+// was (a dependent never runs before its upstream's completion is committed, a script never runs
+// before its node_started is: startGate) with one commit per node of a chain instead of two.
 func (s *scheduler) submitRecords(e *execution) {
 	e.submitRecords(s.group)
 	s.group = nil

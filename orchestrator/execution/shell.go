@@ -37,17 +37,29 @@ func (e *nodeError) Error() string { return e.msg }
 // kills the whole tree (a script's children included) at once. Values reach the script only through
 // env; the script text never contains user input. The script's standard output goes straight to
 // stdout, a file: the bot never holds it, however large it grows.
-func runShell(ctx context.Context, dir, shell, script string, env []string, stdout *outputFile) error {
+//
+// With a gate, the shell starts at once and the script runs once the gate opens (startGate); when
+// it never does, the process is stopped and the gate's error returned.
+func runShell(ctx context.Context, dir, shell, script string, env []string, stdout *outputFile, gate *startGate) error {
 	sh, err := shellPath(cmp.Or(shell, "sh"))
 	if err != nil {
 		return startError(cmp.Or(shell, "sh"), err)
 	}
-	return runProcess(ctx, dir, []string{sh, "-c", script}, env, stdout)
+	if gate != nil {
+		script = gatedScript(script)
+	}
+	return runGated(ctx, dir, []string{sh, "-c", script}, env, stdout, gate)
 }
 
 // runProcess runs argv in dir as runShell describes: its own process group, killed whole when ctx
 // ends, the bot's environment without its secrets plus env, standard output to stdout.
 func runProcess(ctx context.Context, dir string, argv []string, env []string, stdout *outputFile) error {
+	return runGated(ctx, dir, argv, env, stdout, nil)
+}
+
+// runGated is runProcess with, when gate is set, the gate's pipe as the process's descriptor 3 (a
+// gatedScript reads it), opened once the process has started.
+func runGated(ctx context.Context, dir string, argv []string, env []string, stdout *outputFile, gate *startGate) error {
 	if _, err := os.Stat(dir); err != nil {
 		return &nodeError{class: db.ClassInfra, msg: fmt.Sprintf("working directory %s is gone", dir),
 			hint: "restore the directory, or abandon the run and start it again"}
@@ -56,12 +68,22 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 	if err != nil {
 		return startError(programName(argv), err)
 	}
-	errRead, errWrite, err := stderrPipe()
+	errRead, errWrite, err := blockingPipe()
 	if err != nil {
 		return startError(programName(argv), err)
 	}
 	defer errRead.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	var gateWrite *os.File
+	if gate != nil {
+		gateRead, w, err := blockingPipe()
+		if err != nil {
+			_ = errWrite.Close()
+			return startError(programName(argv), err)
+		}
+		defer gateRead.Close() // the child has its copy once started
+		gateWrite, cmd.ExtraFiles = w, []*os.File{gateRead}
+	}
 	cmd.Dir = dir
 	cmd.Env = childenv.Environ(env...) // the bot's environment without its secrets
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout.File, errWrite
@@ -75,10 +97,21 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 	err = cmd.Start()
 	_ = errWrite.Close() // the child has its copy: end of file comes when the process group is done with it
 	if err != nil {
+		if gateWrite != nil {
+			_ = gateWrite.Close()
+		}
 		return startError(programName(argv), err)
 	}
 	// Named now, while the process starts on the other core; the file's Close reports a failure.
 	stdout.name()
+	if gateWrite != nil {
+		if err := gate.open(gateWrite); err != nil {
+			// The shell reads end of file and exits before the script; the kill makes sure.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			return err
+		}
+	}
 	// Wait here, on the locked thread, and let cancellation kill the process group from the
 	// context's own goroutine: waiting in a second goroutine cost a hand-off to this locked thread
 	// after every node. The whole group dies, not only sh: a script's children must not outlive
@@ -93,13 +126,13 @@ func runProcess(ctx context.Context, dir string, argv []string, env []string, st
 	return shellResult(stderr.String(), err)
 }
 
-// stderrPipe is a pipe for a node's standard error whose read end the node's own locked thread
+// blockingPipe is a pipe for a node's standard error whose read end the node's own locked thread
 // reads with blocking reads until end of file, before it waits for the process: what os/exec does
 // for a Writer with a goroutine of its own, whose wake-up through the poller and hand-off back to
 // the locked thread cost 0.05-0.15 ms per process (BENCHMARKS.md, issue 34, third session). Both
 // ends are close-on-exec, so no other node's process inherits the write end and holds the end of
-// file back; os/exec gives the child its standard error as a copy.
-func stderrPipe() (read, write *os.File, err error) {
+// file back; os/exec gives the child its standard error as a copy. A startGate's pipe is one too.
+func blockingPipe() (read, write *os.File, err error) {
 	var fds [2]int
 	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
 		return nil, nil, err

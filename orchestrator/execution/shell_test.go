@@ -75,3 +75,46 @@ func processOutput(t *testing.T) (dir string, out *outputFile) {
 	t.Cleanup(func() { _ = out.Close() })
 	return dir, out
 }
+
+// A shell node's process starts while its node_started is being written, but its script waits for
+// the write (startGate): when the write fails, not a line of the script runs, the shell is gone
+// when runShell returns, and the write's error is what it returns. Both shells a node can name.
+func TestGatedScriptNeverRunsWhenItsStartIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	for _, shell := range []string{"", "bash"} {
+		dir, out := processOutput(t)
+		started := make(chan error) // unbuffered: the refusal is taken only once the shell has started
+		refused := errors.New("refused by the test")
+		go func() { started <- refused }()
+		err := runShell(context.Background(), dir, shell, "echo ran; touch ran", nil, out, &startGate{started: started})
+		if !errors.Is(err, refused) {
+			t.Errorf("%q: runShell = %v; want the write's refusal", shell, err)
+		}
+		if b, _ := os.ReadFile(out.Name()); len(b) != 0 {
+			t.Errorf("%q: the script printed %q although its start was refused", shell, b)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+			t.Errorf("%q: the script ran although its start was refused", shell)
+		}
+	}
+}
+
+// Once the write is durable the script runs as it would without the gate: the gate's descriptor is
+// closed before the first line, and the shell's messages count the script's lines as its own.
+func TestGatedScriptRunsAsWritten(t *testing.T) {
+	t.Parallel()
+	for _, shell := range []string{"", "bash"} {
+		dir, out := processOutput(t)
+		started := make(chan error, 1)
+		started <- nil
+		script := "if [ -e /proc/self/fd/3 ]; then echo fd3-open; else echo fd3-closed; fi; echo \"args $#\"\nno_such_command_tf"
+		err := runShell(context.Background(), dir, shell, script, nil, out, &startGate{started: started})
+		var ne *nodeError
+		if !errors.As(err, &ne) || !ne.exited || !strings.Contains(ne.msg, "2: no_such_command_tf") {
+			t.Errorf("%q: runShell = %v; want the missing command reported on the script's line 2", shell, err)
+		}
+		if b, _ := os.ReadFile(out.Name()); string(b) != "fd3-closed\nargs 0\n" {
+			t.Errorf("%q: the script printed %q; want the gate's descriptor closed and no arguments", shell, b)
+		}
+	}
+}
