@@ -3,6 +3,8 @@ package execution
 import (
 	"os"
 	"strings"
+
+	"threadflow/db"
 )
 
 // startGate is an attempt's node_started on its way to the database (commitGroup: it commits with
@@ -44,13 +46,15 @@ func gatedScript(script string) string {
 }
 
 // open passes the go-ahead (one line) or, when the write failed, end of file, and closes the
-// pipe. A shell that already exited (the script's first line did not parse) makes the write fail,
-// which changes nothing: its exit is reported as it is.
+// pipe. A shell that already exited (the script's first line did not parse) leaves the line unread
+// in the pipe, whose read end this process still holds; its exit is reported as it is.
 func (g *startGate) open(w *os.File) error {
-	err := g.wait()
-	if err == nil {
-		_, _ = w.Write([]byte{'\n'})
+	defer w.Close()
+	if err := g.wait(); err != nil {
+		return err
 	}
-	_ = w.Close()
-	return err
+	if _, err := w.Write([]byte{'\n'}); err != nil { // the shell would read end of file and exit 125
+		return &nodeError{class: db.ClassInfra, msg: "cannot let the script start: " + err.Error(), hint: "check the bot's open file limit and memory, then resume the run"}
+	}
+	return nil
 }
