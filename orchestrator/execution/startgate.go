@@ -2,7 +2,6 @@ package execution
 
 import (
 	"os"
-	"strings"
 
 	"threadflow/db"
 )
@@ -39,10 +38,7 @@ const gateFD = "3"
 // file, closes the descriptor and runs the script, unchanged. It is one line with the script's
 // first, so line numbers in the shell's messages ("sh: 1: ...") stay the script's own.
 func gatedScript(script string) string {
-	var b strings.Builder
-	b.WriteString("read -r _ <&" + gateFD + " || exit 125; exec " + gateFD + "<&-; ")
-	b.WriteString(script)
-	return b.String()
+	return "read -r _ <&" + gateFD + " || exit 125; exec " + gateFD + "<&-; " + script
 }
 
 // open passes the go-ahead (one line) or, when the write failed, end of file, and closes the
